@@ -1,0 +1,43 @@
+# apiforge — the two Quickstart commands are `make demo` and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test check golden bench corpus chaos serve redis-server clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+# Debian's redis-server: the test suite starts its own instance on a free port.
+redis-server:
+	@command -v redis-server >/dev/null 2>&1 || { \
+	  echo "installing redis-server from Debian's packages"; \
+	  (apt-get update -qq && apt-get install -y -qq redis-server >/dev/null) || \
+	  (sudo apt-get update -qq && sudo apt-get install -y -qq redis-server >/dev/null); }
+
+demo: $(STAMP)
+	$(BIN)/python -m generator.demo
+
+test: $(STAMP) redis-server
+	$(BIN)/ruff check generator tests templates bench
+	$(BIN)/ruff format --check generator tests templates bench
+	$(BIN)/mypy
+	$(BIN)/pytest -q
+
+check: $(STAMP)
+	$(BIN)/ruff check generator tests templates bench
+	$(BIN)/ruff format --check generator tests templates bench
+	$(BIN)/mypy
+
+golden: $(STAMP)
+	$(BIN)/python -m tests.golden_update
+
+bench: $(STAMP)
+	$(BIN)/python bench/run.py
+
+clean:
+	rm -rf $(VENV) build dist .demo

@@ -1,0 +1,273 @@
+"""The typed, immutable model of an API that every stage after loading reads.
+
+Built by `generator.spec.build.build_api`. Every node records `where`: the file and JSON
+pointer of the spec node it came from, so any message can name file:line:column.
+Pattern detection (generator/patterns/) fills `Operation.patterns` and `Webhook.signature`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+HttpMethod = Literal["get", "put", "post", "delete", "options", "head", "patch", "trace"]
+HTTP_METHODS: tuple[HttpMethod, ...] = (
+    "get",
+    "put",
+    "post",
+    "delete",
+    "options",
+    "head",
+    "patch",
+    "trace",
+)
+ParamIn = Literal["path", "query", "header", "cookie"]
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Where:
+    """A spec node: the file it lives in (as given, relative to the working directory) and
+    its RFC 6901 JSON pointer in that file."""
+
+    file: str
+    pointer: str
+
+    def child(self, *tokens: str | int) -> Where:
+        escaped = (str(t).replace("~", "~0").replace("/", "~1") for t in tokens)
+        return Where(self.file, self.pointer + "".join("/" + t for t in escaped))
+
+
+@dataclass(frozen=True, slots=True)
+class Schema:
+    """A JSON schema as the spec wrote it, with `$ref`s to components left in place.
+
+    `name` is the component name when the schema was referenced as `#/components/schemas/X`.
+    `data` is the schema itself (after following that one `$ref`); it is plain JSON data,
+    read-only by convention.
+    """
+
+    name: str | None
+    data: Mapping[str, Any]
+    where: Where
+
+
+@dataclass(frozen=True, slots=True)
+class Header:
+    name: str
+    required: bool
+    description: str
+    schema: Schema | None
+    where: Where
+
+
+@dataclass(frozen=True, slots=True)
+class Parameter:
+    name: str
+    location: ParamIn
+    required: bool
+    description: str
+    deprecated: bool
+    schema: Schema | None
+    where: Where
+
+
+@dataclass(frozen=True, slots=True)
+class MediaType:
+    content_type: str
+    schema: Schema | None
+    where: Where
+
+
+@dataclass(frozen=True, slots=True)
+class RequestBody:
+    required: bool
+    description: str
+    content: tuple[MediaType, ...]
+    where: Where
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    """One entry of an operation's `responses`: `status` is "200", "2XX" or "default"."""
+
+    status: str
+    description: str
+    headers: tuple[Header, ...]
+    content: tuple[MediaType, ...]
+    where: Where
+
+    def header(self, name: str) -> Header | None:
+        lowered = name.lower()
+        return next((h for h in self.headers if h.name.lower() == lowered), None)
+
+    @property
+    def status_class(self) -> str:
+        """"2", "4", "5" … for numeric and range statuses; "default" for `default`."""
+        return self.status[0] if self.status[0].isdigit() else "default"
+
+
+@dataclass(frozen=True, slots=True)
+class SecurityScheme:
+    name: str
+    type: str  # apiKey, http, oauth2, openIdConnect, mutualTLS
+    scheme: str  # for http: bearer, basic
+    location: str  # for apiKey: header, query, cookie
+    parameter_name: str  # for apiKey: the header/query/cookie name
+    where: Where
+
+
+SecurityRequirement = Mapping[str, tuple[str, ...]]
+
+
+# --- what the pattern modules detect -------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class IdempotencySpec:
+    header: str  # as the spec spells it
+    required: bool
+    responses: frozenset[str]  # which of 409/422 are declared
+    where: Where
+
+
+RateLimitFamily = Literal["x-ratelimit", "ratelimit", "ietf"]
+
+
+@dataclass(frozen=True, slots=True)
+class RateLimitSpec:
+    family: RateLimitFamily
+    headers: tuple[str, ...]  # the declared names, as spelled
+    has_429: bool
+    retry_after: bool  # the 429 declares Retry-After
+    where: Where
+
+
+@dataclass(frozen=True, slots=True)
+class ConcurrencySpec:
+    etag: bool  # a 2xx response declares ETag
+    if_match: bool
+    if_match_required: bool
+    if_none_match: bool
+    responses: frozenset[str]  # which of 304/412/428 are declared
+    where: Where
+
+
+@dataclass(frozen=True, slots=True)
+class AsyncJobSpec:
+    location: bool
+    retry_after: bool
+    status_operation: str | None  # operation id of the job status GET, when resolvable
+    cancel_operation: str | None
+    callback_url: bool  # the request body has a `callbackUrl` property
+    where: Where
+
+
+@dataclass(frozen=True, slots=True)
+class ProblemsSpec:
+    problem_statuses: tuple[str, ...]  # error responses using application/problem+json
+    other_statuses: tuple[str, ...]  # error responses with another (or no) media type
+
+
+@dataclass(frozen=True, slots=True)
+class OperationPatterns:
+    idempotency: IdempotencySpec | None = None
+    rate_limit: RateLimitSpec | None = None
+    concurrency: ConcurrencySpec | None = None
+    async_job: AsyncJobSpec | None = None
+    problems: ProblemsSpec | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WebhookSignatureSpec:
+    scheme: Literal["standard-webhooks", "stripe-style", "custom"]
+    signature_header: str | None
+    id_header: str | None
+    timestamp_header: str | None
+    payload_has_id: bool
+    where: Where
+
+
+# --- the model -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Operation:
+    id: str  # operationId, or a stable id derived from method and path
+    method: HttpMethod
+    path: str
+    tags: tuple[str, ...]
+    summary: str
+    description: str
+    deprecated: bool
+    parameters: tuple[Parameter, ...]  # path-item level merged in, operation level wins
+    request_body: RequestBody | None
+    responses: tuple[Response, ...]
+    security: tuple[SecurityRequirement, ...] | None  # None: the API's default applies
+    extensions: Mapping[str, Any]  # x-* keys of the operation and its path item
+    where: Where  # the operation object
+    path_where: Where  # its path item
+    patterns: OperationPatterns = field(default_factory=OperationPatterns)
+
+    @property
+    def label(self) -> str:
+        return f"{self.method.upper()} {self.path}"
+
+    def response(self, status: str) -> Response | None:
+        return next((r for r in self.responses if r.status == status), None)
+
+    def parameter(self, name: str, location: ParamIn) -> Parameter | None:
+        lowered = name.lower()
+        return next(
+            (
+                p
+                for p in self.parameters
+                if p.location == location
+                and (p.name.lower() == lowered if location == "header" else p.name == name)
+            ),
+            None,
+        )
+
+    @property
+    def success_responses(self) -> tuple[Response, ...]:
+        return tuple(r for r in self.responses if r.status_class == "2")
+
+    @property
+    def error_responses(self) -> tuple[Response, ...]:
+        return tuple(r for r in self.responses if r.status_class in ("4", "5", "default"))
+
+
+@dataclass(frozen=True, slots=True)
+class Webhook:
+    """An event the API sends: 3.1 `webhooks`, 3.0 `callbacks`, or Redoc's `x-webhooks`."""
+
+    name: str
+    source: Literal["webhooks", "callback", "x-webhooks"]
+    operation: Operation
+    signature: WebhookSignatureSpec | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Server:
+    url: str
+    description: str
+
+
+@dataclass(frozen=True, slots=True)
+class Api:
+    title: str
+    version: str
+    description: str
+    openapi: str  # the document's `openapi` field, e.g. "3.1.0"
+    servers: tuple[Server, ...]
+    operations: tuple[Operation, ...]  # sorted by path, then method order
+    webhooks: tuple[Webhook, ...]  # sorted by name
+    schemas: Mapping[str, Schema]  # components/schemas, sorted by name
+    security_schemes: tuple[SecurityScheme, ...]
+    security: tuple[SecurityRequirement, ...]
+    extensions: Mapping[str, Any]
+    root: str  # the root file, as given
+    where: Where
+
+    def operation(self, operation_id: str) -> Operation | None:
+        return next((o for o in self.operations if o.id == operation_id), None)

@@ -1,0 +1,104 @@
+"""Real components for tests: a redis-server and uvicorn servers on 127.0.0.1."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_for_port(port: int, timeout: float = 20.0, proc: subprocess.Popen[bytes] | None = None) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"process exited with {proc.returncode} before listening on {port}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise TimeoutError(f"nothing listened on 127.0.0.1:{port} within {timeout}s")
+
+
+@contextmanager
+def redis_server() -> Iterator[str]:
+    """A throwaway redis-server on a free port; yields its URL."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        raise RuntimeError("redis-server is not installed: run `make test`, which installs it")
+    port = free_port()
+    proc = subprocess.Popen(
+        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for_port(port, proc=proc)
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+@contextmanager
+def uvicorn_server(
+    app: str,
+    *,
+    cwd: Path | str,
+    env: dict[str, str] | None = None,
+    workers: int = 1,
+    extra_args: Sequence[str] = (),
+    pythonpath: Sequence[str | Path] = (),
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """Serve `app` ("module:attr") under uvicorn on 127.0.0.1; yields (base_url, process)."""
+    port = free_port()
+    full_env = {**os.environ, **(env or {})}
+    paths = [str(p) for p in pythonpath] + [str(cwd)]
+    if full_env.get("PYTHONPATH"):
+        paths.append(full_env["PYTHONPATH"])
+    full_env["PYTHONPATH"] = os.pathsep.join(paths)
+    cmd = [sys.executable, "-m", "uvicorn", app, "--host", "127.0.0.1", "--port", str(port)]
+    cmd += ["--workers", str(workers), "--log-level", "warning", *extra_args]
+    proc = subprocess.Popen(cmd, cwd=str(cwd), env=full_env, start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_for_port(port, proc=proc)
+        # with several workers, wait until the app answers, not only the socket
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                httpx.get(base + "/__apiforge_ready__", timeout=1)
+                break
+            except httpx.HTTPError:
+                time.sleep(0.05)
+        yield base, proc
+    finally:
+        stop_process_group(proc)
+
+
+def stop_process_group(proc: subprocess.Popen[bytes], sig: int = signal.SIGTERM) -> None:
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            pass
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(10)
