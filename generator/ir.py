@@ -50,6 +50,7 @@ class Schema:
     name: str | None
     data: Mapping[str, Any]
     where: Where
+    properties: frozenset[str] = frozenset()  # top-level property names, through $ref and allOf
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +104,7 @@ class Response:
 
     @property
     def status_class(self) -> str:
-        """"2", "4", "5" … for numeric and range statuses; "default" for `default`."""
+        """ "2", "4", "5" … for numeric and range statuses; "default" for `default`."""
         return self.status[0] if self.status[0].isdigit() else "default"
 
 

@@ -1,0 +1,63 @@
+"""The `apiforge` command: parsing arguments, printing, exit codes. No logic lives here."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from functools import wraps
+from typing import Any, TypeVar
+
+import click
+
+from generator import __version__
+from generator.errors import ApiforgeError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+EXIT_OK, EXIT_FINDINGS, EXIT_BAD_INPUT = 0, 1, 2
+
+
+def reports_bad_input(func: F) -> F:
+    """Bad input is one clear message and exit 2, never a traceback."""
+
+    @wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except ApiforgeError as exc:
+            click.echo(exc.render(), err=True)
+            sys.exit(EXIT_BAD_INPUT)
+        except RecursionError:
+            click.echo("error: the spec is nested too deeply to process", err=True)
+            sys.exit(EXIT_BAD_INPUT)
+
+    return wrapper  # type: ignore[return-value]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="apiforge")
+def main() -> None:
+    """Production patterns from an OpenAPI description: lint the spec, generate a server that
+    enforces them and a client that honours them."""
+
+
+@main.command()
+@click.argument("spec")
+@click.option(
+    "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
+)
+@click.option(
+    "--validate/--no-validate", default=False, help="Run full OpenAPI schema validation first."
+)
+@reports_bad_input
+def inspect(spec: str, fmt: str, validate: bool) -> None:
+    """Show, per operation, which production patterns SPEC declares."""
+    from generator.inspect import render_json, render_table
+    from generator.spec import load_spec
+
+    api = load_spec(spec, validate=validate).api
+    click.echo(render_json(api) if fmt == "json" else render_table(api), nl=False)
+
+
+if __name__ == "__main__":
+    main()

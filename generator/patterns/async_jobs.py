@@ -1,0 +1,65 @@
+"""Async jobs: 202 Accepted with `Location` (and `Retry-After`) pointing at a status resource."""
+
+from __future__ import annotations
+
+import os.path
+import re
+
+from generator.ir import Api, AsyncJobSpec, Operation
+
+JOB_SEGMENTS = {
+    "jobs",
+    "job",
+    "operations",
+    "tasks",
+    "task",
+    "status",
+    "actions",
+    "exports",
+    "batches",
+}
+CALLBACK_PROPERTIES = {"callbackUrl", "callback_url", "callbackURL", "webhookUrl", "webhook_url"}
+_PARAM_END = re.compile(r"/\{[^/}]+\}$")
+
+
+def detect(op: Operation, api: Api) -> AsyncJobSpec | None:
+    accepted = op.response("202")
+    if accepted is None:
+        return None
+    status_op = find_status_operation(op, api)
+    cancel_op = find_cancel_operation(status_op, api) if status_op else None
+    body_schemas = [
+        m.schema for m in (op.request_body.content if op.request_body else ()) if m.schema
+    ]
+    return AsyncJobSpec(
+        location=accepted.header("Location") is not None,
+        retry_after=accepted.header("Retry-After") is not None,
+        status_operation=status_op.id if status_op else None,
+        cancel_operation=cancel_op.id if cancel_op else None,
+        callback_url=any(CALLBACK_PROPERTIES & s.properties for s in body_schemas),
+        where=accepted.where,
+    )
+
+
+def find_status_operation(op: Operation, api: Api) -> Operation | None:
+    """The GET that a 202's `Location` most likely points at: `GET …/jobs/{id}`-shaped,
+    nearest to the submitting path."""
+    candidates = [
+        o
+        for o in api.operations
+        if o.method == "get"
+        and _PARAM_END.search(o.path)
+        and o.path.rstrip("/").split("/")[-2].lower() in JOB_SEGMENTS
+    ]
+    if not candidates:
+        return None
+    return max(candidates, key=lambda o: (len(os.path.commonpath([o.path, op.path])), o.path))
+
+
+def find_cancel_operation(status_op: Operation, api: Api) -> Operation | None:
+    for o in api.operations:
+        if o.method == "delete" and o.path == status_op.path:
+            return o
+        if o.method == "post" and o.path == status_op.path + "/cancel":
+            return o
+    return None

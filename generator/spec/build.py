@@ -1,0 +1,307 @@
+"""Raw document → typed IR. The last place that reads the spec's dicts.
+
+Reading is lenient about shapes the validator would reject (a lint run must still say
+something useful about a sloppy spec) and strict about references: a `$ref` that does not
+resolve is an error with its location.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any, cast
+
+from generator.ir import (
+    HTTP_METHODS,
+    Api,
+    Header,
+    HttpMethod,
+    MediaType,
+    Operation,
+    Parameter,
+    ParamIn,
+    RequestBody,
+    Response,
+    Schema,
+    SecurityRequirement,
+    SecurityScheme,
+    Server,
+    Webhook,
+    Where,
+)
+from generator.spec.refs import Resolver
+
+_PARAM_IN: tuple[ParamIn, ...] = ("path", "query", "header", "cookie")
+_SCHEMA_PREFIX = "/components/schemas/"
+
+
+def _dict(node: Any) -> dict[str, Any]:
+    return node if isinstance(node, dict) else {}
+
+
+def _str(node: Any) -> str:
+    return node if isinstance(node, str) else "" if node is None else str(node)
+
+
+def derive_operation_id(method: str, path: str) -> str:
+    """A stable id for an operation without operationId: `get_v1_users_userId`."""
+    slug = re.sub(r"[^0-9A-Za-z]+", "_", path).strip("_")
+    return f"{method}_{slug}" if slug else method
+
+
+class Builder:
+    def __init__(self, resolver: Resolver) -> None:
+        self.r = resolver
+        self.root = Where(resolver.root.name, "")
+        self.data = _dict(resolver.root.data)
+
+    # --- small pieces ------------------------------------------------------------
+
+    def deref(self, where: Where, node: Any) -> tuple[Where, dict[str, Any]]:
+        where, node = self.r.deref(where, node)
+        return where, _dict(node)
+
+    def schema(self, where: Where, node: Any) -> Schema | None:
+        if not isinstance(node, dict):
+            return None
+        name: str | None = None
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            target = self.r.target(where, ref)
+            if target.pointer.startswith(_SCHEMA_PREFIX) and target.pointer.count("/") == 3:
+                name = target.pointer[len(_SCHEMA_PREFIX) :].replace("~1", "/").replace("~0", "~")
+        at, data = self.deref(where, node)
+        return Schema(name=name, data=data, where=at, properties=self.properties(at, data))
+
+    def properties(self, where: Where, data: Mapping[str, Any], depth: int = 0) -> frozenset[str]:
+        """Top-level property names, through `$ref` and `allOf` (bounded: schemas recurse)."""
+        names = set(_dict(data.get("properties")))
+        if depth < 8:
+            for i, part in enumerate(data.get("allOf") or []):
+                at, sub = self.deref(where.child("allOf", i), part)
+                names |= self.properties(at, sub, depth + 1)
+        return frozenset(names)
+
+    def content(self, where: Where, node: Any) -> tuple[MediaType, ...]:
+        media = []
+        for content_type, body in sorted(_dict(node).items()):
+            at = where.child(content_type)
+            body = _dict(body)
+            media.append(
+                MediaType(
+                    _str(content_type), self.schema(at.child("schema"), body.get("schema")), at
+                )
+            )
+        return tuple(media)
+
+    def header(self, where: Where, name: str, node: Any) -> Header:
+        at, data = self.deref(where, node)
+        schema = self.schema(at.child("schema"), data.get("schema"))
+        return Header(name, bool(data.get("required")), _str(data.get("description")), schema, at)
+
+    def parameter(self, where: Where, node: Any) -> Parameter | None:
+        at, data = self.deref(where, node)
+        location = data.get("in")
+        name = data.get("name")
+        if location not in _PARAM_IN or not isinstance(name, str):
+            return None
+        schema = self.schema(at.child("schema"), data.get("schema"))
+        if schema is None and isinstance(data.get("content"), dict):
+            media = self.content(at.child("content"), data["content"])
+            schema = media[0].schema if media else None
+        return Parameter(
+            name=name,
+            location=cast(ParamIn, location),
+            required=bool(data.get("required")) or location == "path",
+            description=_str(data.get("description")),
+            deprecated=bool(data.get("deprecated")),
+            schema=schema,
+            where=at,
+        )
+
+    def response(self, where: Where, status: str, node: Any) -> Response:
+        at, data = self.deref(where, node)
+        headers = tuple(
+            self.header(at.child("headers", name), _str(name), value)
+            for name, value in sorted(_dict(data.get("headers")).items(), key=lambda kv: str(kv[0]))
+            if _str(name).lower() != "content-type"
+        )
+        return Response(
+            status=status,
+            description=_str(data.get("description")),
+            headers=headers,
+            content=self.content(at.child("content"), data.get("content")),
+            where=at,
+        )
+
+    def security(self, node: Any) -> tuple[SecurityRequirement, ...] | None:
+        if not isinstance(node, list):
+            return None
+        return tuple(
+            {str(k): tuple(_str(s) for s in (v or [])) for k, v in req.items()}
+            for req in node
+            if isinstance(req, dict)
+        )
+
+    # --- operations --------------------------------------------------------------
+
+    def operation(
+        self,
+        method: HttpMethod,
+        path: str,
+        where: Where,
+        node: dict[str, Any],
+        path_where: Where,
+        path_item: dict[str, Any],
+    ) -> Operation:
+        params: dict[tuple[str, str], Parameter] = {}
+        for base, listing in ((path_where, path_item), (where, node)):
+            raw = listing.get("parameters")
+            for i, item in enumerate(raw if isinstance(raw, list) else []):
+                param = self.parameter(base.child("parameters", i), item)
+                if param is not None:
+                    key = param.name.lower() if param.location == "header" else param.name
+                    params[(param.location, key)] = param  # operation level wins
+
+        body = None
+        if "requestBody" in node:
+            at, data = self.deref(where.child("requestBody"), node["requestBody"])
+            body = RequestBody(
+                required=bool(data.get("required")),
+                description=_str(data.get("description")),
+                content=self.content(at.child("content"), data.get("content")),
+                where=at,
+            )
+
+        responses = tuple(
+            self.response(where.child("responses", str(status)), _str(status).upper(), value)
+            for status, value in sorted(
+                _dict(node.get("responses")).items(), key=lambda kv: str(kv[0])
+            )
+        )
+        extensions = {
+            k: v
+            for source in (path_item, node)
+            for k, v in source.items()
+            if str(k).startswith("x-")
+        }
+        tags = node.get("tags")
+        return Operation(
+            id=_str(node.get("operationId")) or derive_operation_id(method, path),
+            method=method,
+            path=path,
+            tags=tuple(_str(t) for t in tags) if isinstance(tags, list) else (),
+            summary=_str(node.get("summary")),
+            description=_str(node.get("description")),
+            deprecated=bool(node.get("deprecated")),
+            parameters=tuple(params.values()),
+            request_body=body,
+            responses=responses,
+            security=self.security(node.get("security")),
+            extensions=extensions,
+            where=where,
+            path_where=path_where,
+        )
+
+    def path_item_operations(
+        self, path: str, where: Where, node: Any
+    ) -> Iterator[tuple[Operation, dict[str, Any]]]:
+        item_where, item = self.deref(where, node)
+        for method in HTTP_METHODS:
+            if isinstance(item.get(method), dict):
+                # an operation behind a $ref is not OpenAPI, but real specs (DigitalOcean) do it
+                op_where, raw = self.deref(item_where.child(method), item[method])
+                yield self.operation(method, path, op_where, raw, item_where, item), raw
+
+    # --- the whole API -------------------------------------------------------------
+
+    def build(self) -> Api:
+        data, root = self.data, self.root
+        operations: list[Operation] = []
+        callbacks: list[Webhook] = []
+        for path, item in _dict(data.get("paths")).items():
+            for op, raw in self.path_item_operations(_str(path), root.child("paths", path), item):
+                operations.append(op)
+                callbacks.extend(self.callbacks(op, raw))
+        order = {m: i for i, m in enumerate(HTTP_METHODS)}
+        operations.sort(key=lambda o: (o.path, order[o.method]))
+        operations = self.unique_ids(operations)
+
+        webhooks = [*callbacks]
+        for key, source in (("webhooks", "webhooks"), ("x-webhooks", "x-webhooks")):
+            for name, item in _dict(data.get(key)).items():
+                for op, _ in self.path_item_operations(_str(name), root.child(key, name), item):
+                    webhooks.append(Webhook(_str(name), source, op))  # type: ignore[arg-type]
+        webhooks.sort(key=lambda w: (w.name, order[w.operation.method]))
+
+        components = _dict(data.get("components"))
+        schemas = {}
+        for name, node in sorted(
+            _dict(components.get("schemas")).items(), key=lambda kv: str(kv[0])
+        ):
+            at = root.child("components", "schemas", name)
+            target, body = self.deref(at, node)
+            schemas[_str(name)] = Schema(_str(name), body, target, self.properties(target, body))
+
+        info = _dict(data.get("info"))
+        return Api(
+            title=_str(info.get("title")),
+            version=_str(info.get("version")),
+            description=_str(info.get("description")),
+            openapi=_str(data.get("openapi")),
+            servers=tuple(
+                Server(_str(s.get("url")), _str(s.get("description")))
+                for s in (data.get("servers") or [])
+                if isinstance(s, dict)
+            ),
+            operations=tuple(operations),
+            webhooks=tuple(webhooks),
+            schemas=schemas,
+            security_schemes=self.security_schemes(components),
+            security=self.security(data.get("security")) or (),
+            extensions={k: v for k, v in data.items() if str(k).startswith("x-")},
+            root=self.r.root.name,
+            where=root,
+        )
+
+    def callbacks(self, op: Operation, raw: dict[str, Any]) -> Iterator[Webhook]:
+        for name, node in sorted(_dict(raw.get("callbacks")).items()):
+            at, callback = self.deref(op.where.child("callbacks", name), node)
+            for expression, item in sorted(callback.items()):
+                for cb_op, _ in self.path_item_operations(
+                    _str(expression), at.child(expression), item
+                ):
+                    yield Webhook(f"{op.id}.{name}", "callback", cb_op)
+
+    def security_schemes(self, components: dict[str, Any]) -> tuple[SecurityScheme, ...]:
+        schemes = []
+        for name, node in sorted(_dict(components.get("securitySchemes")).items()):
+            at, data = self.deref(self.root.child("components", "securitySchemes", name), node)
+            schemes.append(
+                SecurityScheme(
+                    name=_str(name),
+                    type=_str(data.get("type")),
+                    scheme=_str(data.get("scheme")).lower(),
+                    location=_str(data.get("in")),
+                    parameter_name=_str(data.get("name")),
+                    where=at,
+                )
+            )
+        return tuple(schemes)
+
+    @staticmethod
+    def unique_ids(operations: list[Operation]) -> list[Operation]:
+        """Duplicate operationIds (invalid, but real) get a stable numeric suffix."""
+        from dataclasses import replace
+
+        seen: dict[str, int] = {}
+        unique = []
+        for op in operations:
+            count = seen.get(op.id, 0) + 1
+            seen[op.id] = count
+            unique.append(op if count == 1 else replace(op, id=f"{op.id}_{count}"))
+        return unique
+
+
+def build_api(resolver: Resolver) -> Api:
+    return Builder(resolver).build()
