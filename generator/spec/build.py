@@ -43,6 +43,12 @@ def _str(node: Any) -> str:
     return node if isinstance(node, str) else "" if node is None else str(node)
 
 
+def _status(key: Any) -> str:
+    """Response keys as the spec means them: "200", "2XX" (any case), "default"."""
+    text = _str(key)
+    return text if text == "default" else text.upper()
+
+
 def derive_operation_id(method: str, path: str) -> str:
     """A stable id for an operation without operationId: `get_v1_users_userId`."""
     slug = re.sub(r"[^0-9A-Za-z]+", "_", path).strip("_")
@@ -174,7 +180,7 @@ class Builder:
             )
 
         responses = tuple(
-            self.response(where.child("responses", str(status)), _str(status).upper(), value)
+            self.response(where.child("responses", str(status)), _status(status), value)
             for status, value in sorted(
                 _dict(node.get("responses")).items(), key=lambda kv: str(kv[0])
             )

@@ -1,0 +1,178 @@
+"""Loading, $ref resolution, source locations and the IR, on small specs and the corpus."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from generator.errors import ApiforgeError
+from generator.ir import Where
+from generator.spec import load_spec
+from generator.spec.load import parse_document
+from generator.spec.refs import Resolver
+from generator.spec.sourcemap import SourceMap
+
+FIXTURES = Path(__file__).parent / "fixtures"
+ROOT = Path(__file__).resolve().parents[2]
+CORPUS = ROOT.parent / "shared" / "corpus"
+
+
+def write(tmp_path: Path, text: str, name: str = "spec.yaml") -> str:
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+MINIMAL = """\
+openapi: 3.1.0
+info: {title: T, version: "1"}
+paths:
+  /v1/items/{itemId}:
+    parameters:
+      - {name: itemId, in: path, required: true, schema: {type: string}}
+      - {name: X-Trace, in: header, schema: {type: string}, description: path level}
+    get:
+      parameters:
+        - {name: x-trace, in: header, schema: {type: integer}, description: op level}
+      responses:
+        "200": {description: ok}
+        2XX: {description: any}
+        default: {description: err}
+"""
+
+
+def test_path_level_parameters_merge_and_operation_level_wins(tmp_path: Path) -> None:
+    api = load_spec(write(tmp_path, MINIMAL)).api
+    (op,) = api.operations
+    assert op.id == "get_v1_items_itemId"  # derived: no operationId
+    assert [p.name for p in op.parameters] == ["itemId", "x-trace"]
+    trace = op.parameter("X-TRACE", "header")
+    assert trace is not None and trace.description == "op level"
+    assert [r.status for r in op.responses] == ["200", "2XX", "default"]
+    assert [r.status_class for r in op.responses] == ["2", "2", "default"]
+
+
+def test_multi_file_refs_resolve_with_their_own_locations() -> None:
+    loaded = load_spec(str(FIXTURES / "multi" / "openapi.yaml"))
+    (op,) = loaded.api.operations
+    assert op.id == "createThing" and op.method == "post"
+    idem = op.patterns.idempotency
+    assert idem is not None and idem.required
+    assert idem.where.file.endswith("shared/parameters.yaml")
+    assert loaded.resolver.locate(idem.where) == (1, 1)
+    rate = op.patterns.rate_limit
+    assert rate is not None and rate.family == "x-ratelimit"
+    assert loaded.resolver.locate(rate.where)[0] == 1
+    # the recursive schema is referenced, not inlined, so loading terminates
+    assert loaded.api.schemas["Thing"].properties == {"id", "child"}
+
+
+def test_unresolved_ref_names_file_line_and_pointer(tmp_path: Path) -> None:
+    spec = MINIMAL.replace(
+        '"200": {description: ok}', '"200": {$ref: "#/components/responses/Nope"}'
+    )
+    with pytest.raises(ApiforgeError) as err:
+        load_spec(write(tmp_path, spec))
+    text = err.value.render()
+    assert (
+        "spec.yaml:12:" in text
+        and "#/components/responses/Nope" in text
+        and "does not exist" in text
+    )
+
+
+def test_ref_cycle_is_an_error_not_a_hang(tmp_path: Path) -> None:
+    spec = (
+        MINIMAL
+        + """\
+components:
+  responses:
+    A: {$ref: "#/components/responses/B"}
+    B: {$ref: "#/components/responses/A"}
+"""
+    )
+    spec = spec.replace('"200": {description: ok}', '"200": {$ref: "#/components/responses/A"}')
+    with pytest.raises(ApiforgeError, match="cycle"):
+        load_spec(write(tmp_path, spec))
+
+
+def test_missing_relative_file(tmp_path: Path) -> None:
+    spec = MINIMAL.replace('"200": {description: ok}', '"200": {$ref: "other.yaml#/R"}')
+    with pytest.raises(ApiforgeError, match="no such file"):
+        load_spec(write(tmp_path, spec))
+
+
+@pytest.mark.parametrize("is_json", [False, True])
+def test_source_map_points_at_keys_and_items(is_json: bool) -> None:
+    if is_json:
+        text = '{\n  "a": {\n    "b/c": [1, {"d": 2}]\n  },\n  "e~f": "x"\n}\n'
+    else:
+        text = "a:\n  b/c:\n    - 1\n    - d: 2\ne~f: x\n"
+    doc = parse_document("t", None, text.encode())
+    smap = SourceMap.for_document(doc)
+    assert smap.locate("/a")[0] == (2 if is_json else 1)
+    assert smap.locate("/a/b~1c")[0] == (3 if is_json else 2)
+    assert smap.locate("/a/b~1c/1/d")[0] == (3 if is_json else 4)
+    assert smap.locate("/e~0f")[0] == 5
+    # a pointer that does not exist falls back to its nearest ancestor
+    assert smap.locate("/a/zzz") == smap.locate("/a")
+
+
+def test_webhooks_callbacks_and_x_webhooks_are_all_events(tmp_path: Path) -> None:
+    spec = """\
+openapi: 3.1.0
+info: {title: T, version: "1"}
+paths:
+  /subscribe:
+    post:
+      operationId: subscribe
+      responses: {"201": {description: ok}}
+      callbacks:
+        onEvent:
+          "{$request.body#/url}":
+            post:
+              parameters:
+                - {name: X-Acme-Signature, in: header, schema: {type: string}}
+              responses: {"200": {description: ok}}
+webhooks:
+  user.created:
+    post:
+      parameters:
+        - {name: webhook-id, in: header, schema: {type: string}}
+        - {name: webhook-timestamp, in: header, schema: {type: string}}
+        - {name: webhook-signature, in: header, schema: {type: string}}
+      requestBody:
+        content:
+          application/json:
+            schema: {type: object, properties: {id: {type: string}}}
+      responses: {"200": {description: ok}}
+x-webhooks:
+  legacy.event:
+    post:
+      responses: {"200": {description: ok}}
+"""
+    api = load_spec(write(tmp_path, spec)).api
+    hooks = {h.name: h for h in api.webhooks}
+    assert set(hooks) == {"subscribe.onEvent", "user.created", "legacy.event"}
+    assert hooks["subscribe.onEvent"].source == "callback"
+    created = hooks["user.created"].signature
+    assert created is not None and created.scheme == "standard-webhooks" and created.payload_has_id
+    assert hooks["legacy.event"].signature is None
+
+
+def test_resolver_target_handles_escaped_pointers(tmp_path: Path) -> None:
+    doc = parse_document(str(tmp_path / "x.yaml"), None, b"paths:\n  /a/{id}:\n    get: {}\n")
+    resolver = Resolver(doc)
+    target = resolver.target(Where(doc.name, ""), "#/paths/~1a~1%7Bid%7D/get")
+    assert target.pointer == "/paths/~1a~1{id}/get"
+    assert resolver.get(target) == {}
+
+
+@pytest.mark.skipif(
+    not (CORPUS / "INDEX.tsv").exists(), reason="../shared/corpus is beside the clone"
+)
+def test_digitalocean_multi_file_tree_loads_with_rate_limits() -> None:
+    api = load_spec(str(CORPUS / "digitalocean/specification/DigitalOcean-public.v2.yaml")).api
+    assert len(api.operations) > 500
+    assert sum(1 for o in api.operations if o.patterns.rate_limit) > 400

@@ -1,0 +1,154 @@
+"""The command line: bad input is one clear message and exit 2, never a traceback."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def apiforge(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "APIFORGE_NO_CACHE": "1"}
+    return subprocess.run(
+        [sys.executable, "-m", "generator.cli", *args],
+        cwd=ROOT,
+        capture_output=True,
+        input=stdin.decode() if stdin is not None else None,
+        text=True,
+        env=env,
+    )
+
+
+def assert_clear_error(proc: subprocess.CompletedProcess[str], *needles: str) -> None:
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.startswith("error: ")
+    for needle in needles:
+        assert needle in proc.stderr
+
+
+VALID = 'openapi: 3.1.0\ninfo: {title: T, version: "1"}\npaths: {}\n'
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "needles"),
+    [
+        (
+            "malformed.yaml",
+            b"openapi: 3.1.0\ninfo: {title: [\n  x: 1\n",
+            ["malformed.yaml:", "invalid YAML"],
+        ),
+        (
+            "bad.json",
+            b'{\n  "openapi": "3.1.0",\n  "info": {,}\n}',
+            ["bad.json:3:12", "invalid JSON"],
+        ),
+        ("empty.yaml", b"", ["empty"]),
+        ("blank.yaml", b"   \n\n", ["empty"]),
+        ("junk.bin", bytes(range(256)) * 4, ["binary"]),
+        (
+            "latin1.yaml",
+            "openapi: 3.1.0\ninfo: {title: caf\xe9}\n".encode("latin-1"),
+            ["UTF-8", ":2"],
+        ),
+        ("list.yaml", b"- a\n- b\n", ["not an OpenAPI object"]),
+        (
+            "swagger.yaml",
+            b"swagger: '2.0'\ninfo: {title: T, version: '1'}\npaths: {}\n",
+            ["Swagger", "swagger2openapi"],
+        ),
+        (
+            "v2.yaml",
+            b"openapi: 2.5.0\ninfo: {title: T}\n",
+            ["`openapi` version is '2.5.0'", "v2.yaml:1:1"],
+        ),
+        ("scalar.yaml", b"just a string\n", ["not an OpenAPI object"]),
+        (
+            "timestamp.yaml",
+            VALID.encode() + b"x-when: 2001-12-14 25:00:00\n",
+            ["invalid YAML value"],
+        ),
+    ],
+)
+def test_bad_files(tmp_path: Path, name: str, content: bytes, needles: list[str]) -> None:
+    path = tmp_path / name
+    path.write_bytes(content)
+    assert_clear_error(apiforge("inspect", str(path)), *needles)
+
+
+def test_missing_file_and_directory(tmp_path: Path) -> None:
+    assert_clear_error(apiforge("inspect", str(tmp_path / "nope.yaml")), "no such file")
+    assert_clear_error(apiforge("inspect", str(tmp_path)), "is a directory")
+
+
+def test_huge_file_is_refused_before_parsing(tmp_path: Path) -> None:
+    path = tmp_path / "huge.yaml"
+    with open(path, "wb") as fh:
+        fh.write(VALID.encode())
+        fh.write(b"x-padding: '" + b"a" * (50 * 1024 * 1024) + b"'\n")
+    assert_clear_error(apiforge("inspect", str(path)), "MB", "limit")
+
+
+def test_unresolved_and_cyclic_refs(tmp_path: Path) -> None:
+    unresolved = tmp_path / "unresolved.yaml"
+    unresolved.write_text(
+        VALID.replace("paths: {}", "paths:\n  /a:\n    $ref: '#/components/pathItems/A'")
+    )
+    assert_clear_error(
+        apiforge("inspect", str(unresolved)), "unresolved.yaml:5:5", "does not exist"
+    )
+    cyclic = tmp_path / "cyclic.yaml"
+    cyclic.write_text(
+        VALID.replace(
+            "paths: {}",
+            "paths:\n  /a:\n    $ref: '#/x-a'\nx-a:\n  $ref: '#/x-b'\nx-b:\n  $ref: '#/x-a'",
+        )
+    )
+    assert_clear_error(apiforge("inspect", str(cyclic)), "$ref cycle")
+
+
+def test_invalid_openapi_reports_every_error_with_location(tmp_path: Path) -> None:
+    path = tmp_path / "invalid.yaml"
+    path.write_text(
+        "openapi: 3.1.0\ninfo:\n  title: T\npaths:\n  /a:\n    get:\n      responses:\n"
+        "        '200':\n          description: 5\n"
+    )
+    proc = apiforge("inspect", "--validate", str(path))
+    assert_clear_error(proc, "'version' is a required property", "invalid.yaml:2:1 (#/info)")
+    assert "invalid.yaml:9:11 (#/paths/~1a/get/responses/200/description)" in proc.stderr
+    assert proc.stderr.count("error: ") == 2
+
+
+def test_usage_errors_exit_2() -> None:
+    assert apiforge("inspect").returncode == 2
+    assert apiforge("no-such-command").returncode == 2
+    assert apiforge("inspect", "specs/acme.yaml", "--format", "xml").returncode == 2
+
+
+def test_inspect_reads_stdin_and_prints_stable_json() -> None:
+    spec = (ROOT / "specs" / "acme.yaml").read_bytes()
+    proc = apiforge("inspect", "-", "--format", "json", stdin=spec)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["format"] == "apiforge-inspect/1"
+    assert data["api"]["root"] == "<stdin>"
+    create = next(o for o in data["operations"] if o["id"] == "createPayment")
+    assert create["patterns"]["idempotency"]["header"] == "Idempotency-Key"
+    assert create["patterns"]["rate_limit"]["family"] == "x-ratelimit"
+
+
+def test_inspect_table_is_aligned() -> None:
+    proc = apiforge("inspect", "specs/acme.yaml")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    header = lines[2]
+    assert header.startswith("OPERATION") and "IDEMPOTENCY" in header
+    column = header.index("IDEMPOTENCY")
+    rows = [line for line in lines[3:] if line.startswith(("GET", "POST", "PATCH", "DELETE"))]
+    assert rows and all(len(r) > column and r[column - 1] == " " for r in rows)
