@@ -1,0 +1,113 @@
+"""apiforge client runtime: copied verbatim into every generated client as `<package>._runtime`.
+
+Generated code imports everything it needs from here:
+
+- `_base`: `SyncAPIClient`, `AsyncAPIClient`, `RequestOptions`, `APIResponse`;
+- `_errors`: `APIError` and its family, `ProblemDetails`, `error_from_response`;
+- `_retry`: `RetryPolicy` and the retry rules; `_ratelimit`: `RateLimit`, `parse_rate_limit`;
+- `_jobs`: `JobHandle`, `AsyncJobHandle`; `_concurrency`: `read_modify_write` (+ async);
+- `_webhooks`: `verify_webhook` and two signing helpers for tests.
+
+It depends on the standard library, httpx and pydantic v2 only, and imports itself relatively.
+"""
+
+from ._base import (
+    DEFAULT_IDEMPOTENCY_HEADER,
+    DEFAULT_TIMEOUT,
+    RESERVED_ATTRIBUTES,
+    APIResponse,
+    AsyncAPIClient,
+    RequestOptions,
+    SyncAPIClient,
+    to_jsonable,
+)
+from ._concurrency import async_read_modify_write, read_modify_write
+from ._errors import (
+    APIConnectionError,
+    APIError,
+    APIStatusError,
+    APITimeoutError,
+    BadRequest,
+    Conflict,
+    Forbidden,
+    IdempotencyConflict,
+    IdempotencyInProgress,
+    JobCancelled,
+    JobFailed,
+    JobTimeout,
+    NotFound,
+    PreconditionFailed,
+    PreconditionRequired,
+    ProblemDetails,
+    RateLimited,
+    ServerError,
+    Unauthorized,
+    UnexpectedStatus,
+    UnprocessableEntity,
+    WebhookVerificationError,
+    error_from_response,
+)
+from ._jobs import JOB_STATES, TERMINAL_STATES, AsyncJobHandle, JobHandle
+from ._ratelimit import RateLimit, parse_rate_limit
+from ._retry import (
+    RETRY_COUNT_HEADER,
+    RETRYABLE_STATUS_CODES,
+    SAFE_METHODS,
+    RetryPolicy,
+    backoff_delay,
+    is_safe_to_repeat,
+    parse_retry_after,
+)
+from ._webhooks import sign_standard_webhook, sign_stripe_style, verify_webhook
+
+__all__ = [
+    "DEFAULT_IDEMPOTENCY_HEADER",
+    "DEFAULT_TIMEOUT",
+    "JOB_STATES",
+    "RESERVED_ATTRIBUTES",
+    "RETRYABLE_STATUS_CODES",
+    "RETRY_COUNT_HEADER",
+    "SAFE_METHODS",
+    "TERMINAL_STATES",
+    "APIConnectionError",
+    "APIError",
+    "APIResponse",
+    "APIStatusError",
+    "APITimeoutError",
+    "AsyncAPIClient",
+    "AsyncJobHandle",
+    "BadRequest",
+    "Conflict",
+    "Forbidden",
+    "IdempotencyConflict",
+    "IdempotencyInProgress",
+    "JobCancelled",
+    "JobFailed",
+    "JobHandle",
+    "JobTimeout",
+    "NotFound",
+    "PreconditionFailed",
+    "PreconditionRequired",
+    "ProblemDetails",
+    "RateLimit",
+    "RateLimited",
+    "RequestOptions",
+    "RetryPolicy",
+    "ServerError",
+    "SyncAPIClient",
+    "Unauthorized",
+    "UnexpectedStatus",
+    "UnprocessableEntity",
+    "WebhookVerificationError",
+    "async_read_modify_write",
+    "backoff_delay",
+    "error_from_response",
+    "is_safe_to_repeat",
+    "parse_rate_limit",
+    "parse_retry_after",
+    "read_modify_write",
+    "sign_standard_webhook",
+    "sign_stripe_style",
+    "to_jsonable",
+    "verify_webhook",
+]

@@ -1,0 +1,628 @@
+"""The HTTP core that generated `Client` / `AsyncClient` classes subclass.
+
+Public API:
+
+- `SyncAPIClient(base_url, *, timeout=DEFAULT_TIMEOUT, max_retries=2, default_headers=None,
+  auth_headers=None, auth_params=None, user_agent=None, http_client=None, transport=None,
+  sleep=time.sleep, clock=time.time, jitter=random.random, wait_on_rate_limit=False,
+  max_retry_delay=60.0)`; `AsyncAPIClient(...)` takes the same arguments with an
+  `httpx.AsyncClient`, an `httpx.AsyncBaseTransport` and an async `sleep`.
+  - `.request(options: RequestOptions) -> APIResponse` (awaitable on the async client);
+  - `.last_rate_limit: RateLimit | None`, from the latest response that carried one;
+  - `.close()` / `with` (`aclose()` / `async with`): closes the httpx client only if this
+    object created it.
+- `RequestOptions(method, path, *, params, headers, json, content, data, files,
+  idempotency_header, idempotency_key, max_retries, timeout)`: one logical call.
+- `APIResponse`: `.status_code`, `.headers`, `.etag`, `.replayed`, `.rate_limit`,
+  `.not_modified`, `.idempotency_key`, `.retries_taken`, `.http_response`, `.json()`,
+  `.parse(type_)` (a pydantic model class, any type, or a `TypeAdapter`).
+- `RESERVED_ATTRIBUTES`: names the base classes use; generated resource attributes must avoid
+  them.
+
+What one `request()` does:
+
+1. buffers the body once (JSON serialised once, streams and files read once) so every attempt
+   sends the same bytes — a server hashing the body for its idempotency check sees one body;
+2. picks ONE idempotency key (the caller's, else a uuid4) before the first attempt when the
+   operation declares an idempotency header, and sends it on every attempt;
+3. sends `X-Retry-Count: <n>` (0 on the first attempt);
+4. retries under `RetryPolicy` (see `_retry`): connection errors, timeouts, 408/409/429/5xx,
+   only when the request is safe to repeat, waiting `retry-after-ms` / `Retry-After` or
+   backoff through the injected `sleep`;
+5. raises the typed error from `_errors` for any status outside 2xx, except that a 304 is
+   returned when the request carried `If-None-Match`;
+6. wraps httpx connection and timeout errors in `APIConnectionError` / `APITimeoutError`.
+7. sends `auth_headers` / `auth_params` only to the origin of `base_url` (an absolute URL
+   elsewhere, such as a job Location on another host, gets no credentials).
+
+With `wait_on_rate_limit=True`, a call made after a response that said `remaining == 0`
+first sleeps until that window's reset.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json as jsonlib
+import logging
+import random
+import time
+import uuid
+from collections.abc import AsyncIterable, Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import IO, Any, Self, TypeVar, cast, overload
+
+import httpx
+import pydantic
+
+from ._errors import APIConnectionError, APIStatusError, APITimeoutError, error_from_response
+from ._ratelimit import RateLimit, parse_rate_limit
+from ._retry import (
+    DEFAULT_MAX_RETRIES,
+    MAX_SERVER_DELAY,
+    RETRY_COUNT_HEADER,
+    RetryPolicy,
+)
+
+T = TypeVar("T")
+
+log = logging.getLogger(__name__)
+
+DEFAULT_TIMEOUT = httpx.Timeout(60.0, connect=5.0)
+DEFAULT_IDEMPOTENCY_HEADER = "Idempotency-Key"
+
+QueryValue = str | int | float | bool | None
+QueryParams = Mapping[str, QueryValue | Sequence[QueryValue]]
+FileContent = bytes | IO[bytes]
+FileSpec = (
+    FileContent
+    | tuple[str | None, FileContent]
+    | tuple[str | None, FileContent, str | None]
+    | tuple[str | None, FileContent, str | None, Mapping[str, str]]
+)
+SyncContent = bytes | str | IO[bytes] | Iterable[bytes]
+AsyncContent = SyncContent | AsyncIterable[bytes]
+TimeoutTypes = float | httpx.Timeout | None
+
+# Errors after which the server may or may not have seen the request.
+_RETRYABLE_TRANSPORT_ERRORS = (
+    httpx.TimeoutException,
+    httpx.NetworkError,
+    httpx.RemoteProtocolError,
+    httpx.ProxyError,
+)
+# Errors raised before a single byte of the request left this process.
+_NOT_SENT_ERRORS = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+
+
+@dataclass(frozen=True, slots=True)
+class RequestOptions:
+    """One logical API call, as generated code describes it.
+
+    - `path`: already formatted and percent-encoded, relative to `base_url`; an absolute URL
+      (e.g. a job's `Location`) is used as is.
+    - `params` / `headers`: query parameters and extra headers; None values are left out.
+    - `json`: the body as JSON data or pydantic models (models are dumped by alias, unset
+      fields left out); None means no JSON body. `content`: raw bytes, str, a file or a
+      (async) byte stream; `data` / `files`: form and multipart bodies.
+    - `idempotency_header`: the header the operation declares for idempotency keys (None if it
+      declares none); `idempotency_key`: the caller's key, which wins over a generated one. A
+      caller's key on an operation that declares no header is sent as `Idempotency-Key`.
+    - `max_retries` / `timeout`: per-call overrides of the client's settings.
+    """
+
+    method: str
+    path: str
+    params: QueryParams | None = None
+    headers: Mapping[str, str | None] | None = None
+    json: Any = None
+    content: AsyncContent | None = None
+    data: Mapping[str, Any] | None = None
+    files: Mapping[str, FileSpec] | None = None
+    idempotency_header: str | None = None
+    idempotency_key: str | None = None
+    max_retries: int | None = None
+    timeout: TimeoutTypes = None
+
+
+class APIResponse:
+    """A successful (or 304) response, with the production-pattern headers already read."""
+
+    def __init__(
+        self,
+        http_response: httpx.Response,
+        *,
+        rate_limit: RateLimit | None = None,
+        idempotency_key: str | None = None,
+        retries_taken: int = 0,
+    ) -> None:
+        self.http_response = http_response
+        self.rate_limit = rate_limit
+        self.idempotency_key = idempotency_key
+        self.retries_taken = retries_taken
+
+    @property
+    def status_code(self) -> int:
+        return self.http_response.status_code
+
+    @property
+    def headers(self) -> httpx.Headers:
+        return self.http_response.headers
+
+    @property
+    def etag(self) -> str | None:
+        """The `ETag` header, verbatim (quotes and `W/` included), to echo in `If-Match`."""
+        etag: str | None = self.http_response.headers.get("etag")
+        return etag
+
+    @property
+    def replayed(self) -> bool:
+        """True when the server answered from its idempotency store (`Idempotent-Replayed`)."""
+        value: str = self.http_response.headers.get("idempotent-replayed", "")
+        return value.strip().lower() == "true"
+
+    @property
+    def not_modified(self) -> bool:
+        """True for a 304 answer to `If-None-Match`: the cached copy is still current."""
+        return self.http_response.status_code == 304
+
+    def json(self) -> Any:
+        """The body as JSON data; None for an empty body."""
+        if not self.http_response.content:
+            return None
+        return jsonlib.loads(self.http_response.content)
+
+    @overload
+    def parse(self, type_: pydantic.TypeAdapter[T]) -> T: ...
+    @overload
+    def parse(self, type_: type[T]) -> T: ...
+    def parse(self, type_: pydantic.TypeAdapter[T] | type[T]) -> T:
+        """The body validated as `type_`; an empty body validates as None."""
+        adapter = type_ if isinstance(type_, pydantic.TypeAdapter) else _adapter(type_)
+        if not self.http_response.content:
+            return adapter.validate_python(None)
+        return adapter.validate_json(self.http_response.content)
+
+    def __repr__(self) -> str:
+        return f"<APIResponse {self.status_code} retries_taken={self.retries_taken}>"
+
+
+def _adapter(type_: type[T]) -> pydantic.TypeAdapter[T]:
+    try:
+        return cast("pydantic.TypeAdapter[T]", _cached_adapter(cast(Any, type_)))
+    except TypeError:  # unhashable type expression
+        return pydantic.TypeAdapter(type_)
+
+
+@functools.lru_cache(maxsize=512)
+def _cached_adapter(type_: Any) -> pydantic.TypeAdapter[Any]:
+    # Building a TypeAdapter compiles a validator: do it once per type, not once per call.
+    return pydantic.TypeAdapter(type_)
+
+
+_ANY_ADAPTER: pydantic.TypeAdapter[Any] = pydantic.TypeAdapter(Any)
+
+
+def to_jsonable(value: Any) -> Any:
+    """JSON data from a request body that may contain pydantic models, at any depth: dumped
+    by alias, unset fields left out (so a PATCH sends only what the caller set); dates, UUIDs,
+    enums and decimals as pydantic writes them in JSON mode."""
+    return _ANY_ADAPTER.dump_python(value, mode="json", by_alias=True, exclude_unset=True)
+
+
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    """A request ready to be sent any number of times: everything fixed, bodies buffered."""
+
+    method: str
+    url: str
+    params: list[tuple[str, QueryValue]]
+    headers: dict[str, str]
+    content: bytes | None
+    data: Mapping[str, Any] | None
+    files: list[tuple[str, Any]] | None
+    idempotency_key: str | None
+    max_retries: int
+    timeout: TimeoutTypes
+
+
+def _read_file(content: FileContent) -> bytes:
+    return content if isinstance(content, bytes) else content.read()
+
+
+def _buffer_files(files: Mapping[str, FileSpec]) -> list[tuple[str, Any]]:
+    # A file object is read once: a second attempt would otherwise send it from EOF (empty).
+    buffered: list[tuple[str, Any]] = []
+    for name, spec in files.items():
+        if isinstance(spec, tuple):
+            buffered.append((name, (spec[0], _read_file(spec[1]), *spec[2:])))
+        else:
+            buffered.append((name, _read_file(spec)))
+    return buffered
+
+
+def _buffer_sync(content: SyncContent) -> bytes:
+    if isinstance(content, bytes):
+        return content
+    if isinstance(content, str):
+        return content.encode()
+    read = getattr(content, "read", None)
+    if callable(read):
+        data = read()
+        return data.encode() if isinstance(data, str) else bytes(data)
+    return b"".join(content)
+
+
+async def _buffer_async(content: AsyncContent) -> bytes:
+    if isinstance(content, AsyncIterable):
+        return b"".join([chunk async for chunk in content])
+    return _buffer_sync(content)
+
+
+def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
+    return (url.scheme, url.host, url.port)
+
+
+class _BaseClient:
+    """What the sync and async clients share: configuration, request preparation and the
+    decision taken after each attempt. The two loops differ only in how they wait and send."""
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        timeout: TimeoutTypes,
+        max_retries: int,
+        default_headers: Mapping[str, str] | None,
+        auth_headers: Mapping[str, str] | None,
+        auth_params: Mapping[str, str] | None,
+        user_agent: str | None,
+        clock: Callable[[], float],
+        jitter: Callable[[], float],
+        wait_on_rate_limit: bool,
+        max_retry_delay: float,
+    ) -> None:
+        if max_retries < 0:
+            raise ValueError("max_retries must be >= 0")
+        self.base_url = base_url.rstrip("/")
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.wait_on_rate_limit = wait_on_rate_limit
+        self.last_rate_limit: RateLimit | None = None
+        self._clock = clock
+        self._jitter = jitter
+        self._max_retry_delay = max_retry_delay
+        headers: dict[str, str] = {"Accept": "application/json"}
+        headers.update(default_headers or {})
+        if user_agent is not None:
+            headers["User-Agent"] = user_agent
+        self._headers = httpx.Headers(headers)
+        self._auth_headers = dict(auth_headers or {})
+        self._auth_params = dict(auth_params or {})
+        self._origin = _origin(httpx.URL(self.base_url))
+
+    def _policy(self, max_retries: int) -> RetryPolicy:
+        return RetryPolicy(
+            max_retries=max_retries, max_server_delay=self._max_retry_delay, jitter=self._jitter
+        )
+
+    def _url(self, path: str) -> str:
+        if "://" in path.split("?", 1)[0]:
+            return path
+        return f"{self.base_url}/{path.lstrip('/')}"
+
+    def _prepare(self, options: RequestOptions, content: bytes | None) -> _Prepared:
+        url = self._url(options.path)
+        # Credentials go to the API's own origin only: a job Location on another host must
+        # not receive the bearer token or API key.
+        same_origin = _origin(httpx.URL(url)) == self._origin
+        headers = httpx.Headers(self._headers)
+        if same_origin:
+            headers.update(self._auth_headers)
+        body = content
+        if options.json is not None:
+            # Serialised once, so every attempt sends byte-identical JSON.
+            body = jsonlib.dumps(
+                to_jsonable(options.json), separators=(",", ":"), ensure_ascii=False
+            ).encode()
+            headers["Content-Type"] = "application/json"
+        # Optional header parameters arrive as None when the caller did not set them.
+        headers.update({k: v for k, v in (options.headers or {}).items() if v is not None})
+
+        key_header = options.idempotency_header
+        key = options.idempotency_key
+        if key_header is None and key is not None:
+            key_header = DEFAULT_IDEMPOTENCY_HEADER
+        if key_header is not None:
+            key = key or headers.get(key_header) or str(uuid.uuid4())
+            headers[key_header] = key
+
+        params: list[tuple[str, QueryValue]] = (
+            list(self._auth_params.items()) if same_origin else []
+        )
+        for name, value in (options.params or {}).items():
+            if isinstance(value, str | int | float | bool):
+                params.append((name, value))
+            elif value is not None:
+                params.extend((name, v) for v in value if v is not None)
+        return _Prepared(
+            method=options.method.upper(),
+            url=url,
+            params=params,
+            headers=dict(headers.multi_items()),
+            content=body,
+            data=options.data,
+            files=_buffer_files(options.files) if options.files else None,
+            idempotency_key=key,
+            max_retries=self.max_retries if options.max_retries is None else options.max_retries,
+            timeout=self.timeout if options.timeout is None else options.timeout,
+        )
+
+    def _build_request(
+        self, client: httpx.Client | httpx.AsyncClient, prepared: _Prepared, retries_taken: int
+    ) -> httpx.Request:
+        headers = {**prepared.headers, RETRY_COUNT_HEADER: str(retries_taken)}
+        return client.build_request(
+            prepared.method,
+            prepared.url,
+            params=prepared.params or None,
+            headers=headers,
+            content=prepared.content,
+            data=prepared.data,
+            files=prepared.files,
+            timeout=prepared.timeout,
+        )
+
+    def _rate_limit_wait(self) -> float:
+        """Seconds to hold the next call back because the last response said we are out."""
+        limit = self.last_rate_limit
+        if not self.wait_on_rate_limit or limit is None or not limit.exhausted:
+            return 0.0
+        return limit.seconds_until_reset(self._clock()) or 0.0
+
+    def _on_response(
+        self, prepared: _Prepared, response: httpx.Response, retries_taken: int
+    ) -> APIResponse | tuple[APIStatusError, float | None]:
+        """The response to return, or the error to raise with the delay before a retry
+        (None: raise now)."""
+        now = self._clock()
+        rate_limit = parse_rate_limit(response.headers, now=now)
+        if rate_limit is not None:
+            self.last_rate_limit = rate_limit
+        status = response.status_code
+        if 200 <= status < 300 or (status == 304 and "if-none-match" in response.request.headers):
+            return APIResponse(
+                response,
+                rate_limit=rate_limit,
+                idempotency_key=prepared.idempotency_key,
+                retries_taken=retries_taken,
+            )
+        error = error_from_response(response, now=now)
+        delay = self._policy(prepared.max_retries).decide(
+            method=prepared.method,
+            has_idempotency_key=prepared.idempotency_key is not None,
+            retries_taken=retries_taken,
+            now=now,
+            status_code=status,
+            headers=response.headers,
+        )
+        return error, delay
+
+    def _on_transport_error(
+        self,
+        prepared: _Prepared,
+        request: httpx.Request,
+        exc: httpx.TransportError,
+        retries_taken: int,
+    ) -> tuple[APIConnectionError, float | None]:
+        if isinstance(exc, httpx.TimeoutException):
+            error: APIConnectionError = APITimeoutError(
+                f"Request timed out: {type(exc).__name__}", request=request
+            )
+        else:
+            error = APIConnectionError(f"Connection error: {exc!s}", request=request)
+        if not isinstance(exc, _RETRYABLE_TRANSPORT_ERRORS):
+            return error, None
+        delay = self._policy(prepared.max_retries).decide(
+            method=prepared.method,
+            has_idempotency_key=prepared.idempotency_key is not None,
+            retries_taken=retries_taken,
+            now=self._clock(),
+            request_sent=not isinstance(exc, _NOT_SENT_ERRORS),
+        )
+        return error, delay
+
+    def _log_retry(self, prepared: _Prepared, retries_taken: int, delay: float, why: str) -> None:
+        log.info(
+            "retrying %s %s in %.3f s (retry %d of %d): %s",
+            prepared.method,
+            prepared.url,
+            delay,
+            retries_taken + 1,
+            prepared.max_retries,
+            why,
+        )
+
+
+class SyncAPIClient(_BaseClient):
+    """Base of the generated synchronous `Client` (see the module docstring)."""
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        timeout: TimeoutTypes = DEFAULT_TIMEOUT,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        default_headers: Mapping[str, str] | None = None,
+        auth_headers: Mapping[str, str] | None = None,
+        auth_params: Mapping[str, str] | None = None,
+        user_agent: str | None = None,
+        http_client: httpx.Client | None = None,
+        transport: httpx.BaseTransport | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.time,
+        jitter: Callable[[], float] = random.random,
+        wait_on_rate_limit: bool = False,
+        max_retry_delay: float = MAX_SERVER_DELAY,
+    ) -> None:
+        super().__init__(
+            base_url,
+            timeout=timeout,
+            max_retries=max_retries,
+            default_headers=default_headers,
+            auth_headers=auth_headers,
+            auth_params=auth_params,
+            user_agent=user_agent,
+            clock=clock,
+            jitter=jitter,
+            wait_on_rate_limit=wait_on_rate_limit,
+            max_retry_delay=max_retry_delay,
+        )
+        if http_client is not None and transport is not None:
+            raise ValueError("pass http_client or transport, not both")
+        self._sleep = sleep
+        self._owns_client = http_client is None
+        self._client = http_client or httpx.Client(transport=transport, timeout=timeout)
+
+    def request(self, options: RequestOptions) -> APIResponse:
+        """Send one logical call, retrying as the policy allows; see the module docstring."""
+        if isinstance(options.content, AsyncIterable):
+            raise TypeError("an async byte stream needs the async client")
+        content = _buffer_sync(options.content) if options.content is not None else None
+        prepared = self._prepare(options, content)
+        retries_taken = 0
+        while True:
+            wait = self._rate_limit_wait()
+            if wait > 0:
+                self._sleep(wait)
+            request = self._build_request(self._client, prepared, retries_taken)
+            error: APIStatusError | APIConnectionError
+            try:
+                response = self._client.send(request)
+            except httpx.TransportError as exc:
+                error, delay = self._on_transport_error(prepared, request, exc, retries_taken)
+                if delay is None:
+                    raise error from exc
+            else:
+                outcome = self._on_response(prepared, response, retries_taken)
+                if isinstance(outcome, APIResponse):
+                    return outcome
+                error, delay = outcome
+                if delay is None:
+                    raise error
+            self._log_retry(prepared, retries_taken, delay, error.message)
+            self._sleep(delay)
+            retries_taken += 1
+
+    def close(self) -> None:
+        """Close the underlying httpx client if this object created it."""
+        if self._owns_client:
+            self._client.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+class AsyncAPIClient(_BaseClient):
+    """Base of the generated asynchronous `AsyncClient` (see the module docstring)."""
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        timeout: TimeoutTypes = DEFAULT_TIMEOUT,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        default_headers: Mapping[str, str] | None = None,
+        auth_headers: Mapping[str, str] | None = None,
+        auth_params: Mapping[str, str] | None = None,
+        user_agent: str | None = None,
+        http_client: httpx.AsyncClient | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        clock: Callable[[], float] = time.time,
+        jitter: Callable[[], float] = random.random,
+        wait_on_rate_limit: bool = False,
+        max_retry_delay: float = MAX_SERVER_DELAY,
+    ) -> None:
+        super().__init__(
+            base_url,
+            timeout=timeout,
+            max_retries=max_retries,
+            default_headers=default_headers,
+            auth_headers=auth_headers,
+            auth_params=auth_params,
+            user_agent=user_agent,
+            clock=clock,
+            jitter=jitter,
+            wait_on_rate_limit=wait_on_rate_limit,
+            max_retry_delay=max_retry_delay,
+        )
+        if http_client is not None and transport is not None:
+            raise ValueError("pass http_client or transport, not both")
+        self._sleep = sleep
+        self._owns_client = http_client is None
+        self._client = http_client or httpx.AsyncClient(transport=transport, timeout=timeout)
+
+    async def request(self, options: RequestOptions) -> APIResponse:
+        """Send one logical call, retrying as the policy allows; see the module docstring."""
+        content = await _buffer_async(options.content) if options.content is not None else None
+        prepared = self._prepare(options, content)
+        retries_taken = 0
+        while True:
+            wait = self._rate_limit_wait()
+            if wait > 0:
+                await self._sleep(wait)
+            request = self._build_request(self._client, prepared, retries_taken)
+            error: APIStatusError | APIConnectionError
+            try:
+                response = await self._client.send(request)
+            except httpx.TransportError as exc:
+                error, delay = self._on_transport_error(prepared, request, exc, retries_taken)
+                if delay is None:
+                    raise error from exc
+            else:
+                outcome = self._on_response(prepared, response, retries_taken)
+                if isinstance(outcome, APIResponse):
+                    return outcome
+                error, delay = outcome
+                if delay is None:
+                    raise error
+            self._log_retry(prepared, retries_taken, delay, error.message)
+            await self._sleep(delay)
+            retries_taken += 1
+
+    async def aclose(self) -> None:
+        """Close the underlying httpx client if this object created it."""
+        if self._owns_client:
+            await self._client.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+
+RESERVED_ATTRIBUTES: frozenset[str] = frozenset(
+    {
+        name
+        for cls in (SyncAPIClient, AsyncAPIClient)
+        for name in dir(cls)
+        if not name.startswith("_")
+    }
+    | {"base_url", "timeout", "max_retries", "wait_on_rate_limit", "last_rate_limit"}
+)
