@@ -59,5 +59,39 @@ def inspect(spec: str, fmt: str, validate: bool) -> None:
     click.echo(render_json(api) if fmt == "json" else render_table(api), nl=False)
 
 
+@main.command()
+@click.argument("spec")
+@click.option(
+    "-o",
+    "--output",
+    "output",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="Directory to write the client package project into.",
+)
+@click.option("--package", default=None, help="Python package name (default: from the title).")
+@click.option(
+    "--validate/--no-validate", default=True, help="Run full OpenAPI schema validation first."
+)
+@reports_bad_input
+def client(spec: str, output: str, package: str | None, validate: bool) -> None:
+    """Write a typed Python client for SPEC into OUTPUT (an installable package)."""
+    from generator.render.client import write_client
+    from generator.spec import load_spec
+
+    loaded = load_spec(spec, validate=validate)
+    root = loaded.resolver.root
+    source = root.path if root.path is not None else root.text.decode("utf-8", "replace")
+    plan, report = write_client(
+        loaded.api, output, spec_source=source, spec_name=root.name, package=package
+    )
+    operations = sum(len(r.operations) for r in plan.resources)
+    click.echo(
+        f"wrote {plan.package} to {output}: {operations} operations in "
+        f"{len(plan.resources)} resources, {len(plan.webhooks)} webhooks "
+        f"({len(report.written)} files written, {len(report.removed)} stale removed)"
+    )
+
+
 if __name__ == "__main__":
     main()

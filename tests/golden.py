@@ -21,6 +21,7 @@ GOLDEN = ROOT / "golden"
 # are stable; "{out}" makes the product a directory tree instead of stdout.
 PRODUCTS: list[tuple[str, list[str]]] = [
     ("inspect.json", ["inspect", "{spec}", "--format", "json"]),
+    ("client", ["client", "{spec}", "-o", "{out}"]),
 ]
 
 

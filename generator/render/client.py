@@ -1,0 +1,559 @@
+"""The client plan: which files `apiforge client` writes, with which context.
+
+Naming (stable, documented in the generated README):
+
+- resource: snake_case of the operation's first tag, `default` when untagged; two tags with the
+  same snake_case get `_2`, `_3`… in sorted tag order; names the runtime base classes use are
+  avoided (a trailing `_`);
+- method: snake_case of the operationId, unique within its resource (`_2`… in operation
+  order); every method has a `<method>_raw` twin returning `Raw[T]` (status, headers, ETag,
+  replay flag, rate limit and the parsed value);
+- keyword arguments: snake_case of the parameter name, unique within the operation, never one of
+  the fixed arguments (`body`, `idempotency_key`, `if_match`, `if_none_match`, `extra_headers`,
+  `max_retries`, `timeout`).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from generator.errors import ApiforgeError, Problem
+from generator.ir import Api, MediaType, Operation, Parameter, Webhook
+from generator.render.env import render, templates_root
+from generator.render.escape import py_string
+from generator.render.models import generate_models, model_class_names
+from generator.render.names import NameAllocator, safe_identifier, snake_case
+from generator.render.pytypes import TypeMapper, is_plain_class
+from generator.render.writer import GeneratedFile, WriteReport, marker_line, write_tree
+
+FIXED_ARGUMENTS = (
+    "body",
+    "idempotency_key",
+    "if_match",
+    "if_none_match",
+    "extra_headers",
+    "max_retries",
+    "timeout",
+)
+_CONCURRENCY_HEADERS = {"if-match", "if-none-match"}
+# The constructor's own arguments; security-scheme arguments avoid them.
+CONSTRUCTOR_ARGUMENTS = (
+    "base_url",
+    "timeout",
+    "max_retries",
+    "default_headers",
+    "user_agent",
+    "http_client",
+    "transport",
+    "sleep",
+    "clock",
+    "jitter",
+    "wait_on_rate_limit",
+    "max_retry_delay",
+)
+
+
+@dataclass(frozen=True)
+class ParamPlan:
+    name: str  # Python keyword
+    wire: str  # name on the wire, as the spec spells it
+    location: str
+    type: str
+    required: bool
+    description: str
+    example: str  # a Python expression for the README
+
+
+@dataclass(frozen=True)
+class PathPart:
+    literal: str | None  # a piece of the path template
+    param: str | None  # or the keyword whose value fills it
+
+
+@dataclass(frozen=True)
+class OperationPlan:
+    op: Operation
+    name: str
+    raw_name: str
+    method: str  # upper case
+    path_parts: tuple[PathPart, ...]
+    params: tuple[ParamPlan, ...]
+    body: str | None  # body argument type
+    body_required: bool
+    body_kind: str  # json, data, files, content
+    body_media_type: str
+    result: str  # the return type of the plain method
+    parse_type: str | None  # what the response body parses as (None: nothing)
+    parse_plain: bool  # parse_type is a class (APIResponse.parse takes it as is)
+    idempotency_header: str | None
+    if_match: bool
+    if_match_required: bool
+    if_none_match: bool
+    job_result: str | None  # the job's result type for 202 operations
+    summary: str
+    description: str
+    deprecated: bool
+
+
+@dataclass(frozen=True)
+class ResourcePlan:
+    attribute: str
+    class_name: str
+    tag: str
+    operations: tuple[OperationPlan, ...]
+
+
+@dataclass(frozen=True)
+class AuthPlan:
+    argument: str
+    kind: str  # bearer, basic, header, query
+    wire: str  # header or query parameter name
+    scheme: str  # the security scheme's name
+
+
+@dataclass(frozen=True)
+class WebhookPlan:
+    name: str
+    function: str
+    type: str
+    plain: bool
+    signature_header: str | None
+    description: str
+
+
+@dataclass
+class ClientPlan:
+    package: str
+    distribution: str
+    version: str
+    title: str
+    description: str
+    spec_name: str
+    base_url: str | None
+    user_agent: str
+    resources: list[ResourcePlan]
+    auth: list[AuthPlan]
+    webhooks: list[WebhookPlan]
+    files: list[GeneratedFile] = field(default_factory=list)
+
+
+def default_package_name(api: Api) -> str:
+    return snake_case(f"{api.title} client", fallback="api_client")
+
+
+def check_package_name(name: str) -> str:
+    if not re.fullmatch(r"[a-z_][a-z0-9_]*", name) or safe_identifier(name) != name:
+        raise ApiforgeError(
+            Problem(f"--package {name!r} is not a usable Python package name"),
+            "use lower-case letters, digits and underscores, e.g. `--package acme_client`",
+        )
+    return name
+
+
+def runtime_reserved() -> frozenset[str]:
+    """Public names of the runtime's client base classes (methods, properties, attributes)."""
+    tree = ast.parse((templates_root() / "client" / "runtime" / "_base.py").read_text())
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name in (
+            "_BaseClient",
+            "SyncAPIClient",
+            "AsyncAPIClient",
+        ):
+            for item in ast.walk(node):
+                if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
+                    names.add(item.name)
+                elif (
+                    isinstance(item, ast.Attribute)
+                    and isinstance(item.value, ast.Name)
+                    and item.value.id == "self"
+                ):
+                    names.add(item.attr)
+    return frozenset(n for n in names if not n.startswith("_"))
+
+
+def _is_json(media: MediaType) -> bool:
+    ct = media.content_type.split(";")[0].strip().lower()
+    return ct == "application/json" or ct.endswith("+json") or ct == "*/*"
+
+
+def _example(type_expr: str) -> str:
+    if type_expr.startswith("Literal["):
+        return type_expr[len("Literal[") :].split(", ")[0].rstrip("]").split(" | ")[0]
+    base = type_expr.split(" | ")[0]
+    return {
+        "str": '"..."',
+        "int": "1",
+        "float": "1.0",
+        "bool": "True",
+    }.get(base, "[]" if base.startswith("list[") else '"..."')
+
+
+def _literal_example(type_expr: str) -> str:
+    # the first literal of `Literal[a, b] | None`: parse it back rather than splitting text
+    try:
+        node = ast.parse(type_expr, mode="eval").body
+    except SyntaxError:
+        return '"..."'
+    while isinstance(node, ast.BinOp):
+        node = node.left
+    if isinstance(node, ast.Subscript):
+        inner = node.slice
+        first = inner.elts[0] if isinstance(inner, ast.Tuple) else inner
+        return ast.unparse(first)
+    return '"..."'
+
+
+class _Planner:
+    def __init__(self, api: Api, mapper: TypeMapper) -> None:
+        self.api = api
+        self.types = mapper
+
+    def params(self, op: Operation) -> tuple[ParamPlan, ...]:
+        pattern_headers = set(_CONCURRENCY_HEADERS)
+        idem = op.patterns.idempotency
+        if idem is not None:
+            pattern_headers.add(idem.header.lower())
+        allocator = NameAllocator(FIXED_ARGUMENTS)
+        order = {"path": 0, "query": 1, "header": 2}
+        plans = []
+        for p in sorted(
+            (p for p in op.parameters if p.location in order),
+            key=lambda p: order[p.location],
+        ):
+            if p.location == "header" and p.name.lower() in pattern_headers:
+                continue
+            plans.append(self.param(op, p, allocator))
+        return tuple(plans)
+
+    def param(self, op: Operation, p: Parameter, allocator: NameAllocator) -> ParamPlan:
+        name = allocator.allocate((p.location, p.name), snake_case(p.name, fallback="param"))
+        schema = p.schema
+        type_expr = self.types.type_of(schema.data if schema else None, mode="param")
+        if p.location in ("path", "header") and type_expr.startswith(("list[", "dict[")):
+            type_expr = "str"
+        if p.location == "query" and type_expr.startswith("dict["):
+            type_expr = "Any"
+        required = p.required or p.location == "path"
+        example = (
+            _literal_example(type_expr) if type_expr.startswith("Literal[") else _example(type_expr)
+        )
+        return ParamPlan(
+            name=name,
+            wire=p.name,
+            location=p.location,
+            type=type_expr,
+            required=required,
+            description=p.description,
+            example=example,
+        )
+
+    def path_parts(self, op: Operation, params: Sequence[ParamPlan]) -> tuple[PathPart, ...]:
+        by_wire = {p.wire: p.name for p in params if p.location == "path"}
+        parts: list[PathPart] = []
+        for piece in re.split(r"(\{[^{}]*\})", op.path):
+            if not piece:
+                continue
+            if piece.startswith("{") and piece.endswith("}") and piece[1:-1] in by_wire:
+                parts.append(PathPart(None, by_wire[piece[1:-1]]))
+            else:
+                parts.append(PathPart(piece, None))
+        return tuple(parts)
+
+    def response_type(self, op: Operation) -> tuple[str | None, bool]:
+        """(parse type or None for no body, whether any 2xx has a JSON body)."""
+        types: list[str] = []
+        for response in sorted(op.success_responses, key=lambda r: r.status):
+            media = next((m for m in response.content if _is_json(m)), None)
+            if media is None:
+                continue
+            schema = media.schema
+            types.append(
+                self.types.type_of(
+                    schema.data if schema else None, name=schema.name if schema else None
+                )
+            )
+        unique = list(dict.fromkeys(types))
+        if not unique:
+            return None, False
+        if "Any" in unique:
+            return "Any", True
+        return " | ".join(unique), True
+
+    def job_result(self, op: Operation) -> str:
+        job = op.patterns.async_job
+        status = self.api.operation(job.status_operation) if job and job.status_operation else None
+        if status is None:
+            return "Any"
+        for response in sorted(status.success_responses, key=lambda r: r.status):
+            media = next((m for m in response.content if _is_json(m)), None)
+            if media is None or media.schema is None:
+                continue
+            data = media.schema.data
+            props = data.get("properties")
+            if isinstance(props, dict) and "result" in props:
+                return self.types.type_of(props["result"])
+        return "Any"
+
+    def operation(self, op: Operation, allocator: NameAllocator) -> OperationPlan:
+        params = self.params(op)
+        name = allocator.allocate(op.id, snake_case(op.id, fallback="operation"))
+        body_type: str | None = None
+        body_kind = "json"
+        body_media = ""
+        if op.request_body is not None and op.request_body.content:
+            media = next((m for m in op.request_body.content if _is_json(m)), None)
+            if media is not None:
+                schema = media.schema
+                inner = self.types.type_of(
+                    schema.data if schema else None, name=schema.name if schema else None
+                )
+                if inner == "Any" or inner.startswith(("dict[", "list[")):
+                    body_type = inner
+                elif is_plain_class(inner) and inner.startswith("models."):
+                    body_type = f"{inner} | dict[str, Any]"
+                else:
+                    body_type = inner
+                body_media = media.content_type
+            else:
+                media = op.request_body.content[0]
+                body_media = media.content_type
+                ct = media.content_type.split(";")[0].strip().lower()
+                if ct == "application/x-www-form-urlencoded":
+                    body_kind, body_type = "data", "Mapping[str, Any]"
+                elif ct.startswith("multipart/"):
+                    body_kind, body_type = "files", "Mapping[str, FileSpec]"
+                else:
+                    body_kind, body_type = "content", "bytes"
+        parse_type, _ = self.response_type(op)
+        conc = op.patterns.concurrency
+        if_none_match = bool(conc and conc.if_none_match)
+        job = op.patterns.async_job
+        job_result = None
+        if job is not None and op.response("202") is not None:
+            job_result = self.job_result(op)
+            result = f"JobHandle[{job_result}]"
+            parse_type = None
+        elif parse_type is None:
+            result = "None"
+        else:
+            result = parse_type
+            if if_none_match and "None" not in result.split(" | "):
+                result = f"{result} | None"
+        idem = op.patterns.idempotency
+        return OperationPlan(
+            op=op,
+            name=name,
+            raw_name="",  # filled in once every plain name is taken
+            method=op.method.upper(),
+            path_parts=self.path_parts(op, params),
+            params=params,
+            body=body_type,
+            body_required=bool(op.request_body and op.request_body.required),
+            body_kind=body_kind,
+            body_media_type=body_media,
+            result=result,
+            parse_type=parse_type,
+            parse_plain=parse_type is not None and is_plain_class(parse_type),
+            idempotency_header=idem.header if idem else None,
+            if_match=bool(conc and conc.if_match),
+            if_match_required=bool(conc and conc.if_match_required),
+            if_none_match=if_none_match,
+            job_result=job_result,
+            summary=op.summary,
+            description=op.description,
+            deprecated=op.deprecated,
+        )
+
+    def resources(self, reserved: frozenset[str]) -> list[ResourcePlan]:
+        by_tag: dict[str, list[Operation]] = {}
+        for op in self.api.operations:
+            by_tag.setdefault(op.tags[0] if op.tags else "", []).append(op)
+        attributes = NameAllocator(reserved)
+        classes = NameAllocator({"Client", "AsyncClient", "Raw", "JobHandle", "AsyncJobHandle"})
+        plans = []
+        for tag in sorted(by_tag):
+            attribute = attributes.allocate(
+                tag,
+                safe_identifier(
+                    snake_case(tag, fallback="default") if tag else "default", avoid=reserved
+                ),
+            )
+            class_base = "".join(w.capitalize() for w in attribute.split("_") if w)
+            class_name = classes.allocate(tag, f"{class_base or 'Default'}Resource")
+            methods = NameAllocator()
+            ops = [self.operation(op, methods) for op in by_tag[tag]]
+            ops = [
+                _with_raw_name(
+                    plan, methods.allocate(("raw", plan.op.id), plan.name.rstrip("_") + "_raw")
+                )
+                for plan in ops
+            ]
+            plans.append(ResourcePlan(attribute, class_name, tag, tuple(ops)))
+        return plans
+
+    def auth(self) -> list[AuthPlan]:
+        allocator = NameAllocator(CONSTRUCTOR_ARGUMENTS)
+        plans: list[AuthPlan] = []
+        api_keys = [s for s in self.api.security_schemes if s.type == "apiKey"]
+        bearer_done = basic_done = False
+        for s in sorted(self.api.security_schemes, key=lambda s: s.name):
+            kind = s.scheme.lower()
+            if (s.type == "http" and kind == "bearer") or s.type in ("oauth2", "openIdConnect"):
+                if not bearer_done:
+                    plans.append(
+                        AuthPlan(
+                            allocator.allocate("bearer", "bearer_token"),
+                            "bearer",
+                            "Authorization",
+                            s.name,
+                        )
+                    )
+                    bearer_done = True
+            elif s.type == "http" and kind == "basic":
+                if not basic_done:
+                    user = allocator.allocate("username", "username")
+                    password = allocator.allocate("password", "password")
+                    plans.append(AuthPlan(f"{user},{password}", "basic", "Authorization", s.name))
+                    basic_done = True
+            elif s.type == "apiKey" and s.location in ("header", "query"):
+                base = "api_key" if len(api_keys) == 1 else snake_case(s.name, fallback="api_key")
+                plans.append(
+                    AuthPlan(allocator.allocate(s.name, base), s.location, s.parameter_name, s.name)
+                )
+        return plans
+
+    def webhooks(self) -> list[WebhookPlan]:
+        allocator = NameAllocator({"verify_webhook", "parse_event"})
+        plans = []
+        for hook in self.api.webhooks:
+            plans.append(self.webhook(hook, allocator))
+        return plans
+
+    def webhook(self, hook: Webhook, allocator: NameAllocator) -> WebhookPlan:
+        type_expr = "Any"
+        body = hook.operation.request_body
+        if body is not None:
+            media = next((m for m in body.content if _is_json(m)), None)
+            if media is not None and media.schema is not None:
+                type_expr = self.types.type_of(media.schema.data, name=media.schema.name)
+        sig = hook.signature
+        header = sig.signature_header if sig and sig.scheme == "stripe-style" else None
+        name = allocator.allocate((hook.source, hook.name), "verify_" + snake_case(hook.name))
+        return WebhookPlan(
+            name=hook.name,
+            function=name,
+            type=type_expr,
+            plain=is_plain_class(type_expr),
+            signature_header=header,
+            description=hook.operation.summary or hook.operation.description,
+        )
+
+
+def _with_raw_name(plan: OperationPlan, raw_name: str) -> OperationPlan:
+    from dataclasses import replace
+
+    return replace(plan, raw_name=raw_name)
+
+
+def _version(api: Api) -> str:
+    if re.fullmatch(r"\d+(\.\d+){0,3}", api.version):
+        return api.version
+    digits = re.fullmatch(r"(\d+)[-.](\d+)[-.](\d+)", api.version)
+    if digits:
+        return ".".join(str(int(g)) for g in digits.groups())
+    return "0.1.0"
+
+
+def _base_url(api: Api) -> str | None:
+    for server in api.servers:
+        url = server.url
+        if re.fullmatch(r"https?://[A-Za-z0-9._~:/?#\[\]@!$&'()*+,;=%-]*", url) and "{" not in url:
+            return url
+    return None
+
+
+def _defined_names(models_source: str) -> set[str]:
+    tree = ast.parse(models_source)
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+    return names
+
+
+def plan_client(
+    api: Api, *, spec_source: Path | str, spec_name: str, package: str | None = None
+) -> ClientPlan:
+    """Everything `apiforge client` writes for `api`. `spec_source` is what the models step
+    reads (the root file's path, or the spec text from stdin); `spec_name` is the spec's name
+    as messages and markers show it."""
+    package = check_package_name(package or default_package_name(api))
+    marker = marker_line(spec_name)
+    classes = model_class_names(api.schemas)
+    models_source = generate_models(spec_source, class_names=classes, header=marker)
+    defined = _defined_names(models_source)
+    classes = {k: v for k, v in classes.items() if v in defined}
+    mapper = TypeMapper({k: s.data for k, s in api.schemas.items()}, classes)
+    planner = _Planner(api, mapper)
+    version = _version(api)
+    plan = ClientPlan(
+        package=package,
+        distribution=package.replace("_", "-"),
+        version=version,
+        title=api.title,
+        description=api.description,
+        spec_name=spec_name,
+        base_url=_base_url(api),
+        user_agent=f"{package}/{version}",
+        resources=planner.resources(runtime_reserved()),
+        auth=planner.auth(),
+        webhooks=planner.webhooks(),
+    )
+    context = {"plan": plan, "marker": marker, "html_marker": marker_line(spec_name, style="html")}
+    pkg = package
+    files = [
+        GeneratedFile("pyproject.toml", render("client", "pyproject.toml.j2", **context)),
+        GeneratedFile("README.md", render("client", "README.md.j2", **context)),
+        GeneratedFile(f"{pkg}/py.typed", ""),
+        GeneratedFile(f"{pkg}/__init__.py", render("client", "__init__.py.j2", **context), True),
+        GeneratedFile(f"{pkg}/_client.py", render("client", "_client.py.j2", **context), True),
+        GeneratedFile(f"{pkg}/models.py", models_source, format=True),
+    ]
+    if plan.webhooks:
+        files.append(
+            GeneratedFile(f"{pkg}/webhooks.py", render("client", "webhooks.py.j2", **context), True)
+        )
+    runtime = templates_root() / "client" / "runtime"
+    for source in sorted(runtime.glob("*.py")):
+        files.append(
+            GeneratedFile(
+                f"{pkg}/_runtime/{source.name}",
+                f"{marker} (runtime: copied verbatim)\n" + source.read_text(),
+            )
+        )
+    plan.files = files
+    return plan
+
+
+def write_client(
+    api: Api,
+    out_dir: Path | str,
+    *,
+    spec_source: Path | str,
+    spec_name: str,
+    package: str | None = None,
+) -> tuple[ClientPlan, WriteReport]:
+    plan = plan_client(api, spec_source=spec_source, spec_name=spec_name, package=package)
+    return plan, write_tree(plan.files, out_dir)
+
+
+__all__ = ["ClientPlan", "plan_client", "py_string", "write_client"]

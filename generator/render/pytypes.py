@@ -1,0 +1,135 @@
+"""JSON schemas → Python type expressions for generated signatures.
+
+The expressions are built only from safe parts: identifiers from `generator.render.names`,
+model class names the generator chose, and `repr` literals of enum values. A schema the
+mapping does not understand becomes `Any` (in a signature a caller can always satisfy).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from generator.render.escape import py_literal
+
+Mode = Literal["param", "model"]
+_MAX_DEPTH = 8
+_MAX_LITERALS = 64
+_REF_PREFIX = "#/components/schemas/"
+_PRIMITIVES = {"string": "str", "integer": "int", "number": "float", "boolean": "bool"}
+
+
+class TypeMapper:
+    """Maps schemas to type expressions.
+
+    - `schemas`: the component schemas (name → schema data), to look through `$ref`s;
+    - `classes`: component name → model class name, for those the models module defines;
+    - `models_module`: how generated code refers to the models module ("models").
+
+    `mode="param"` resolves references to primitive schemas (an enum becomes a `Literal`) and
+    never names a model (a query parameter is a string on the wire); `mode="model"` names the
+    model class of a referenced component.
+    """
+
+    def __init__(
+        self,
+        schemas: Mapping[str, Mapping[str, Any]],
+        classes: Mapping[str, str],
+        *,
+        models_module: str = "models",
+    ) -> None:
+        self.schemas = schemas
+        self.classes = classes
+        self.models_module = models_module
+
+    def model_ref(self, name: str) -> str | None:
+        cls = self.classes.get(name)
+        return f"{self.models_module}.{cls}" if cls else None
+
+    def type_of(
+        self, schema: Mapping[str, Any] | None, *, name: str | None = None, mode: Mode = "model"
+    ) -> str:
+        """The type for `schema` (`name`: its component name when it was a `$ref`)."""
+        if mode == "model" and name is not None:
+            ref = self.model_ref(name)
+            if ref is not None:
+                return ref
+        if schema is None:
+            return "Any"
+        return self._type(schema, mode, 0)
+
+    def _type(self, schema: Any, mode: Mode, depth: int) -> str:
+        if not isinstance(schema, Mapping) or depth > _MAX_DEPTH:
+            return "Any"
+        ref = schema.get("$ref")
+        if isinstance(ref, str):
+            if not ref.startswith(_REF_PREFIX):
+                return "Any"
+            target = ref[len(_REF_PREFIX) :].replace("~1", "/").replace("~0", "~")
+            if mode == "model":
+                return self.model_ref(target) or "Any"
+            return self._type(self.schemas.get(target), mode, depth + 1)
+        nullable = schema.get("nullable") is True
+        if "const" in schema:
+            return self._literal([schema["const"]], nullable)
+        enum = schema.get("enum")
+        if isinstance(enum, list) and enum:
+            return self._literal(enum, nullable)
+        for key in ("oneOf", "anyOf"):
+            variants = schema.get(key)
+            if isinstance(variants, list) and variants:
+                return _union([self._type(v, mode, depth + 1) for v in variants], nullable)
+        all_of = schema.get("allOf")
+        if isinstance(all_of, list) and len(all_of) == 1:
+            return _union([self._type(all_of[0], mode, depth + 1)], nullable)
+        if isinstance(all_of, list):
+            return _union(["dict[str, Any]"], nullable)
+        types = schema.get("type")
+        type_list = types if isinstance(types, list) else [types] if types else []
+        if not type_list:
+            return "Any"
+        parts = []
+        for t in type_list:
+            if t == "null":
+                parts.append("None")
+            elif t in _PRIMITIVES:
+                parts.append(_PRIMITIVES[t])
+            elif t == "array":
+                items = self._type(schema.get("items"), mode, depth + 1)
+                parts.append(f"list[{items}]")
+            elif t == "object":
+                extra = schema.get("additionalProperties")
+                if isinstance(extra, Mapping) and extra and not schema.get("properties"):
+                    parts.append(f"dict[str, {self._type(extra, mode, depth + 1)}]")
+                else:
+                    parts.append("dict[str, Any]")
+            else:
+                return "Any"
+        return _union(parts, nullable)
+
+    def _literal(self, values: list[Any], nullable: bool) -> str:
+        usable = [v for v in values if isinstance(v, str | int | bool) or v is None]
+        if len(usable) != len(values) or len(usable) > _MAX_LITERALS:
+            return "Any"
+        has_none = nullable or any(v is None for v in usable)
+        literals = [py_literal(v) for v in usable if v is not None]
+        if not literals:
+            return "None"
+        unique = list(dict.fromkeys(literals))
+        return _union([f"Literal[{', '.join(unique)}]"], has_none)
+
+
+def _union(parts: list[str], nullable: bool) -> str:
+    if "Any" in parts:
+        return "Any"
+    unique = list(dict.fromkeys(parts))
+    if nullable and "None" not in unique:
+        unique.append("None")
+    if "None" in unique:  # None last, as people write it
+        unique = [p for p in unique if p != "None"] + ["None"]
+    return " | ".join(unique) if unique else "Any"
+
+
+def is_plain_class(expr: str) -> bool:
+    """Whether `expr` names a class (so `type[T]` APIs accept it as is)."""
+    return expr.replace(".", "").replace("_", "").isalnum() and expr not in ("Any", "None")
