@@ -1,12 +1,92 @@
-"""RFC 9457 problem details: the one shape every error of the generated server takes."""
+"""RFC 9457 problem details: the one shape every error of the generated server takes.
+
+Integration surface (what a generated `main.py` / router uses):
+
+- `ProblemDetail(status, kind, title, detail, headers=, extensions=)` — raise anywhere (handler,
+  dependency, middleware) to answer `application/problem+json`; `headers` go on the response.
+- `install_problem_handlers(app, *, max_body_bytes)` — call once in `create_app`, BEFORE adding
+  other middleware. Afterwards every error is a problem with `type`, `title`, `status`,
+  `detail`, `instance` (the request path, never the query string):
+
+  ============================  ======  ================================================
+  cause                         status  problem `type` suffix / extras
+  ============================  ======  ================================================
+  request validation failed     422     `validation-error`, `errors: [{location, message,
+                                        type}]` (`location` is a list like
+                                        `["body", "items", 0, "name"]`; inputs are never
+                                        echoed)
+  no route for the path         404     `not-found`
+  route exists, wrong method    405     `method-not-allowed`, `Allow` header
+  wrong Content-Type on a body  415     `unsupported-media-type` (see `require_content_type`)
+  body over `max_body_bytes`    413     `content-too-large` (Content-Length and streamed
+                                        bytes are both counted)
+  handler raised                501     `not-implemented`, detail names the operation
+  `NotImplementedError`
+  any other exception           500     `internal-error`; nothing leaks, traceback logged
+                                        on the `<package>.runtime.problems` logger
+  `HTTPException(status)`       status  kind from `KIND_BY_STATUS`
+  `ProblemDetail`               its     its kind, detail, headers, extensions
+  ============================  ======  ================================================
+
+- `ProblemMiddleware` (added by `install_problem_handlers`) is a pure ASGI middleware that
+  enforces the body limit, turns unhandled exceptions into the 500 problem, and appends
+  *deferred headers* to whatever response goes out, errors included:
+  `defer_response_headers(scope, [(name, value), ...])` — this is how the rate limiter puts
+  its headers on 404/413/422/429/500 responses alike.
+- `RequestGuard` — base class of dependency objects that must run before FastAPI reads the
+  request body (rate limiting, Content-Type). Declare them per operation
+  (`@router.get(..., dependencies=[Depends(guard)])`) on an `APIRouter(route_class=GuardedRoute)`
+  and they run first, so even a malformed-JSON 422 or a 413 carries their headers, and they
+  skip FastAPI's dependency solver. Without `GuardedRoute` they still run, as ordinary
+  dependencies (after the body is read). Each guard runs at most once per request.
+- `require_content_type(*media_types)` — a guard answering 415 when a request carries a body
+  whose media type is not one of `media_types` (`type/*` and `*/*` wildcards allowed).
+"""
 
 from __future__ import annotations
 
 import json
+import logging
+from collections.abc import Callable, Coroutine, Iterable, Sequence
 from typing import Any
+
+from fastapi import FastAPI
+from fastapi.exceptions import RequestValidationError
+from fastapi.routing import APIRoute
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 PROBLEM_JSON = "application/problem+json"
 PROBLEM_BASE = "https://apiforge.dev/problems/"
+
+logger = logging.getLogger(__name__)
+
+#: The scope key under which `ProblemMiddleware` collects deferred response headers.
+DEFERRED_HEADERS_KEY = "apiforge.deferred_headers"
+_GUARDS_DONE_KEY = "apiforge.guards_done"
+
+#: Problem `type` suffix and title per status, for errors that are not a `ProblemDetail`.
+KIND_BY_STATUS: dict[int, tuple[str, str]] = {
+    400: ("bad-request", "Bad request"),
+    401: ("unauthorized", "Unauthorized"),
+    403: ("forbidden", "Forbidden"),
+    404: ("not-found", "Not found"),
+    405: ("method-not-allowed", "Method not allowed"),
+    406: ("not-acceptable", "Not acceptable"),
+    409: ("conflict", "Conflict"),
+    410: ("gone", "Gone"),
+    412: ("precondition-failed", "Precondition failed"),
+    413: ("content-too-large", "Content too large"),
+    415: ("unsupported-media-type", "Unsupported media type"),
+    422: ("validation-error", "Validation failed"),
+    428: ("precondition-required", "Precondition required"),
+    429: ("rate-limited", "Too many requests"),
+    500: ("internal-error", "Internal server error"),
+    501: ("not-implemented", "Not implemented"),
+    503: ("service-unavailable", "Service unavailable"),
+}
 
 
 class ProblemDetail(Exception):
@@ -47,3 +127,337 @@ class ProblemDetail(Exception):
 
     def encode(self, instance: str) -> bytes:
         return json.dumps(self.body(instance), separators=(",", ":")).encode()
+
+
+def problem_for_status(
+    status: int, detail: str = "", *, headers: dict[str, str] | None = None
+) -> ProblemDetail:
+    """A `ProblemDetail` with the standard kind and title for `status`."""
+    kind, title = KIND_BY_STATUS.get(status, (f"http-{status}", f"HTTP {status}"))
+    return ProblemDetail(status, kind, title, detail, headers=headers)
+
+
+def problem_response(problem: ProblemDetail, instance: str) -> Response:
+    """The `application/problem+json` response for `problem` (`instance`: the request path)."""
+    return Response(
+        problem.encode(instance),
+        status_code=problem.status,
+        media_type=PROBLEM_JSON,
+        headers=problem.headers,
+    )
+
+
+# --- deferred headers ---------------------------------------------------------------------
+
+
+def defer_response_headers(scope: Scope, headers: Iterable[tuple[str, str]]) -> None:
+    """Add `headers` to whatever response this request ends with (success or problem).
+
+    Needs `ProblemMiddleware` (installed by `install_problem_handlers`)."""
+    try:
+        deferred: list[tuple[bytes, bytes]] = scope[DEFERRED_HEADERS_KEY]
+    except KeyError:
+        raise RuntimeError(
+            "deferred response headers need ProblemMiddleware: "
+            "call install_problem_handlers(app, ...) in create_app"
+        ) from None
+    deferred.extend(
+        (name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in headers
+    )
+
+
+# --- exception handlers -------------------------------------------------------------------
+
+
+def _instance(request: Request) -> str:
+    return str(request.scope.get("root_path", "")) + str(request.scope.get("path", ""))
+
+
+async def _problem_handler(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, ProblemDetail)
+    return problem_response(exc, _instance(request))
+
+
+async def _http_exception_handler(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, StarletteHTTPException)
+    status = exc.status_code
+    path = _instance(request)
+    headers = dict(exc.headers or {})
+    generic = KIND_BY_STATUS.get(status, ("", ""))[1]
+    detail = exc.detail if isinstance(exc.detail, str) else ""
+    if status == 404 and detail in ("", "Not Found", generic):
+        detail = f"No resource at {path}."
+    elif status == 405:
+        allowed = headers.get("Allow") or headers.get("allow") or ""
+        detail = f"{request.method} is not allowed on {path}." + (
+            f" Allowed: {allowed}." if allowed else ""
+        )
+    problem = problem_for_status(status, detail, headers=headers)
+    return problem_response(problem, path)
+
+
+def validation_errors(errors: Sequence[Any]) -> list[dict[str, Any]]:
+    """Pydantic/FastAPI errors as `{location, message, type}` items; inputs are not echoed."""
+    items: list[dict[str, Any]] = []
+    for error in errors:
+        if not isinstance(error, dict):
+            continue
+        loc = error.get("loc", ())
+        items.append(
+            {
+                "location": [part if isinstance(part, int) else str(part) for part in loc],
+                "message": str(error.get("msg", "")),
+                "type": str(error.get("type", "")),
+            }
+        )
+    return items
+
+
+async def _validation_handler(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, RequestValidationError)
+    errors = validation_errors(exc.errors())
+    count = len(errors)
+    detail = f"The request has {count} invalid field{'s' if count != 1 else ''}."
+    problem = ProblemDetail(
+        422, "validation-error", "Validation failed", detail, extensions={"errors": errors}
+    )
+    return problem_response(problem, _instance(request))
+
+
+def operation_name(scope: Scope) -> str:
+    """The operation id of the matched route (its name if it has no operation id)."""
+    route = scope.get("route")
+    name = getattr(route, "operation_id", None) or getattr(route, "name", None)
+    return str(name) if name else "unknown"
+
+
+async def _not_implemented_handler(request: Request, exc: Exception) -> Response:
+    operation = operation_name(request.scope)
+    route = request.scope.get("route")
+    where = f"{request.method} {getattr(route, 'path_format', _instance(request))}"
+    logger.warning("operation %s (%s) has no handler implementation", operation, where)
+    problem = problem_for_status(
+        501, f"Operation '{operation}' ({where}) has no handler implementation yet."
+    )
+    return problem_response(problem, _instance(request))
+
+
+# --- the pure ASGI middleware -------------------------------------------------------------
+
+
+class _BodyTooLarge(StarletteHTTPException):
+    """Raised from `receive` once the body passes the limit; FastAPI lets HTTPExceptions
+    through its body reading, so the exception handlers turn it into the 413 problem."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(413, f"The request body exceeds the limit of {limit} bytes.")
+
+
+def _content_length(scope: Scope) -> int | None:
+    for name, value in scope["headers"]:
+        if name == b"content-length":
+            try:
+                return int(value)
+            except ValueError:
+                return None
+    return None
+
+
+class ProblemMiddleware:
+    """Body limit, unhandled exceptions → 500 problem, and deferred headers. Pure ASGI."""
+
+    def __init__(self, app: ASGIApp, max_body_bytes: int) -> None:
+        self.app = app
+        self.max_body_bytes = max_body_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        deferred: list[tuple[bytes, bytes]] = []
+        scope[DEFERRED_HEADERS_KEY] = deferred
+        limit = self.max_body_bytes
+        declared = _content_length(scope)
+        too_long = declared is not None and declared > limit
+        received = 0
+        started = False
+        replaced = False
+
+        async def limited_receive() -> Message:
+            nonlocal received
+            if too_long:
+                raise _BodyTooLarge(limit)
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > limit:
+                    raise _BodyTooLarge(limit)
+            return message
+
+        async def send_with_headers(message: Message) -> None:
+            nonlocal started, replaced
+            if replaced:
+                return  # the app answered without reading an oversized body: 413 already sent
+            if message["type"] == "http.response.start":
+                if too_long:
+                    replaced = True
+                    problem = problem_for_status(413, _BodyTooLarge(limit).detail)
+                    await self._send_problem(scope, send, problem, deferred)
+                    return
+                started = True
+                if deferred:
+                    message["headers"] = [*message.get("headers", ()), *deferred]
+            await send(message)
+
+        try:
+            await self.app(scope, limited_receive, send_with_headers)
+        except Exception as exc:
+            if started or replaced:
+                logger.error("exception after the response started", exc_info=exc)
+                raise
+            problem = self._as_problem(scope, exc)
+            await self._send_problem(scope, send, problem, deferred)
+
+    @staticmethod
+    def _as_problem(scope: Scope, exc: Exception) -> ProblemDetail:
+        if isinstance(exc, ProblemDetail):
+            return exc
+        if isinstance(exc, _BodyTooLarge):
+            return problem_for_status(413, str(exc.detail))
+        if isinstance(exc, BaseExceptionGroup):
+            # anyio task groups in other middleware wrap errors; answer for the first
+            match, _ = exc.split((ProblemDetail, _BodyTooLarge))
+            if match is not None and len(match.exceptions) == len(exc.exceptions):
+                first = match.exceptions[0]
+                if isinstance(first, Exception):
+                    return ProblemMiddleware._as_problem(scope, first)
+        logger.error(
+            "unhandled exception in %s %s (operation %s)",
+            scope.get("method"),
+            scope.get("path"),
+            operation_name(scope),
+            exc_info=exc,
+        )
+        return problem_for_status(500, "The server failed to handle the request.")
+
+    @staticmethod
+    async def _send_problem(
+        scope: Scope, send: Send, problem: ProblemDetail, deferred: list[tuple[bytes, bytes]]
+    ) -> None:
+        instance = str(scope.get("root_path", "")) + str(scope.get("path", ""))
+        body = problem.encode(instance)
+        headers = [
+            (b"content-type", PROBLEM_JSON.encode()),
+            (b"content-length", str(len(body)).encode()),
+            *(
+                (k.lower().encode("latin-1"), v.encode("latin-1"))
+                for k, v in problem.headers.items()
+            ),
+            *deferred,
+        ]
+        await send({"type": "http.response.start", "status": problem.status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+
+def install_problem_handlers(app: FastAPI, *, max_body_bytes: int) -> None:
+    """Make every error of `app` an `application/problem+json` response (see module doc).
+
+    Call it before adding other middleware: `ProblemMiddleware` must sit outside everything
+    that can fail, and middleware added later wraps it."""
+    app.add_exception_handler(ProblemDetail, _problem_handler)
+    app.add_exception_handler(StarletteHTTPException, _http_exception_handler)
+    app.add_exception_handler(RequestValidationError, _validation_handler)
+    app.add_exception_handler(NotImplementedError, _not_implemented_handler)
+    app.add_middleware(ProblemMiddleware, max_body_bytes=max_body_bytes)
+
+
+# --- guards that run before the body is read ----------------------------------------------
+
+
+class RequestGuard:
+    """A dependency that checks the request before the body is read (see `GuardedRoute`).
+
+    Subclasses implement `check`; `__call__` runs it at most once per request."""
+
+    async def check(self, request: Request) -> None:
+        raise NotImplementedError
+
+    async def __call__(self, request: Request) -> None:
+        done: set[int] = request.scope.setdefault(_GUARDS_DONE_KEY, set())
+        if id(self) in done:
+            return
+        done.add(id(self))
+        await self.check(request)
+
+
+class GuardedRoute(APIRoute):
+    """An `APIRoute` that runs its `RequestGuard` dependencies (the operation's own and those of
+    the `APIRouter` it is declared on) before FastAPI reads the body, in declaration order:
+    `APIRouter(route_class=GuardedRoute)`. FastAPI's dependency solver does not see them
+    (they take no parameters), so they cost one call each. Guards from dependencies added at
+    `include_router` time run as ordinary dependencies."""
+
+    def __init__(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
+        dependencies = list(kwargs.pop("dependencies", None) or [])
+        self.guards: list[RequestGuard] = [
+            d.dependency for d in dependencies if isinstance(d.dependency, RequestGuard)
+        ]
+        others = [d for d in dependencies if not isinstance(d.dependency, RequestGuard)]
+        super().__init__(path, endpoint, dependencies=others, **kwargs)
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+        guards = self.guards
+        if not guards:
+            return handler
+
+        async def guarded(request: Request) -> Response:
+            for guard in guards:
+                await guard(request)
+            return await handler(request)
+
+        return guarded
+
+
+def _media_type(value: str) -> str:
+    return value.split(";", 1)[0].strip().lower()
+
+
+class ContentTypeGuard(RequestGuard):
+    """415 when the request has a body whose media type is not accepted."""
+
+    def __init__(self, media_types: Sequence[str]) -> None:
+        self.media_types = tuple(_media_type(m) for m in media_types)
+
+    def accepts(self, content_type: str | None) -> bool:
+        if content_type is None:
+            return False
+        media = _media_type(content_type)
+        major = media.split("/", 1)[0]
+        for accepted in self.media_types:
+            if accepted in (media, "*/*") or accepted == f"{major}/*":
+                return True
+        return False
+
+    async def check(self, request: Request) -> None:
+        headers = request.headers
+        length = headers.get("content-length")
+        has_body = (length is not None and length.strip() not in ("", "0")) or (
+            "transfer-encoding" in headers
+        )
+        if not has_body:
+            return
+        content_type = headers.get("content-type")
+        if not self.accepts(content_type):
+            expected = ", ".join(self.media_types)
+            got = _media_type(content_type) if content_type else "no Content-Type"
+            raise problem_for_status(
+                415, f"This operation accepts {expected}; the request sent {got}."
+            )
+
+
+def require_content_type(*media_types: str) -> ContentTypeGuard:
+    """A guard for an operation's request body media types (415 otherwise)."""
+    if not media_types:
+        raise ValueError("require_content_type needs at least one media type")
+    return ContentTypeGuard(media_types)

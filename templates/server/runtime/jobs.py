@@ -1,0 +1,971 @@
+"""202 async jobs: the job resource, its stores, and the workers that run it.
+
+A job is ``queued → running → completed | failed | cancelled``. Handlers write the work as an
+ordinary async function registered by name::
+
+    registry = JobRegistry()
+
+    @registry.handler("generate_report")
+    async def generate_report(payload: dict[str, Any]) -> dict[str, Any]:
+        ...  # raise ProblemDetail(...) to fail with that problem under `error`
+        return {"reportUrl": ...}
+
+The generated router calls ``JobService``: ``submit_response`` (202 + ``Location`` +
+``Retry-After``), ``get_response`` (GET the job), ``cancel_response`` (DELETE). A failed job
+embeds an RFC 9457 problem under ``error``; a completed one its ``result``; a job with a
+``callbackUrl`` gets a signed webhook (``job.completed`` / ``job.failed`` / ``job.cancelled``,
+through ``webhooks.Outbox``) when it ends.
+
+Two ways to run jobs, chosen by the store URL:
+
+- ``sqlite:///file.db`` (the embedded default) and ``memory://`` (tests): the job is a row;
+  an in-process ``JobWorker`` (an asyncio task started in the app lifespan, one per uvicorn
+  worker) claims jobs atomically (``BEGIN IMMEDIATE``) under a lease it renews while the job
+  runs. After a crash or restart, queued jobs run and a job whose lease ran out (its worker
+  died) is claimed again — at most ``max_attempts`` times, then it fails with the problem
+  ``job-abandoned``. Results are written only by the current claim holder of a ``running``
+  job, so a job completes at most once. With SQLite for both jobs and webhooks (one file), the
+  final state and its callback event are written in one transaction.
+- ``redis://…`` (several processes or hosts): job state in Redis, execution by **arq**
+  workers started with ``arq <package>.worker.WorkerSettings`` (a module that assigns
+  ``WorkerSettings = arq_worker_settings(registry, url)``) or
+  ``python -m <package>.runtime.worker <package>.<module>:registry --url redis://…``.
+
+Why arq rather than saq, taskiq, dramatiq or Celery: it is asyncio-native (handlers are the
+same ``async def`` as in the embedded mode, no thread or sync bridge), small (one dependency
+besides redis-py, which the server already uses), Redis-only (the one backend we already run),
+and has what we would otherwise hand-roll built in: atomic pickup across workers, retries with
+a try counter, re-running a job whose worker died (its in-progress key expires), job results,
+timeouts and a worker CLI. Celery and dramatiq are sync-first and much larger; saq and taskiq
+would do, but add more moving parts (saq's web UI/sweeper, taskiq's broker/result-backend
+split) for nothing this runtime needs.
+"""
+
+from __future__ import annotations
+
+import abc
+import asyncio
+import contextlib
+import json
+import os
+import secrets
+import sqlite3
+import time
+from collections.abc import Callable, Coroutine, Mapping
+from dataclasses import dataclass, replace
+from typing import Any, Literal, TypeAlias
+
+import redis.asyncio as aioredis
+from redis.exceptions import WatchError
+from starlette.responses import JSONResponse
+
+from .problems import ProblemDetail
+from .storage import parse_store_url
+from .webhooks import (
+    Endpoint,
+    Outbox,
+    SqliteOutbox,
+    SqliteRunner,
+    ensure_sqlite_schema,
+    isoformat,
+    new_event,
+    sqlite_enqueue_in,
+    sqlite_transaction,
+)
+
+JobStatus = Literal["queued", "running", "completed", "failed", "cancelled"]
+TERMINAL: frozenset[str] = frozenset({"completed", "failed", "cancelled"})
+JobHandler: TypeAlias = Callable[[Any], Coroutine[Any, Any, Any]]
+Clock: TypeAlias = Callable[[], float]
+# builds the callback webhook (event, endpoints) for a job that has just ended
+WebhookBuilder: TypeAlias = Callable[["Job"], tuple[dict[str, Any], list[Endpoint | str]]]
+
+ARQ_FUNCTION = "apiforge_run_job"
+DEFAULT_QUEUE = "apiforge:jobs:queue"
+
+
+def new_job_id() -> str:
+    return "job_" + secrets.token_hex(13)
+
+
+def problem(status: int, kind: str, title: str, detail: str, instance: str) -> dict[str, Any]:
+    return ProblemDetail(status, kind, title, detail).body(instance)
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    id: str
+    name: str
+    status: JobStatus
+    created_at: float
+    input: Any = None
+    started_at: float | None = None
+    completed_at: float | None = None
+    result: Any = None
+    error: dict[str, Any] | None = None
+    callback_url: str | None = None
+    attempts: int = 0
+    lease_until: float | None = None
+    claim: str = ""
+
+    @property
+    def terminal(self) -> bool:
+        return self.status in TERMINAL
+
+    def to_json(self) -> dict[str, Any]:
+        """The job resource as clients see it."""
+        body: dict[str, Any] = {
+            "id": self.id,
+            "status": self.status,
+            "createdAt": isoformat(self.created_at),
+        }
+        if self.started_at is not None:
+            body["startedAt"] = isoformat(self.started_at)
+        if self.completed_at is not None:
+            body["completedAt"] = isoformat(self.completed_at)
+        if self.status == "completed":
+            body["result"] = self.result
+        if self.status == "failed" and self.error is not None:
+            body["error"] = self.error
+        if self.callback_url:
+            body["callbackUrl"] = self.callback_url
+        return body
+
+    def to_record(self) -> str:
+        return json.dumps(
+            {
+                "id": self.id,
+                "name": self.name,
+                "status": self.status,
+                "created_at": self.created_at,
+                "input": self.input,
+                "started_at": self.started_at,
+                "completed_at": self.completed_at,
+                "result": self.result,
+                "error": self.error,
+                "callback_url": self.callback_url,
+                "attempts": self.attempts,
+                "lease_until": self.lease_until,
+                "claim": self.claim,
+            },
+            separators=(",", ":"),
+        )
+
+    @classmethod
+    def from_record(cls, raw: str | bytes) -> Job:
+        r = json.loads(raw)
+        return cls(
+            r["id"],
+            r["name"],
+            r["status"],
+            r["created_at"],
+            r["input"],
+            r["started_at"],
+            r["completed_at"],
+            r["result"],
+            r["error"],
+            r["callback_url"],
+            r["attempts"],
+            r["lease_until"],
+            r["claim"],
+        )
+
+
+# --------------------------------------------------------------------------- transitions
+# Pure functions: each store applies them atomically. None = no change.
+
+
+def _claim(job: Job, now: float, lease_seconds: float, claim: str) -> Job | None:
+    if job.status not in ("queued", "running"):
+        return None
+    return replace(
+        job,
+        status="running",
+        started_at=job.started_at or now,
+        attempts=job.attempts + 1,
+        lease_until=now + lease_seconds,
+        claim=claim,
+    )
+
+
+def _abandon(job: Job, now: float, instance: str) -> Job | None:
+    if job.terminal:
+        return None
+    detail = f"The job was interrupted {job.attempts} time(s) and is not retried again."
+    return replace(
+        job,
+        status="failed",
+        completed_at=now,
+        error=problem(500, "job-abandoned", "Job abandoned", detail, instance),
+        lease_until=None,
+        claim="",
+    )
+
+
+def _claim_or_abandon(
+    job: Job, now: float, lease_seconds: float, claim: str, max_attempts: int, instance: str
+) -> Job | None:
+    if job.status == "running" and job.attempts >= max_attempts:
+        return _abandon(job, now, instance)
+    return _claim(job, now, lease_seconds, claim)
+
+
+def _due(job: Job, now: float) -> bool:
+    return job.status == "queued" or (
+        job.status == "running" and (job.lease_until is None or job.lease_until <= now)
+    )
+
+
+class JobStore(abc.ABC):
+    """Job state. ``update`` is the one atomic read-modify-write every transition uses."""
+
+    @abc.abstractmethod
+    async def create(self, job: Job) -> None: ...
+
+    @abc.abstractmethod
+    async def get(self, job_id: str) -> Job | None: ...
+
+    @abc.abstractmethod
+    async def update(
+        self,
+        job_id: str,
+        change: Callable[[Job], Job | None],
+        webhook: WebhookBuilder | None = None,
+    ) -> Job | None:
+        """Apply ``change`` atomically; returns the new job, or None if nothing changed. When
+        the job becomes terminal and ``webhook`` is given, the store writes the callback event
+        in the same transaction (only stores for which ``shares_outbox`` is true)."""
+
+    async def claim_next(
+        self,
+        now: float,
+        lease_seconds: float,
+        max_attempts: int,
+        instance_for: Callable[[str], str],
+        webhook: WebhookBuilder | None = None,
+    ) -> Job | None:
+        """The embedded worker's pick: the oldest queued job, or a running one whose lease ran
+        out. Returns it running (run it) or failed (attempts exhausted: only notify)."""
+        raise NotImplementedError(f"{type(self).__name__} jobs run on arq workers")
+
+    def shares_outbox(self, outbox: Outbox | None) -> bool:
+        return False
+
+    async def close(self) -> None:  # noqa: B027 - optional hook
+        pass
+
+
+class MemoryJobStore(JobStore):
+    def __init__(self) -> None:
+        self._jobs: dict[str, Job] = {}
+
+    async def create(self, job: Job) -> None:
+        self._jobs[job.id] = job
+
+    async def get(self, job_id: str) -> Job | None:
+        return self._jobs.get(job_id)
+
+    async def update(
+        self,
+        job_id: str,
+        change: Callable[[Job], Job | None],
+        webhook: WebhookBuilder | None = None,
+    ) -> Job | None:
+        job = self._jobs.get(job_id)
+        new = None if job is None else change(job)
+        if new is not None:
+            self._jobs[job_id] = new
+        return new
+
+    async def claim_next(
+        self,
+        now: float,
+        lease_seconds: float,
+        max_attempts: int,
+        instance_for: Callable[[str], str],
+        webhook: WebhookBuilder | None = None,
+    ) -> Job | None:
+        for job in sorted(self._jobs.values(), key=lambda j: j.created_at):
+            if _due(job, now):
+                claim = secrets.token_hex(8)
+                new = _claim_or_abandon(
+                    job, now, lease_seconds, claim, max_attempts, instance_for(job.id)
+                )
+                if new is not None:
+                    self._jobs[job.id] = new
+                    return new
+        return None
+
+
+_SQLITE_SCHEMA = """
+CREATE TABLE IF NOT EXISTS apiforge_jobs (
+    id TEXT PRIMARY KEY,
+    status TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    lease_until REAL,
+    record TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS apiforge_jobs_due ON apiforge_jobs (status, created_at);
+"""
+
+
+class SqliteJobStore(JobStore):
+    """The embedded default: one file, several uvicorn workers on one host."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._db = SqliteRunner(path)
+        for statement in _SQLITE_SCHEMA.split(";"):
+            if statement.strip():
+                self._db.conn.execute(statement)
+        ensure_sqlite_schema(self._db.conn)  # callback events share the file and transaction
+
+    def shares_outbox(self, outbox: Outbox | None) -> bool:
+        return isinstance(outbox, SqliteOutbox) and os.path.realpath(
+            outbox.path
+        ) == os.path.realpath(self.path)
+
+    @staticmethod
+    def _write(conn: sqlite3.Connection, job: Job, webhook: WebhookBuilder | None) -> None:
+        conn.execute(
+            "UPDATE apiforge_jobs SET status = ?, lease_until = ?, record = ? WHERE id = ?",
+            (job.status, job.lease_until, job.to_record(), job.id),
+        )
+        if webhook is not None and job.terminal:
+            event, endpoints = webhook(job)
+            sqlite_enqueue_in(conn, event, endpoints)
+
+    async def create(self, job: Job) -> None:
+        def work(conn: sqlite3.Connection) -> None:
+            conn.execute(
+                "INSERT INTO apiforge_jobs (id, status, created_at, lease_until, record)"
+                " VALUES (?,?,?,?,?)",
+                (job.id, job.status, job.created_at, job.lease_until, job.to_record()),
+            )
+
+        await self._db.run(work)
+
+    async def get(self, job_id: str) -> Job | None:
+        def work(conn: sqlite3.Connection) -> Job | None:
+            row = conn.execute(
+                "SELECT record FROM apiforge_jobs WHERE id = ?", (job_id,)
+            ).fetchone()
+            return None if row is None else Job.from_record(row[0])
+
+        return await self._db.run(work)
+
+    async def update(
+        self,
+        job_id: str,
+        change: Callable[[Job], Job | None],
+        webhook: WebhookBuilder | None = None,
+    ) -> Job | None:
+        def work(conn: sqlite3.Connection) -> Job | None:
+            with sqlite_transaction(conn):
+                row = conn.execute(
+                    "SELECT record FROM apiforge_jobs WHERE id = ?", (job_id,)
+                ).fetchone()
+                new = None if row is None else change(Job.from_record(row[0]))
+                if new is not None:
+                    self._write(conn, new, webhook)
+                return new
+
+        return await self._db.run(work)
+
+    async def claim_next(
+        self,
+        now: float,
+        lease_seconds: float,
+        max_attempts: int,
+        instance_for: Callable[[str], str],
+        webhook: WebhookBuilder | None = None,
+    ) -> Job | None:
+        claim = secrets.token_hex(8)
+
+        def work(conn: sqlite3.Connection) -> Job | None:
+            with sqlite_transaction(conn):
+                row = conn.execute(
+                    "SELECT record FROM apiforge_jobs WHERE status = 'queued'"
+                    " OR (status = 'running' AND (lease_until IS NULL OR lease_until <= ?))"
+                    " ORDER BY created_at LIMIT 1",
+                    (now,),
+                ).fetchone()
+                if row is None:
+                    return None
+                job = Job.from_record(row[0])
+                new = _claim_or_abandon(
+                    job, now, lease_seconds, claim, max_attempts, instance_for(job.id)
+                )
+                if new is not None:
+                    self._write(conn, new, webhook)
+                return new
+
+        return await self._db.run(work)
+
+    async def close(self) -> None:
+        self._db.close()
+
+
+class RedisJobStore(JobStore):
+    """Job records as JSON strings; transitions are optimistic ``WATCH``/``MULTI``
+    transactions. Ended jobs expire after ``retention_seconds``."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        prefix: str = "apiforge:jobs:",
+        retention_seconds: int = 7 * 24 * 3600,
+        client: aioredis.Redis | None = None,
+    ) -> None:
+        self.url = url
+        self.prefix = prefix
+        self.retention_seconds = retention_seconds
+        self.redis: aioredis.Redis = client or aioredis.Redis.from_url(url)
+
+    def _key(self, job_id: str) -> str:
+        return f"{self.prefix}job:{job_id}"
+
+    async def create(self, job: Job) -> None:
+        await self.redis.set(self._key(job.id), job.to_record())
+
+    async def get(self, job_id: str) -> Job | None:
+        raw = await self.redis.get(self._key(job_id))
+        return None if raw is None else Job.from_record(raw)
+
+    async def update(
+        self,
+        job_id: str,
+        change: Callable[[Job], Job | None],
+        webhook: WebhookBuilder | None = None,
+    ) -> Job | None:
+        key = self._key(job_id)
+        async with self.redis.pipeline(transaction=True) as p:
+            pipe: Any = p  # redis-py leaves reset/multi untyped
+            while True:
+                try:
+                    await pipe.watch(key)
+                    raw = await pipe.get(key)
+                    new = None if raw is None else change(Job.from_record(raw))
+                    if new is None:
+                        await pipe.reset()
+                        return None
+                    pipe.multi()
+                    ttl = self.retention_seconds if new.terminal else None
+                    pipe.set(key, new.to_record(), ex=ttl)
+                    await pipe.execute()
+                    return new
+                except WatchError:
+                    continue
+
+    async def close(self) -> None:
+        await self.redis.aclose()
+
+
+# --------------------------------------------------------------------------- registry
+
+
+class JobRegistry:
+    """Job handlers by name: ``async def handler(input) -> result``."""
+
+    def __init__(self) -> None:
+        self._handlers: dict[str, JobHandler] = {}
+
+    def register(self, name: str, handler: JobHandler) -> None:
+        self._handlers[name] = handler
+
+    def handler(self, name: str) -> Callable[[JobHandler], JobHandler]:
+        def decorate(fn: JobHandler) -> JobHandler:
+            self.register(name, fn)
+            return fn
+
+        return decorate
+
+    def get(self, name: str) -> JobHandler | None:
+        return self._handlers.get(name)
+
+    def names(self) -> list[str]:
+        return sorted(self._handlers)
+
+
+# --------------------------------------------------------------------------- service
+
+
+class JobService:
+    """What the generated router and the workers use. Build it with ``open_jobs``."""
+
+    def __init__(
+        self,
+        store: JobStore,
+        registry: JobRegistry,
+        *,
+        outbox: Outbox | None = None,
+        base_path: str = "/jobs",
+        retry_after: int = 5,
+        lease_seconds: float = 30.0,
+        max_attempts: int = 3,
+        concurrency: int = 4,
+        poll_interval: float = 0.5,
+        clock: Clock = time.time,
+        arq_url: str | None = None,
+        queue_name: str = DEFAULT_QUEUE,
+        callback_signer_key: str = "default",
+    ) -> None:
+        self.store = store
+        self.registry = registry
+        self.outbox = outbox
+        self.base_path = base_path.rstrip("/")
+        self.retry_after = retry_after
+        self.lease_seconds = lease_seconds
+        self.max_attempts = max_attempts
+        self.concurrency = concurrency
+        self.poll_interval = poll_interval
+        self.clock = clock
+        self.arq_url = arq_url
+        self.queue_name = queue_name
+        self.callback_signer_key = callback_signer_key
+        self._atomic_webhooks = store.shares_outbox(outbox)
+        self._arq: Any = None  # arq.connections.ArqRedis, created on first submit
+        self.worker: JobWorker | None = None
+
+    # ---- what the router calls
+
+    def location(self, job_id: str) -> str:
+        return f"{self.base_path}/{job_id}"
+
+    async def submit(self, name: str, input: Any = None, *, callback_url: str | None = None) -> Job:
+        if self.registry.get(name) is None:
+            raise LookupError(f"no job handler registered as {name!r}")
+        job = Job(new_job_id(), name, "queued", self.clock(), input, callback_url=callback_url)
+        await self.store.create(job)
+        if self.arq_url is not None:
+            await self._enqueue_arq(job.id)
+        elif self.worker is not None:
+            self.worker.wake()
+        return job
+
+    def accepted_response(self, job: Job) -> JSONResponse:
+        return JSONResponse(
+            job.to_json(),
+            status_code=202,
+            headers={"Location": self.location(job.id), "Retry-After": str(self.retry_after)},
+        )
+
+    async def submit_response(
+        self, name: str, input: Any = None, *, callback_url: str | None = None
+    ) -> JSONResponse:
+        """202 Accepted, ``Location: <base>/{id}``, ``Retry-After``, the queued job as body."""
+        return self.accepted_response(await self.submit(name, input, callback_url=callback_url))
+
+    async def get(self, job_id: str) -> Job:
+        job = await self.store.get(job_id)
+        if job is None:
+            raise ProblemDetail(404, "job-not-found", "Job not found", f"No job {job_id}.")
+        return job
+
+    async def get_response(self, job_id: str) -> JSONResponse:
+        """200 with the job; ``Retry-After`` while it has not ended; 404 problem if unknown."""
+        job = await self.get(job_id)
+        headers = {} if job.terminal else {"Retry-After": str(self.retry_after)}
+        return JSONResponse(job.to_json(), headers=headers)
+
+    async def cancel(self, job_id: str) -> Job:
+        """Cancel a queued or running job (a running one is stopped at its next heartbeat).
+        Cancelling a cancelled job is a no-op; a completed or failed one is a 409 problem."""
+
+        def change(job: Job) -> Job | None:
+            if job.terminal:
+                return None
+            return replace(
+                job, status="cancelled", completed_at=self.clock(), lease_until=None, claim=""
+            )
+
+        new = await self.store.update(job_id, change, self._webhook_for_store)
+        if new is not None:
+            await self._ended(new)
+            if self.worker is not None:
+                self.worker.cancel_local(job_id)
+            return new
+        job = await self.get(job_id)
+        if job.status != "cancelled":
+            raise ProblemDetail(
+                409,
+                "job-not-cancellable",
+                "Job cannot be cancelled",
+                f"The job has already {job.status}.",
+            )
+        return job
+
+    async def cancel_response(self, job_id: str) -> JSONResponse:
+        return JSONResponse((await self.cancel(job_id)).to_json())
+
+    # ---- lifecycle (app lifespan)
+
+    async def start(self) -> None:
+        """Start the in-process worker (embedded stores). With arq, workers are separate."""
+        if self.arq_url is None and self.worker is None:
+            self.worker = JobWorker(self)
+            self.worker.start()
+
+    async def stop(self) -> None:
+        if self.worker is not None:
+            await self.worker.stop()
+            self.worker = None
+        if self._arq is not None:
+            await self._arq.aclose()
+            self._arq = None
+
+    async def close(self) -> None:
+        await self.stop()
+        await self.store.close()
+
+    # ---- callbacks
+
+    def callback_webhook(self, job: Job) -> tuple[dict[str, Any], list[Endpoint | str]]:
+        """The ``job.<status>`` event for a job's ``callbackUrl``; one event id per job, so
+        enqueueing it twice (a worker retried after a crash) stores it once."""
+        event = new_event(
+            f"job.{job.status}",
+            job.to_json(),
+            event_id="evt_" + job.id.removeprefix("job_"),
+            now=job.completed_at,
+        )
+        endpoints: list[Endpoint | str] = []
+        if job.callback_url:
+            endpoints.append(Endpoint(job.callback_url, self.callback_signer_key))
+        return event, endpoints
+
+    @property
+    def _webhook_for_store(self) -> WebhookBuilder | None:
+        return self.callback_webhook if self._atomic_webhooks else None
+
+    async def _ended(self, job: Job) -> None:
+        """A job reached a terminal state: notify its callback unless the store already did."""
+        if self._atomic_webhooks and self.outbox is not None:
+            self.outbox.notify()  # written with the job: wake this process's dispatcher
+            return
+        if job.callback_url and self.outbox is not None:
+            event, endpoints = self.callback_webhook(job)
+            await self.outbox.enqueue(event, endpoints)
+
+    # ---- running one claimed job (embedded worker and arq alike)
+
+    async def execute(self, job: Job) -> Job | None:
+        """Run a claimed (running) job to its end; None if it was cancelled or lost its claim
+        meanwhile. Renews the lease every third of it; stops the handler if the job is
+        cancelled. If this task is cancelled (shutdown), the job goes back to the queue."""
+        handler = self.registry.get(job.name)
+        instance = self.location(job.id)
+        if handler is None:
+            detail = f"No handler is registered for jobs of type {job.name!r}."
+            err = problem(500, "job-handler-missing", "Job handler missing", detail, instance)
+            return await self._finish(job, "failed", None, err)
+        task: asyncio.Task[Any] = asyncio.create_task(handler(job.input))
+        try:
+            while True:
+                done, _ = await asyncio.wait({task}, timeout=self.lease_seconds / 3)
+                if done:
+                    break
+                now = self.clock()
+
+                def renew(j: Job, until: float = now + self.lease_seconds) -> Job | None:
+                    if j.status != "running" or j.claim != job.claim:
+                        return None
+                    return replace(j, lease_until=until)
+
+                try:
+                    renewed = await self.store.update(job.id, renew)
+                except Exception:
+                    continue  # store briefly unavailable: the lease has slack (renewed at 1/3)
+                if renewed is None:
+                    task.cancel()  # cancelled, or claimed by another worker after we stalled
+                    with contextlib.suppress(BaseException):
+                        await task
+                    return None
+        except asyncio.CancelledError:
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+            await asyncio.shield(self._release(job))
+            raise
+        try:
+            result = task.result()
+            json.dumps(result)
+        except asyncio.CancelledError:
+            return None
+        except ProblemDetail as exc:
+            return await self._finish(job, "failed", None, exc.body(instance))
+        except (TypeError, ValueError):
+            err = problem(
+                500, "job-failed", "Job failed", "The job's result is not JSON.", instance
+            )
+            return await self._finish(job, "failed", None, err)
+        except Exception:
+            err = problem(
+                500,
+                "job-failed",
+                "Job failed",
+                "The job failed with an unexpected error.",
+                instance,
+            )
+            return await self._finish(job, "failed", None, err)
+        return await self._finish(job, "completed", result, None)
+
+    async def _finish(
+        self, job: Job, status: JobStatus, result: Any, error: dict[str, Any] | None
+    ) -> Job | None:
+        now = self.clock()
+
+        def change(j: Job) -> Job | None:
+            if j.status != "running" or j.claim != job.claim:
+                return None  # cancelled meanwhile, or no longer ours: never completes twice
+            return replace(
+                j,
+                status=status,
+                completed_at=now,
+                result=result,
+                error=error,
+                lease_until=None,
+                claim="",
+            )
+
+        new = await self.store.update(job.id, change, self._webhook_for_store)
+        if new is not None:
+            await self._ended(new)
+        return new
+
+    async def _release(self, job: Job) -> None:
+        """Shutdown while running: back to queued now, rather than when the lease runs out."""
+
+        def change(j: Job) -> Job | None:
+            if j.status != "running" or j.claim != job.claim:
+                return None
+            return replace(j, status="queued", lease_until=None, claim="")
+
+        with contextlib.suppress(Exception):
+            await self.store.update(job.id, change)
+
+    async def claim_next(self) -> Job | None:
+        """Embedded: claim the next due job; a job out of attempts is failed (and notified)."""
+        while True:
+            job = await self.store.claim_next(
+                self.clock(),
+                self.lease_seconds,
+                self.max_attempts,
+                self.location,
+                self._webhook_for_store,
+            )
+            if job is None or job.status == "running":
+                return job
+            await self._ended(job)  # abandoned: try the next one
+
+    # ---- arq
+
+    async def _enqueue_arq(self, job_id: str) -> None:
+        from arq.connections import RedisSettings, create_pool
+
+        if self._arq is None:
+            assert self.arq_url is not None
+            self._arq = await create_pool(
+                RedisSettings.from_dsn(self.arq_url), default_queue_name=self.queue_name
+            )
+        await self._arq.enqueue_job(ARQ_FUNCTION, job_id, _job_id=job_id)
+
+    async def run_arq_job(self, job_id: str, job_try: int) -> None:
+        """The body of the arq function: claim, run, finish. arq guarantees one worker at a
+        time per job and re-runs it if its worker died; the claim guards completion."""
+        job = await self.store.get(job_id)
+        if job is None:
+            return
+        if job.terminal:
+            # a worker died between finishing and notifying: notifying is idempotent
+            if job.callback_url and self.outbox is not None and not self._atomic_webhooks:
+                await self._ended(job)
+            return
+        now = self.clock()
+        if job_try > self.max_attempts:
+            abandoned = await self.store.update(
+                job_id, lambda j: _abandon(j, now, self.location(j.id)), self._webhook_for_store
+            )
+            if abandoned is not None:
+                await self._ended(abandoned)
+            return
+        claim = secrets.token_hex(8)
+        claimed = await self.store.update(
+            job_id, lambda j: _claim(j, now, self.lease_seconds, claim)
+        )
+        if claimed is not None:
+            await self.execute(claimed)
+
+
+class JobWorker:
+    """The embedded, in-process worker: an asyncio task that claims and runs due jobs, up to
+    ``concurrency`` at a time. Several processes may each run one on the same SQLite file."""
+
+    def __init__(self, service: JobService) -> None:
+        self.service = service
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._running: dict[str, asyncio.Task[Job | None]] = {}
+        self._slots = asyncio.Semaphore(service.concurrency)
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def cancel_local(self, job_id: str) -> None:
+        task = self._running.get(job_id)
+        if task is not None:
+            task.cancel()
+
+    async def run_once(self) -> Job | None:
+        """Claim one due job and run it to the end (tests); None if nothing was due."""
+        job = await self.service.claim_next()
+        return None if job is None else await self.service.execute(job)
+
+    async def _run_one(self, job: Job) -> Job | None:
+        try:
+            return await self.service.execute(job)
+        finally:
+            self._running.pop(job.id, None)
+            self._slots.release()
+            self._wake.set()
+
+    async def run(self) -> None:
+        while True:
+            await self._slots.acquire()
+            try:
+                job = await self.service.claim_next()
+            except asyncio.CancelledError:
+                self._slots.release()
+                raise
+            except Exception:  # store briefly unavailable
+                job = None
+            if job is not None:
+                self._running[job.id] = asyncio.create_task(self._run_one(job))
+                continue
+            self._slots.release()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), self.service.poll_interval)
+            self._wake.clear()
+
+    def start(self) -> None:
+        if self._task is None or self._task.done():
+            self._task = asyncio.create_task(self.run(), name="apiforge-job-worker")
+
+    async def stop(self) -> None:
+        tasks = [t for t in (self._task, *self._running.values()) if t is not None]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(BaseException):
+                await task
+        self._task = None
+
+
+def open_jobs(
+    url: str,
+    registry: JobRegistry,
+    *,
+    outbox: Outbox | None = None,
+    queue_name: str = DEFAULT_QUEUE,
+    **options: Any,
+) -> JobService:
+    """The job service for a store URL. ``memory://`` and ``sqlite:///…`` run jobs in
+    process (``await service.start()`` in the lifespan); ``redis://…`` hands them to arq.
+    ``options``: ``base_path``, ``retry_after``, ``lease_seconds``, ``max_attempts``,
+    ``concurrency``, ``poll_interval``, ``clock``, ``callback_signer_key``."""
+    parsed = parse_store_url(url)
+    if parsed.kind == "memory":
+        return JobService(MemoryJobStore(), registry, outbox=outbox, **options)
+    if parsed.kind == "sqlite":
+        return JobService(SqliteJobStore(parsed.path), registry, outbox=outbox, **options)
+    return JobService(
+        RedisJobStore(url), registry, outbox=outbox, arq_url=url, queue_name=queue_name, **options
+    )
+
+
+# --------------------------------------------------------------------------- arq worker
+
+
+async def _arq_run_job(ctx: dict[str, Any], job_id: str) -> None:
+    service: JobService = ctx["apiforge_jobs"]
+    await service.run_arq_job(job_id, int(ctx.get("job_try", 1)))
+
+
+def arq_worker_settings(
+    registry: JobRegistry,
+    url: str,
+    *,
+    webhooks_url: str | None = None,
+    queue_name: str = DEFAULT_QUEUE,
+    max_attempts: int = 3,
+    job_timeout: int = 300,
+    max_jobs: int = 10,
+    **options: Any,
+) -> type:
+    """A class for ``arq`` (``WorkerSettings = arq_worker_settings(registry, url)``). A job
+    whose worker died is re-run by arq once its in-progress key expires (``job_timeout`` +
+    10 s); after ``max_attempts`` tries it fails with the problem ``job-abandoned``."""
+    from arq.connections import RedisSettings
+    from arq.worker import func
+
+    from .webhooks import open_outbox
+
+    async def on_startup(ctx: dict[str, Any]) -> None:
+        outbox = open_outbox(webhooks_url or url)
+        service = open_jobs(
+            url,
+            registry,
+            outbox=outbox,
+            queue_name=queue_name,
+            max_attempts=max_attempts,
+            **options,
+        )
+        ctx["apiforge_jobs"] = service
+        ctx["apiforge_outbox"] = outbox
+
+    async def on_shutdown(ctx: dict[str, Any]) -> None:
+        service: JobService | None = ctx.get("apiforge_jobs")
+        if service is not None:
+            await service.close()
+        outbox: Outbox | None = ctx.get("apiforge_outbox")
+        if outbox is not None:
+            await outbox.close()
+
+    attrs: dict[str, Any] = {
+        # arq gives up *before* calling us after max_tries; one more lets us record the failure
+        "functions": [func(_arq_run_job, name=ARQ_FUNCTION, max_tries=max_attempts + 1)],
+        "redis_settings": RedisSettings.from_dsn(url),
+        "queue_name": queue_name,
+        "on_startup": on_startup,
+        "on_shutdown": on_shutdown,
+        "job_timeout": job_timeout,
+        "max_jobs": max_jobs,
+        "keep_result": 60,
+    }
+    return type("WorkerSettings", (), attrs)
+
+
+def registry_from_string(spec: str) -> JobRegistry:
+    """``package.module:attribute`` → the JobRegistry it names."""
+    import importlib
+
+    module_name, _, attr = spec.partition(":")
+    found = getattr(importlib.import_module(module_name), attr or "registry")
+    if not isinstance(found, JobRegistry):
+        raise TypeError(f"{spec} is a {type(found).__name__}, not a JobRegistry")
+    return found
+
+
+def env_options(environ: Mapping[str, str] = os.environ) -> dict[str, Any]:
+    """Job options from ``APIFORGE_JOBS_*`` environment variables (the worker command)."""
+    options: dict[str, Any] = {}
+    for name, key, cast in (
+        ("APIFORGE_JOBS_BASE_PATH", "base_path", str),
+        ("APIFORGE_JOBS_MAX_ATTEMPTS", "max_attempts", int),
+        ("APIFORGE_JOBS_LEASE_SECONDS", "lease_seconds", float),
+        ("APIFORGE_JOBS_TIMEOUT_SECONDS", "job_timeout", int),
+    ):
+        if environ.get(name):
+            options[key] = cast(environ[name])
+    return options

@@ -1,0 +1,187 @@
+"""The generated server's settings: one flat dataclass, read from environment variables.
+
+Every field `name` is read from `<PREFIX><NAME>` (prefix `APIFORGE_` by default), e.g.
+`store_url` ← `APIFORGE_STORE_URL`. Unset variables keep the default. In tests, construct
+`Settings(...)` directly (or `Settings.from_env(environ={...})`) and pass it to `create_app`.
+
+Value syntax in the environment, by field type:
+
+- `str`, `int`: as is (`int` fields accept `1_000_000`); `bool`: 1/0, true/false, yes/no, on/off
+- `tuple[str, ...]`: comma-separated (`a,b,c`); or a JSON array
+- `dict[str, str]`: a JSON object (`{"free": "100/minute"}`), or `name=value` pairs
+  separated by commas or whitespace (`free=100/minute pro=1000/minute`)
+
+To add a setting: add a field with a default and a `#:` comment saying what it does and how
+the environment spells it — `from_env` picks it up by its type, and `documented()` lists it
+(the generated README renders that list). The fields and their documentation are below.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+@dataclass(frozen=True)
+class Settings:
+    #: Where resources (the versioned repository) live: `sqlite:///./data/app.db` (the embedded
+    #: default; one file, several workers on one host) or `memory://` (one process, tests).
+    store_url: str = "sqlite:///./data/app.db"
+
+    #: Rate-limit counters: `memory://` (per process) or `redis://host:port/db` (shared by
+    #: every worker and host). Any `limits` storage URL works.
+    rate_limit_storage_url: str = "memory://"
+    #: Turn rate limiting off (`0`) without touching the spec, e.g. behind a gateway that does it.
+    rate_limit_enabled: bool = True
+    #: `sliding-window-counter` (default), `fixed-window` or `moving-window`.
+    rate_limit_strategy: str = "sliding-window-counter"
+    #: The limit of an authenticated caller without a tier, in `limits` syntax: `100/minute`,
+    #: `10/second`, `5000/hour`.
+    rate_limit_default: str = "100/minute"
+    #: The limit of anonymous callers (no credential), counted per client IP; empty: the default.
+    rate_limit_anonymous: str = ""
+    #: Tier → limit, e.g. `free=100/minute pro=1000/minute`.
+    rate_limit_tiers: dict[str, str] = field(default_factory=dict)
+    #: API key or bearer token → tier. Write the key's SHA-256 hex digest (or `sha256:<hex>`)
+    #: so the environment never holds the secret; a raw key is hashed on load.
+    rate_limit_keys: dict[str, str] = field(default_factory=dict)
+    #: Count credentials that are not in `rate_limit_keys` as anonymous (per IP): set it when
+    #: `rate_limit_keys` lists every valid key, so invented tokens cannot dodge the limit.
+    rate_limit_unknown_keys_by_ip: bool = False
+
+    #: Largest accepted request body in bytes (larger → 413), counted from Content-Length and
+    #: from the bytes actually streamed.
+    max_body_bytes: int = 1_048_576
+
+    #: How long a stored idempotent response is replayed, in seconds (24 h, as Stripe).
+    idempotency_ttl_seconds: int = 86_400
+
+    #: Webhook signing secrets, comma-separated; the first signs, all verify (rotation).
+    webhook_secrets: tuple[str, ...] = ()
+
+    @classmethod
+    def from_env(
+        cls, prefix: str = "APIFORGE_", environ: Mapping[str, str] | None = None
+    ) -> Settings:
+        """Settings from `<prefix><FIELD>` variables; ValueError names a bad variable."""
+        env = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        for f in dataclasses.fields(cls):
+            name = prefix + f.name.upper()
+            if name not in env:
+                continue
+            try:
+                values[f.name] = _convert(env[name], _kind(f))
+            except ValueError as exc:
+                raise ValueError(f"{name}: {exc}") from None
+        return cls(**values)
+
+    @classmethod
+    def documented(cls, prefix: str = "APIFORGE_") -> list[tuple[str, str, str]]:
+        """(environment variable, default, description) for every setting, in field order."""
+        docs = _field_docs(cls)
+        rows = []
+        for f in dataclasses.fields(cls):
+            default: object = f.default
+            if f.default_factory is not dataclasses.MISSING:
+                default = f.default_factory()
+            rows.append((prefix + f.name.upper(), _render(default), docs.get(f.name, "")))
+        return rows
+
+
+def _kind(f: dataclasses.Field[Any]) -> str:
+    annotation = str(f.type)
+    for kind in ("bool", "int", "tuple", "dict"):
+        if annotation.startswith(kind):
+            return kind
+    return "str"
+
+
+def _convert(raw: str, kind: str) -> object:
+    text = raw.strip()
+    if kind == "str":
+        return raw
+    if kind == "bool":
+        lowered = text.lower()
+        if lowered in _TRUE:
+            return True
+        if lowered in _FALSE:
+            return False
+        raise ValueError(f"{raw!r} is not a boolean (use 1/0, true/false, yes/no, on/off)")
+    if kind == "int":
+        try:
+            return int(text)
+        except ValueError:
+            raise ValueError(f"{raw!r} is not an integer") from None
+    if kind == "tuple":
+        if text.startswith("["):
+            items = json.loads(text)
+            if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
+                raise ValueError("expected a JSON array of strings")
+            return tuple(items)
+        return tuple(part.strip() for part in text.split(",") if part.strip())
+    # dict
+    if text.startswith("{"):
+        try:
+            mapping = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"invalid JSON object: {exc}") from None
+        if not isinstance(mapping, dict):
+            raise ValueError("expected a JSON object")
+        return {str(k): str(v) for k, v in mapping.items()}
+    result: dict[str, str] = {}
+    for pair in re.split(r"[,\s]+", text):
+        if not pair:
+            continue
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ValueError(f"{pair!r} is not name=value")
+        result[key] = value
+    return result
+
+
+def _render(value: object) -> str:
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, tuple):
+        return ",".join(str(v) for v in value)
+    if isinstance(value, dict):
+        return " ".join(f"{k}={v}" for k, v in value.items())
+    return str(value)
+
+
+def _field_docs(cls: type) -> dict[str, str]:
+    """The `#:` comments above each field, read from the source of `cls` and its bases
+    (a subclass adding settings documents them the same way)."""
+    import inspect
+
+    docs: dict[str, str] = {}
+    for klass in reversed(cls.__mro__):
+        if dataclasses.is_dataclass(klass):
+            with contextlib.suppress(OSError, TypeError):
+                docs.update(_comments(inspect.getsource(klass)))
+    return docs
+
+
+def _comments(source: str) -> dict[str, str]:
+    docs: dict[str, str] = {}
+    pending: list[str] = []
+    for line in source.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("#:"):
+            pending.append(stripped[2:].strip())
+            continue
+        match = re.match(r"^(\w+)\s*:", stripped)
+        if match and pending:
+            docs[match.group(1)] = " ".join(pending)
+        pending = []
+    return docs

@@ -1,0 +1,313 @@
+"""Rate limiting (runtime/ratelimit.py): unit tests, then the test app under uvicorn on the
+memory storage (one worker) and a real Redis (two workers sharing the counters)."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import re
+import time
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+import redis
+
+from tests.runtime.server.conftest import RuntimeModules, app_package
+from tests.support import free_port, uvicorn_server
+
+PRO_KEY = "pro-secret-key-123"
+PRO_HASH = hashlib.sha256(PRO_KEY.encode()).hexdigest()
+
+
+def make_request(
+    rt: RuntimeModules, headers: dict[str, str] | None = None, client: str = "10.0.0.1"
+) -> Any:
+    from starlette.requests import Request
+
+    raw = [(k.lower().encode(), v.encode()) for k, v in (headers or {}).items()]
+    return Request(
+        {"type": "http", "method": "GET", "path": "/", "headers": raw, "client": (client, 1234)}
+    )
+
+
+# --- unit --------------------------------------------------------------------------------
+
+
+def test_hash_and_configured_keys(rt: RuntimeModules) -> None:
+    rl = rt.ratelimit
+    assert rl.hash_credential("abc") == hashlib.sha256(b"abc").hexdigest()
+    limiter = rl.RateLimiter(
+        tiers={"pro": "10/minute", "free": "2/minute"},
+        keys={"raw-key": "free", PRO_HASH: "pro", "sha256:" + "a" * 64: "free"},
+    )
+    # only hashes are kept
+    assert set(limiter.keys) == {rl.hash_credential("raw-key"), PRO_HASH, "a" * 64}
+    assert "raw-key" not in repr(limiter.keys)
+    with pytest.raises(ValueError, match="unknown tier"):
+        rl.RateLimiter(keys={"k": "gold"})
+    with pytest.raises(ValueError, match="strategy"):
+        rl.RateLimiter(strategy="token-bucket")
+    with pytest.raises(ValueError, match="100/minute"):
+        rl.RateLimiter(default="lots")
+    with pytest.raises(ValueError, match="family"):
+        rl.rate_limited("x-rate")
+
+
+def test_principal_selection(rt: RuntimeModules) -> None:
+    rl = rt.ratelimit
+    limiter = rl.RateLimiter(
+        default="5/minute", anonymous="2/minute", tiers={"pro": "9/minute"}, keys={PRO_KEY: "pro"}
+    )
+    bearer = limiter.principal(make_request(rt, {"Authorization": f"Bearer {PRO_KEY}"}))
+    assert bearer == rl.Principal(f"key:{PRO_HASH}", "pro", False)
+    assert limiter.limit_for(bearer).amount == 9
+    api_key = limiter.principal(make_request(rt, {"X-API-Key": "other"}))
+    assert api_key == rl.Principal("key:" + rl.hash_credential("other"), None, False)
+    assert limiter.limit_for(api_key).amount == 5
+    basic = limiter.principal(make_request(rt, {"Authorization": "Basic dXNlcjpwdw=="}))
+    assert basic.key == "key:" + rl.hash_credential("Basic dXNlcjpwdw==")
+    anon = limiter.principal(make_request(rt, client="192.0.2.7"))
+    assert anon == rl.Principal("ip:192.0.2.7", None, True)
+    assert limiter.limit_for(anon).amount == 2
+    verified = make_request(rt, {"Authorization": "Bearer x"})
+    verified.state.principal = "usr_1"
+    assert limiter.principal(verified).key == "user:usr_1"
+    strict = rl.RateLimiter(
+        tiers={"pro": "9/minute"}, keys={PRO_KEY: "pro"}, unknown_keys_by_ip=True
+    )
+    assert strict.principal(make_request(rt, {"Authorization": "Bearer invented"})).anonymous
+    assert not strict.principal(make_request(rt, {"Authorization": f"Bearer {PRO_KEY}"})).anonymous
+
+
+def test_header_families(rt: RuntimeModules) -> None:
+    rl = rt.ratelimit
+    result = rl.RateLimitResult(True, 100, 42, 1_000_030.2, 60, "default", "100 per 1 minute")
+    now = 1_000_000.0
+    assert rl.rate_limit_headers("x-ratelimit", result, now) == [
+        ("X-RateLimit-Limit", "100"),
+        ("X-RateLimit-Remaining", "42"),
+        ("X-RateLimit-Reset", "1000031"),
+    ]
+    assert rl.rate_limit_headers("ratelimit", result, now) == [
+        ("RateLimit-Limit", "100"),
+        ("RateLimit-Remaining", "42"),
+        ("RateLimit-Reset", "31"),
+    ]
+    assert rl.rate_limit_headers("ietf", result, now) == [
+        ("RateLimit", '"default";r=42;t=31'),
+        ("RateLimit-Policy", '"default";q=100;w=60'),
+    ]
+    assert result.retry_after(now) == 31
+    assert result.retry_after(now + 100) == 1  # never below 1
+    with pytest.raises(ValueError):
+        rl.rate_limit_headers("bogus", result, now)
+
+
+@pytest.mark.parametrize("strategy", ["sliding-window-counter", "fixed-window", "moving-window"])
+def test_strategies_enforce_the_limit(rt: RuntimeModules, strategy: str) -> None:
+    limiter = rt.ratelimit.RateLimiter(strategy=strategy, default="3/minute")
+    request = make_request(rt, {"X-API-Key": "k"})
+
+    async def run() -> list[Any]:
+        return [await limiter.hit(request) for _ in range(5)]
+
+    results = asyncio.run(run())
+    assert [r.allowed for r in results] == [True, True, True, False, False]
+    assert [r.remaining for r in results] == [2, 1, 0, 0, 0]
+    now = time.time()
+    assert all(now < r.reset_at <= now + 60.5 for r in results)
+    assert all(r.window == 60 and r.limit == 3 for r in results)
+
+
+def test_storage_outage_fails_open(rt: RuntimeModules, caplog: pytest.LogCaptureFixture) -> None:
+    limiter = rt.ratelimit.RateLimiter(
+        storage_url=f"redis://127.0.0.1:{free_port()}/0", default="1/minute"
+    )
+    request = make_request(rt, {"X-API-Key": "k"})
+    assert asyncio.run(limiter.hit(request)) is None
+    assert "letting requests through" in caplog.text
+
+
+def test_from_settings(rt: RuntimeModules) -> None:
+    settings = rt.settings.Settings(
+        rate_limit_default="7/second",
+        rate_limit_anonymous="1/hour",
+        rate_limit_tiers={"pro": "70/second"},
+        rate_limit_keys={PRO_KEY: "pro"},
+        rate_limit_strategy="fixed-window",
+        rate_limit_enabled=False,
+    )
+    limiter = rt.ratelimit.RateLimiter.from_settings(settings)
+    assert (limiter.default.amount, limiter.anonymous.amount, limiter.tiers["pro"].amount) == (
+        7,
+        1,
+        70,
+    )
+    assert limiter.keys == {PRO_HASH: "pro"} and not limiter.enabled
+    assert type(limiter.strategy).__name__ == "FixedWindowRateLimiter"
+
+
+# --- functional: memory (1 worker) and Redis (2 workers) ----------------------------------
+
+
+@pytest.fixture(scope="module", params=["memory", "redis"])
+def server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[httpx.Client, str, str]]:
+    kind = request.param
+    root = tmp_path_factory.mktemp(f"rl_{kind}")
+    app_package(root, "rl_app")
+    env = {
+        "APIFORGE_STORE_URL": "memory://",
+        "APIFORGE_MAX_BODY_BYTES": "100",
+        "APIFORGE_RATE_LIMIT_DEFAULT": "3/minute",
+        "APIFORGE_RATE_LIMIT_ANONYMOUS": "2/minute",
+        "APIFORGE_RATE_LIMIT_TIERS": "pro=5/minute",
+        "APIFORGE_RATE_LIMIT_KEYS": f'{{"{PRO_HASH}": "pro"}}',
+    }
+    workers = 1
+    url = ""
+    if kind == "redis":
+        url = request.getfixturevalue("redis_url")
+        redis.Redis.from_url(url).flushdb()
+        env["APIFORGE_RATE_LIMIT_STORAGE_URL"] = url
+        workers = 2
+    with (
+        uvicorn_server(
+            "rl_app.app:create_app", cwd=root, env=env, workers=workers, extra_args=["--factory"]
+        ) as (base, _proc),
+        httpx.Client(base_url=base) as client,
+    ):
+        yield client, kind, url
+
+
+def key() -> dict[str, str]:
+    return {"Authorization": f"Bearer {uuid.uuid4()}"}
+
+
+def check_429(response: httpx.Response, path: str, limit: str) -> int:
+    assert response.status_code == 429
+    assert response.headers["content-type"] == "application/problem+json"
+    retry = response.headers["retry-after"]
+    assert re.fullmatch(r"[1-9][0-9]*", retry), retry
+    assert response.json() == {
+        "type": "https://apiforge.dev/problems/rate-limited",
+        "title": "Too many requests",
+        "status": 429,
+        "detail": f"Rate limit of {limit} exceeded. Retry after {retry}s.",
+        "instance": path,
+    }
+    assert int(retry) <= 60
+    return int(retry)
+
+
+def test_x_ratelimit_family(server: tuple[httpx.Client, str, str]) -> None:
+    client, _, _ = server
+    headers = key()
+    seen = []
+    for _ in range(3):
+        r = client.get("/rl/x", headers=headers)
+        assert r.status_code == 200
+        now = time.time()
+        assert r.headers["x-ratelimit-limit"] == "3"
+        reset = int(r.headers["x-ratelimit-reset"])
+        assert now - 1 <= reset <= now + 61  # unix seconds
+        seen.append(r.headers["x-ratelimit-remaining"])
+        assert "ratelimit-limit" not in r.headers and "ratelimit" not in r.headers
+    assert seen == ["2", "1", "0"]
+    r = client.get("/rl/x", headers=headers)
+    retry = check_429(r, "/rl/x", "3 per 1 minute")
+    assert r.headers["x-ratelimit-remaining"] == "0"
+    assert int(r.headers["x-ratelimit-reset"]) >= time.time() + retry - 2
+
+
+def test_ratelimit_family(server: tuple[httpx.Client, str, str]) -> None:
+    client, _, _ = server
+    headers = key()
+    for expected in ["2", "1", "0"]:
+        r = client.get("/rl/ratelimit", headers=headers)
+        assert r.status_code == 200
+        assert r.headers["ratelimit-limit"] == "3"
+        assert r.headers["ratelimit-remaining"] == expected
+        assert 0 <= int(r.headers["ratelimit-reset"]) <= 60  # delta seconds
+        assert "x-ratelimit-limit" not in r.headers
+    r = client.get("/rl/ratelimit", headers=headers)
+    check_429(r, "/rl/ratelimit", "3 per 1 minute")
+    assert r.headers["ratelimit-remaining"] == "0"
+
+
+def test_ietf_family(server: tuple[httpx.Client, str, str]) -> None:
+    client, _, _ = server
+    headers = key()
+    for expected in ["2", "1", "0"]:
+        r = client.get("/rl/ietf", headers=headers)
+        assert r.status_code == 200
+        match = re.fullmatch(r'"i";r=(\d+);t=(\d+)', r.headers["ratelimit"])
+        assert match and match.group(1) == expected and int(match.group(2)) <= 60
+        assert r.headers["ratelimit-policy"] == '"i";q=3;w=60'
+    r = client.get("/rl/ietf", headers=headers)
+    check_429(r, "/rl/ietf", "3 per 1 minute")
+    assert re.fullmatch(r'"i";r=0;t=\d+', r.headers["ratelimit"])
+
+
+def test_tier_from_configuration(server: tuple[httpx.Client, str, str]) -> None:
+    client, kind, _ = server
+    headers = {"X-API-Key": PRO_KEY}
+    statuses = [client.get("/rl/x", headers=headers).status_code for _ in range(6)]
+    assert statuses == [200] * 5 + [429]
+    if kind == "redis":
+        stored = " ".join(k.decode() for k in redis.Redis.from_url(server[2]).keys("*"))
+        assert PRO_HASH in stored and PRO_KEY not in stored
+
+
+def test_anonymous_callers_limited_by_ip(server: tuple[httpx.Client, str, str]) -> None:
+    client, _, _ = server
+    statuses = [client.get("/rl/anon").status_code for _ in range(3)]
+    assert statuses == [200, 200, 429]
+    # a caller with a credential on the same IP has its own quota
+    assert client.get("/rl/anon", headers=key()).status_code == 200
+
+
+def test_headers_on_error_responses(server: tuple[httpx.Client, str, str]) -> None:
+    client, _, _ = server
+    headers = key()
+    responses = [
+        client.get("/rl/missing/w1", headers=headers),  # 404 from the handler
+        client.get("/boom", headers=headers),  # 500
+    ]
+    assert [r.status_code for r in responses] == [404, 500]
+    for r in responses:
+        assert r.headers["content-type"] == "application/problem+json"
+        assert r.headers["x-ratelimit-limit"] == "3"
+        assert r.headers["x-ratelimit-remaining"] == "2"  # separate buckets: m and boom
+    echo = [
+        client.post(
+            "/echo", content=b'{"name":', headers={**headers, "content-type": "application/json"}
+        ),
+        client.post(
+            "/echo", content=b"x" * 101, headers={**headers, "content-type": "application/json"}
+        ),
+        client.post("/echo", content=b"{}", headers={**headers, "content-type": "text/plain"}),
+        client.post("/echo", json={"name": "a", "size": 1}, headers=headers),
+    ]
+    assert [r.status_code for r in echo] == [422, 413, 415, 429]
+    assert [r.headers["x-ratelimit-remaining"] for r in echo] == ["2", "1", "0", "0"]
+
+
+def test_unlimited_operation_has_no_headers(server: tuple[httpx.Client, str, str]) -> None:
+    client, _, _ = server
+    r = client.get("/plain", headers=key())
+    assert r.status_code == 200
+    assert not any(h.startswith(("x-ratelimit", "ratelimit")) for h in r.headers)
+
+
+@pytest.mark.parametrize("server", ["redis"], indirect=True)
+def test_workers_share_counters_on_redis(server: tuple[httpx.Client, str, str]) -> None:
+    client, kind, _ = server
+    assert kind == "redis"
+    headers = {**key(), "Connection": "close"}  # a new connection each time: any worker answers
+    statuses = [client.get("/rl/ratelimit", headers=headers).status_code for _ in range(8)]
+    assert statuses == [200] * 3 + [429] * 5
