@@ -22,16 +22,16 @@ redis-server:
 demo: $(STAMP)
 	$(BIN)/python -m generator.demo
 
-test: $(STAMP) redis-server
-	$(BIN)/ruff check generator tests templates bench
-	$(BIN)/ruff format --check generator tests templates bench
-	$(BIN)/mypy
+test: check redis-server
 	$(BIN)/pytest -q
 
+# the project's own code, and the runtimes copied into generated packages, at the same bar
 check: $(STAMP)
 	$(BIN)/ruff check generator tests templates bench
 	$(BIN)/ruff format --check generator tests templates bench
 	$(BIN)/mypy
+	$(BIN)/mypy --strict templates/client/runtime
+	MYPYPATH=templates/server $(BIN)/mypy --strict --explicit-package-bases templates/server/runtime
 
 golden: $(STAMP)
 	$(BIN)/python -m tests.golden_update
