@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 import click
 
 from generator import __version__
-from generator.errors import ApiforgeError
+from generator.errors import ApiforgeError, Problem
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -57,6 +57,81 @@ def inspect(spec: str, fmt: str, validate: bool) -> None:
 
     api = load_spec(spec, validate=validate).api
     click.echo(render_json(api) if fmt == "json" else render_table(api), nl=False)
+
+
+def _wants_colour(output: str | None) -> bool:
+    import os
+
+    if output or os.environ.get("NO_COLOR"):
+        return False
+    return sys.stdout.isatty()
+
+
+@main.command()
+@click.argument("spec")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "sarif", "github"]),
+    default="text",
+    show_default=True,
+)
+@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the report to FILE.")
+@click.option(
+    "--fail-on",
+    type=click.Choice(["error", "warning", "info", "never"]),
+    default=None,
+    help="Exit 1 when a finding is at or above this severity (default: error, or the config's).",
+)
+@click.option("--select", multiple=True, help="Run only these rules (comma-separated ids).")
+@click.option("--ignore", multiple=True, help="Turn these rules off (comma-separated ids).")
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(dir_okay=False),
+    help="Read configuration from FILE instead of searching for one.",
+)
+@click.option("--no-config", is_flag=True, help="Ignore configuration files.")
+@reports_bad_input
+def lint(
+    spec: str,
+    fmt: str,
+    output: str | None,
+    fail_on: str | None,
+    select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    config_file: str | None,
+    no_config: bool,
+) -> None:
+    """Report the production patterns SPEC forgets to declare."""
+    from generator.lint.config import resolve_config
+    from generator.lint.engine import lint_path
+    from generator.lint.report import render
+
+    config = resolve_config(spec, config_file, use_files=not no_config)
+    config = config.with_cli(select, ignore, fail_on)
+    result = lint_path(spec, config)
+    text = render(result, fmt, colour=_wants_colour(output))
+    if output:
+        try:
+            with open(output, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        except OSError as exc:
+            raise ApiforgeError(Problem(f"cannot write {output}: {exc.strerror}")) from None
+    else:
+        click.echo(text, nl=False)
+    sys.exit(EXIT_FINDINGS if result.fails(config.fail_on) else EXIT_OK)
+
+
+@main.command()
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
+def rules(fmt: str) -> None:
+    """List every lint rule with its default severity and summary."""
+    from generator.lint.report import render_rules
+
+    click.echo(render_rules(fmt), nl=False)
 
 
 @main.command()

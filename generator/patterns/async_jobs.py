@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os.path
 import re
+from collections.abc import Iterator
 
 from generator.ir import Api, AsyncJobSpec, Operation
+from generator.lint.model import Hit, Rule, op_hit, rule
 
 JOB_SEGMENTS = {
     "jobs",
@@ -63,3 +65,42 @@ def find_cancel_operation(status_op: Operation, api: Api) -> Operation | None:
         if o.method == "post" and o.path == status_op.path + "/cancel":
             return o
     return None
+
+
+# --- lint rules ------------------------------------------------------------------------
+
+
+@rule("async-location-missing", "error", "a 202 response without a `Location` header", "async_jobs")
+def location_missing(api: Api) -> Iterator[Hit]:
+    for op in api.operations:
+        job = op.patterns.async_job
+        if job is not None and not job.location:
+            target = f" (e.g. `{_status_path(op, api)}`)" if job.status_operation else ""
+            yield op_hit(
+                op,
+                f"add a `Location` header to the 202 response pointing at the job's status "
+                f"resource{target}, so clients know where to poll",
+                job.where,
+            )
+
+
+@rule("async-retry-after-missing", "info", "a 202 response without `Retry-After`", "async_jobs")
+def retry_after_missing(api: Api) -> Iterator[Hit]:
+    for op in api.operations:
+        job = op.patterns.async_job
+        if job is not None and not job.retry_after:
+            yield op_hit(
+                op,
+                "add a `Retry-After` header (seconds) to the 202 response to tell clients "
+                "when to poll first",
+                job.where,
+            )
+
+
+def _status_path(op: Operation, api: Api) -> str:
+    job = op.patterns.async_job
+    status = api.operation(job.status_operation) if job and job.status_operation else None
+    return status.path if status else ""
+
+
+RULES: tuple[Rule, ...] = (location_missing, retry_after_missing)

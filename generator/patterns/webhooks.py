@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from generator.ir import Parameter, Webhook, WebhookSignatureSpec
+from collections.abc import Iterator
+
+from generator.ir import Api, Parameter, Webhook, WebhookSignatureSpec
+from generator.lint.model import Hit, Rule, rule
 
 
 def _header(params: list[Parameter], *tests: str) -> Parameter | None:
@@ -64,3 +67,60 @@ def detect(hook: Webhook) -> WebhookSignatureSpec | None:
         payload_has_id=payload_has_id,
         where=evidence.where,
     )
+
+
+# --- lint rules ------------------------------------------------------------------------
+
+
+def _label(hook: Webhook) -> str:
+    kind = "callback" if hook.source == "callback" else "webhook"
+    return f"{kind} `{hook.name}` ({hook.operation.method.upper()})"
+
+
+@rule(
+    "webhook-signature-missing",
+    "warning",
+    "a webhook without a declared signature header",
+    "webhooks",
+)
+def signature_missing(api: Api) -> Iterator[Hit]:
+    for hook in api.webhooks:
+        if hook.signature is None or hook.signature.signature_header is None:
+            yield Hit(
+                f"{_label(hook)}: declare a signature header parameter (e.g. Standard Webhooks "
+                "`webhook-signature` with `webhook-id` and `webhook-timestamp`, or "
+                "`Acme-Signature: t=…,v1=…`) so consumers can verify the sender and reject replays",
+                hook.operation.where,
+                hook.operation,
+                hook.name,
+            )
+
+
+@rule(
+    "webhook-id-missing",
+    "warning",
+    "a webhook whose payload has no `id` (nor an id header) consumers can dedupe on",
+    "webhooks",
+)
+def id_missing(api: Api) -> Iterator[Hit]:
+    for hook in api.webhooks:
+        sig = hook.signature
+        if sig is not None and (sig.payload_has_id or sig.id_header):
+            continue
+        op = hook.operation
+        body = op.request_body
+        where = (
+            body.content[0].schema.where
+            if body and body.content and body.content[0].schema
+            else None
+        )
+        yield Hit(
+            f"{_label(hook)}: add an `id` property to the payload (or a `webhook-id` header), "
+            "the same on every delivery attempt, so consumers can drop duplicates",
+            where or (body.where if body else op.where),
+            op,
+            hook.name,
+        )
+
+
+RULES: tuple[Rule, ...] = (signature_missing, id_missing)

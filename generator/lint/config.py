@@ -1,0 +1,217 @@
+"""Lint configuration: `[tool.apiforge.lint]` in pyproject.toml or `lint:` in .apiforge.yaml,
+found by walking up from the spec's directory; the command line refines it.
+
+    [tool.apiforge.lint]
+    select = ["..."]            # only these rules (default: all)
+    ignore = ["etag-missing"]   # rules off
+    fail-on = "warning"         # error (default) | warning | info | never
+    [tool.apiforge.lint.severity]
+    async-retry-after-missing = "warning"   # error | warning | info | off
+    [[tool.apiforge.lint.ignore-operations]]
+    path = "/internal/*"        # glob on the path (a webhook's name for webhooks)
+    methods = ["get"]           # optional, default every method
+    rules = ["rate-limit-headers-missing"]  # optional, default every rule
+
+See docs/lint.md.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, cast
+
+import yaml
+
+from generator.errors import ApiforgeError, Problem
+from generator.lint.model import SEVERITIES, Severity
+from generator.lint.registry import check_ids
+
+FAIL_ON = ("error", "warning", "info", "never")
+_KEYS = {"select", "ignore", "fail-on", "severity", "ignore-operations"}
+_HINT = "see docs/lint.md for the configuration keys"
+
+
+@dataclass(frozen=True, slots=True)
+class OperationIgnore:
+    path: str
+    methods: frozenset[str] | None = None  # lower case; None: every method
+    rules: frozenset[str] | None = None  # None: every rule
+
+    def matches(self, rule_id: str, method: str, path: str) -> bool:
+        return (
+            (self.rules is None or rule_id in self.rules)
+            and (self.methods is None or method in self.methods)
+            and fnmatch.fnmatchcase(path, self.path)
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class LintConfig:
+    source: str | None = None  # the file it was read from
+    select: frozenset[str] | None = None
+    ignore: frozenset[str] = frozenset()
+    severity: Mapping[str, Severity | None] = field(default_factory=dict)  # None: off
+    ignore_operations: tuple[OperationIgnore, ...] = ()
+    fail_on: str = "error"
+
+    def with_cli(
+        self,
+        select: Iterable[str] = (),
+        ignore: Iterable[str] = (),
+        fail_on: str | None = None,
+    ) -> LintConfig:
+        select, ignore = _split(select), _split(ignore)
+        check_ids(select, source="--select")
+        check_ids(ignore, source="--ignore")
+        return replace(
+            self,
+            select=frozenset(select) if select else self.select,
+            ignore=self.ignore | frozenset(ignore),
+            fail_on=fail_on or self.fail_on,
+        )
+
+    def enabled(self, rule_id: str, default: Severity) -> Severity | None:
+        """The severity `rule_id` runs at, or None when it is off."""
+        if self.select is not None and rule_id not in self.select:
+            return None
+        if rule_id in self.ignore:
+            return None
+        return self.severity.get(rule_id, default) if rule_id in self.severity else default
+
+
+def _split(values: Iterable[str]) -> list[str]:
+    return [v.strip() for value in values for v in value.split(",") if v.strip()]
+
+
+def find_config(spec: str) -> Path | None:
+    """The nearest .apiforge.yaml, or pyproject.toml with [tool.apiforge.lint], walking up
+    from the spec's directory (from the working directory for stdin)."""
+    start = Path.cwd() if spec == "-" else Path(spec).resolve().parent
+    for folder in (start, *start.parents):
+        candidate = folder / ".apiforge.yaml"
+        if candidate.is_file():
+            return candidate
+        pyproject = folder / "pyproject.toml"
+        if pyproject.is_file() and _pyproject_section(pyproject) is not None:
+            return pyproject
+    return None
+
+
+def _pyproject_section(path: Path) -> dict[str, Any] | None:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return None
+    except tomllib.TOMLDecodeError as exc:
+        raise ApiforgeError(Problem(f"invalid TOML: {exc}", file=str(path)), _HINT) from None
+    section = data.get("tool", {}).get("apiforge", {}).get("lint")
+    return section if isinstance(section, dict) else None
+
+
+def load_config(path: Path) -> LintConfig:
+    """Read one configuration file; every rule id in it must exist."""
+    name = str(path)
+    if path.name == "pyproject.toml" or path.suffix == ".toml":
+        section = _pyproject_section(path)
+        if section is None and path.name != "pyproject.toml":
+            try:
+                section = tomllib.loads(path.read_text(encoding="utf-8")).get("lint")
+            except (OSError, tomllib.TOMLDecodeError) as exc:
+                raise ApiforgeError(Problem(f"cannot read: {exc}", file=name), _HINT) from None
+        where = "[tool.apiforge.lint]"
+    else:
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise ApiforgeError(Problem(f"cannot read: {exc.strerror}", file=name)) from None
+        except yaml.YAMLError as exc:
+            raise ApiforgeError(Problem(f"invalid YAML: {exc}", file=name), _HINT) from None
+        if data is not None and not isinstance(data, dict):
+            raise ApiforgeError(Problem("expected a mapping with a `lint:` key", file=name), _HINT)
+        section = (data or {}).get("lint")
+        where = "lint:"
+    if section is None:
+        return LintConfig(source=name)
+    return parse_config(section, name, where)
+
+
+def parse_config(section: Any, name: str, where: str) -> LintConfig:
+    def bad(message: str) -> ApiforgeError:
+        return ApiforgeError(Problem(f"{where} {message}", file=name), _HINT)
+
+    if not isinstance(section, dict):
+        raise bad("must be a table/mapping")
+    unknown = sorted(set(section) - _KEYS)
+    if unknown:
+        raise bad(f"has unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(_KEYS))}")
+
+    def id_list(key: str, value: Any) -> list[str]:
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise bad(f"`{key}` must be a list of rule ids")
+        check_ids(value, source=f"{where} {key}", file=name)
+        return cast(list[str], value)
+
+    select = section.get("select")
+    config = LintConfig(
+        source=name,
+        select=frozenset(id_list("select", select)) if select is not None else None,
+        ignore=frozenset(id_list("ignore", section.get("ignore", []))),
+    )
+    fail_on = section.get("fail-on", "error")
+    if fail_on not in FAIL_ON:
+        raise bad(f"`fail-on` must be one of {', '.join(FAIL_ON)}, not {fail_on!r}")
+    severity: dict[str, Severity | None] = {}
+    raw = section.get("severity", {})
+    if not isinstance(raw, dict):
+        raise bad("`severity` must map rule ids to error, warning, info or off")
+    check_ids(list(raw), source=f"{where} severity", file=name)
+    for rule_id, level in raw.items():
+        if level != "off" and level not in SEVERITIES:
+            raise bad(f"severity of `{rule_id}` must be error, warning, info or off, not {level!r}")
+        severity[rule_id] = None if level == "off" else cast(Severity, level)
+    ignores = []
+    entries = section.get("ignore-operations", [])
+    if not isinstance(entries, list):
+        raise bad("`ignore-operations` must be a list of {path, methods, rules} entries")
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
+            raise bad(f"`ignore-operations` entry {i + 1} needs a `path` glob")
+        extra = sorted(set(entry) - {"path", "methods", "rules"})
+        if extra:
+            raise bad(f"`ignore-operations` entry {i + 1} has unknown key(s) {', '.join(extra)}")
+        methods = entry.get("methods")
+        if isinstance(methods, str):
+            methods = None if methods == "*" else [methods]
+        if methods is not None and not (
+            isinstance(methods, list) and all(isinstance(m, str) for m in methods)
+        ):
+            raise bad(f"`ignore-operations` entry {i + 1}: `methods` must be a list of methods")
+        rules = entry.get("rules")
+        ignores.append(
+            OperationIgnore(
+                path=entry["path"],
+                methods=frozenset(m.lower() for m in methods) if methods is not None else None,
+                rules=frozenset(id_list("ignore-operations rules", rules))
+                if rules is not None
+                else None,
+            )
+        )
+    return replace(config, fail_on=fail_on, severity=severity, ignore_operations=tuple(ignores))
+
+
+def resolve_config(spec: str, explicit: str | None, use_files: bool = True) -> LintConfig:
+    if explicit:
+        path = Path(explicit)
+        if not path.is_file():
+            raise ApiforgeError(Problem(f"no such configuration file: {explicit}"))
+        return load_config(path)
+    if not use_files:
+        return LintConfig()
+    found = find_config(spec)
+    return load_config(found) if found else LintConfig()

@@ -1,0 +1,156 @@
+"""Run the rules over a loaded spec: filter by configuration and `x-apiforge-ignore`, then
+locate (file:line:column) only the findings that survive."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from generator.ir import Api, Operation, Where
+from generator.lint.config import LintConfig
+from generator.lint.model import SEVERITY_RANK, Severity
+from generator.lint.registry import all_rules, check_ids
+from generator.spec import LoadedSpec
+from generator.spec.refs import Resolver
+
+IGNORE_KEY = "x-apiforge-ignore"
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    rule: str
+    severity: Severity
+    message: str
+    file: str
+    line: int
+    column: int
+    pointer: str
+    operation: Operation | None  # the operation concerned (a webhook's operation for webhooks)
+    webhook: str | None
+
+    @property
+    def sort_key(self) -> tuple[str, int, int, str, str]:
+        return (self.file, self.line, self.column, self.rule, self.message)
+
+
+@dataclass(frozen=True, slots=True)
+class LintResult:
+    api: Api
+    findings: tuple[Finding, ...]
+    rules_run: tuple[str, ...]
+    suppressed: int  # findings dropped by x-apiforge-ignore or ignore-operations
+
+    def count(self, severity: str) -> int:
+        return sum(1 for f in self.findings if f.severity == severity)
+
+    def fails(self, fail_on: str) -> bool:
+        if fail_on == "never":
+            return False
+        threshold = SEVERITY_RANK[fail_on]
+        return any(SEVERITY_RANK[f.severity] >= threshold for f in self.findings)
+
+
+class _InSpecIgnores:
+    """`x-apiforge-ignore: [rule-id, …]` on an operation or its path item (both apply)."""
+
+    def __init__(self, resolver: Resolver) -> None:
+        self.r = resolver
+        self._cache: dict[Where, frozenset[str]] = {}
+
+    def _at(self, where: Where) -> frozenset[str]:
+        cached = self._cache.get(where)
+        if cached is not None:
+            return cached
+        node: Any = self.r.get(where)
+        value = node.get(IGNORE_KEY) if isinstance(node, dict) else None
+        ids: list[str] = []
+        if value is not None:
+            at = where.child(IGNORE_KEY)
+            if isinstance(value, str):
+                value = [value]
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                from generator.errors import ApiforgeError
+
+                raise ApiforgeError(
+                    self.r.problem(f"`{IGNORE_KEY}` must be a list of rule ids", at),
+                    f"write e.g. `{IGNORE_KEY}: [etag-missing]`",
+                )
+            line, column = self.r.locate(at)
+            check_ids(
+                value,
+                source=f"`{IGNORE_KEY}`",
+                file=at.file,
+                line=line,
+                column=column,
+                pointer=at.pointer,
+            )
+            ids = value
+        result = frozenset(ids)
+        self._cache[where] = result
+        return result
+
+    def for_operation(self, op: Operation) -> frozenset[str]:
+        if IGNORE_KEY not in op.extensions:
+            return frozenset()
+        return self._at(op.where) | self._at(op.path_where)
+
+    def check_all(self, api: Api) -> None:
+        """Validate every `x-apiforge-ignore` up front, so an unknown id is an error even
+        when no finding would have consulted it."""
+        for op in (*api.operations, *(h.operation for h in api.webhooks)):
+            self.for_operation(op)
+
+
+def lint(loaded: LoadedSpec, config: LintConfig | None = None) -> LintResult:
+    config = config or LintConfig()
+    api, resolver = loaded.api, loaded.resolver
+    in_spec = _InSpecIgnores(resolver)
+    in_spec.check_all(api)
+
+    hits: list[tuple[str, Severity, Any]] = []
+    run: list[str] = []
+    suppressed = 0
+    for rule in all_rules():
+        severity = config.enabled(rule.id, rule.severity)
+        if severity is None:
+            continue
+        run.append(rule.id)
+        for hit in rule.check(api):
+            op = hit.operation
+            if op is not None and (
+                rule.id in in_spec.for_operation(op)
+                or any(i.matches(rule.id, op.method, op.path) for i in config.ignore_operations)
+            ):
+                suppressed += 1
+                continue
+            hits.append((rule.id, severity, hit))
+
+    located: dict[Where, tuple[int, int]] = {}
+    findings: dict[tuple[str, Where, str], Finding] = {}
+    for rule_id, severity, hit in hits:
+        where = hit.where
+        if where not in located:
+            located[where] = resolver.locate(where)
+        line, column = located[where]
+        findings.setdefault(
+            (rule_id, where, hit.message),
+            Finding(
+                rule=rule_id,
+                severity=severity,
+                message=hit.message,
+                file=where.file,
+                line=line,
+                column=column,
+                pointer=where.pointer,
+                operation=hit.operation,
+                webhook=hit.webhook,
+            ),
+        )
+    ordered = tuple(sorted(findings.values(), key=lambda f: f.sort_key))
+    return LintResult(api, ordered, tuple(run), suppressed)
+
+
+def lint_path(source: str, config: LintConfig | None = None) -> LintResult:
+    from generator.spec import load_spec
+
+    return lint(load_spec(source, validate=False), config)

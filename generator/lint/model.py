@@ -1,0 +1,81 @@
+"""What a lint rule is and what it reports. Pattern modules import this to declare their
+`RULES`; the engine (generator.lint.engine) runs them, filters by configuration and locates
+the findings that survive."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Literal
+
+from generator.ir import Api, Operation, Response, Where
+
+Severity = Literal["error", "warning", "info"]
+SEVERITIES: tuple[Severity, ...] = ("error", "warning", "info")  # most severe first
+SEVERITY_RANK: dict[str, int] = {"error": 3, "warning": 2, "info": 1}
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """What a rule yields: a message that says what to add, the node it is about, and the
+    operation (or webhook operation) it concerns — also when the node is a shared `$ref`
+    target that several operations use."""
+
+    message: str
+    where: Where
+    operation: Operation | None = None
+    webhook: str | None = None  # the webhook's name when the operation is a webhook
+
+
+Check = Callable[[Api], Iterable[Hit]]
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    id: str
+    severity: Severity  # the default
+    summary: str  # one line, shown by `apiforge rules`
+    pattern: str  # the pattern module that owns it
+    check: Check
+
+
+def rule(id: str, severity: Severity, summary: str, pattern: str) -> Callable[[Check], Rule]:
+    """Decorator: turn a check function into a `Rule`."""
+
+    def wrap(check: Check) -> Rule:
+        return Rule(id, severity, summary, pattern, check)
+
+    return wrap
+
+
+# --- small helpers rules share -------------------------------------------------------
+
+
+def op_hit(op: Operation, message: str, where: Where | None = None) -> Hit:
+    """A hit about `op`: the message is prefixed with the operation's label."""
+    return Hit(f"{op.label}: {message}", where or op.where, op)
+
+
+def responses_where(op: Operation) -> Where:
+    """The operation's `responses` object (located at the operation when it has none)."""
+    return op.where.child("responses")
+
+
+def statuses(responses: Iterable[Response]) -> str:
+    return ", ".join(r.status for r in responses)
+
+
+def code(text: str) -> str:
+    return f"`{text}`"
+
+
+def join_words(items: Iterable[str], word: str = "and") -> str:
+    items = list(items)
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + f" {word} " + items[-1]
+
+
+def api_operations(api: Api) -> Iterator[Operation]:
+    """The API's own operations (webhooks are requests the API sends: their own rules)."""
+    return iter(api.operations)

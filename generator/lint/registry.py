@@ -1,0 +1,55 @@
+"""Every lint rule, gathered from the pattern modules' `RULES`, in a stable order."""
+
+from __future__ import annotations
+
+from functools import cache
+
+from generator.errors import ApiforgeError, Problem
+from generator.lint.model import Rule
+
+
+@cache
+def all_rules() -> tuple[Rule, ...]:
+    from generator.patterns import MODULES
+
+    rules = tuple(r for module in MODULES for r in getattr(module, "RULES", ()))
+    ids = [r.id for r in rules]
+    assert len(ids) == len(set(ids)), "duplicate rule id"
+    return rules
+
+
+@cache
+def rules_by_id() -> dict[str, Rule]:
+    return {r.id: r for r in all_rules()}
+
+
+def check_ids(
+    ids: list[str],
+    *,
+    source: str,
+    file: str = "",
+    line: int = 0,
+    column: int = 0,
+    pointer: str | None = None,
+) -> None:
+    """Refuse rule ids that do not exist, naming where they were written."""
+    known = rules_by_id()
+    unknown = [i for i in ids if i not in known]
+    if not unknown:
+        return
+    import difflib
+
+    hints = []
+    for bad in unknown:
+        close = difflib.get_close_matches(bad, known, n=1)
+        hints.append(f"`{bad}`" + (f" (did you mean `{close[0]}`?)" if close else ""))
+    raise ApiforgeError(
+        Problem(
+            f"unknown rule id{'s' if len(unknown) > 1 else ''} in {source}: {', '.join(hints)}",
+            file=file,
+            line=line,
+            column=column,
+            pointer=pointer,
+        ),
+        "`apiforge rules` lists every rule id",
+    )
