@@ -168,5 +168,48 @@ def client(spec: str, output: str, package: str | None, validate: bool) -> None:
     )
 
 
+@main.command()
+@click.argument("spec")
+@click.option(
+    "-o",
+    "--output",
+    "output",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="Directory to write the server project into.",
+)
+@click.option("--package", default=None, help="Python package name (default: from the title).")
+@click.option(
+    "--validate/--no-validate", default=True, help="Run full OpenAPI schema validation first."
+)
+@reports_bad_input
+def server(spec: str, output: str, package: str | None, validate: bool) -> None:
+    """Write a FastAPI server for SPEC into OUTPUT (an installable project).
+
+    Handler modules (OUTPUT/<package>/handlers/) are written once and never overwritten; the
+    operations they do not implement yet are listed."""
+    from generator.render.server import write_server
+    from generator.spec import load_spec
+
+    loaded = load_spec(spec, validate=validate)
+    root = loaded.resolver.root
+    source = root.path if root.path is not None else root.text.decode("utf-8", "replace")
+    plan, report, missing = write_server(
+        loaded.api, output, spec_source=source, spec_name=root.name, package=package
+    )
+    operations = sum(len(t.operations) for t in plan.tags)
+    click.echo(
+        f"wrote {plan.package} to {output}: {operations} operations in {len(plan.tags)} "
+        f"routers ({len(report.written)} files written, {len(report.created)} handler files "
+        f"created, {len(report.kept)} kept, {len(report.removed)} stale removed)"
+    )
+    if missing:
+        click.echo(f"{len(missing)} operations have no handler yet (they answer 501):")
+        for m in missing:
+            click.echo(f"  {m.module}: {m.method}  ({m.label}, {m.operation_id})")
+    else:
+        click.echo("every operation has a handler")
+
+
 if __name__ == "__main__":
     main()

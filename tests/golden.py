@@ -22,6 +22,7 @@ GOLDEN = ROOT / "golden"
 PRODUCTS: list[tuple[str, list[str]]] = [
     ("inspect.json", ["inspect", "{spec}", "--format", "json"]),
     ("client", ["client", "{spec}", "-o", "{out}"]),
+    ("server", ["server", "{spec}", "-o", "{out}"]),
     ("lint.txt", ["lint", "{spec}", "--format", "text"]),
     ("lint.sarif", ["lint", "{spec}", "--format", "sarif"]),
 ]

@@ -1,0 +1,864 @@
+"""The server plan: which files `apiforge server` writes, with which context.
+
+The generated project (package `<pkg>`):
+
+- `<pkg>/main.py` — `create_app(settings=None, *, handlers=None)` and the module-level `app`;
+- `<pkg>/settings.py` — the runtime's `Settings` plus the store URLs this server needs;
+- `<pkg>/models.py` — Pydantic v2 models (datamodel-code-generator);
+- `<pkg>/interfaces.py` — one base class per tag: the typed interface handlers implement; every
+  method answers 501 until a handler overrides it;
+- `<pkg>/routers/<tag>.py` — one router per tag: typed parameters and bodies, declared status
+  codes, response models, and every pattern the operation declares;
+- `<pkg>/handlers/<tag>.py` — hand-written business logic, created once, never overwritten;
+- `<pkg>/jobs.py` (202 jobs), `<pkg>/events.py` (webhook events) when the spec has them;
+- `<pkg>/runtime/` — templates/server/runtime, copied verbatim.
+
+Naming (stable): module = snake_case of the operation's first tag (`default` untagged), unique
+in sorted tag order; method = snake_case of the operationId, unique within its tag; keyword
+arguments = snake_case of parameter names, never `self`, `ctx` or `body`.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from generator.errors import ApiforgeError, Problem
+from generator.ir import Api, MediaType, Operation, Parameter, Schema, Webhook
+from generator.render.env import render, templates_root
+from generator.render.models import generate_models, model_class_names
+from generator.render.names import NameAllocator, pascal_case, safe_identifier, snake_case
+from generator.render.pytypes import TypeMapper, is_plain_class
+from generator.render.writer import GeneratedFile, WriteReport, marker_line, write_tree
+
+_CONCURRENCY_HEADERS = frozenset({"if-match", "if-none-match"})
+_HANDLER_ARGUMENTS = ("self", "ctx", "body")
+_API_RATE_LIMIT_KEYS = ("x-rate-limit", "x-ratelimit")
+_FAMILIES = ("x-ratelimit", "ratelimit", "ietf")
+_FAMILY_HEADERS = {
+    "x-ratelimit": "X-RateLimit-Limit/-Remaining/-Reset",
+    "ratelimit": "RateLimit-Limit/-Remaining/-Reset",
+    "ietf": "RateLimit + RateLimit-Policy",
+}
+
+#: Settings this server adds to the runtime's (name, type, default literal, description).
+EXTRA_SETTINGS: tuple[tuple[str, str, str, str], ...] = (
+    (
+        "redis_url",
+        "str",
+        '""',
+        "One switch to Redis for several processes or hosts: when set, rate limits, "
+        "idempotency records, jobs and the webhook outbox use this `redis://host:port/db` "
+        "(unless their own setting names another store). Resources stay in `STORE_URL`.",
+    ),
+    (
+        "idempotency_store_url",
+        "str",
+        '""',
+        "Idempotency records: `memory://`, `sqlite:///FILE` or `redis://…`; "
+        "empty: `REDIS_URL`, else `STORE_URL`.",
+    ),
+    (
+        "idempotency_lock_timeout_seconds",
+        "int",
+        "60",
+        "How long a claimed key stays locked after its worker died (live handlers keep "
+        "their claim with a heartbeat).",
+    ),
+    (
+        "jobs_store_url",
+        "str",
+        '""',
+        "202 jobs: `sqlite:///FILE` (in-process worker, the default) or `redis://…` (arq "
+        "workers); empty: `REDIS_URL`, else `STORE_URL`.",
+    ),
+    ("jobs_retry_after_seconds", "int", "5", "`Retry-After` on 202 answers and job polls."),
+    ("jobs_concurrency", "int", "4", "Jobs the in-process worker runs at once, per process."),
+    (
+        "webhooks_store_url",
+        "str",
+        '""',
+        "The webhook outbox; empty: `REDIS_URL`, else `STORE_URL` (with jobs in the same "
+        "SQLite file, a job's end and its callback event are one transaction).",
+    ),
+    (
+        "webhook_endpoints",
+        "tuple[str, ...]",
+        "()",
+        "URLs every event is delivered to unless the handler names others, comma-separated.",
+    ),
+)
+
+
+@dataclass(frozen=True)
+class ParamPlan:
+    name: str  # Python keyword (handler) and endpoint parameter
+    wire: str
+    location: str
+    type: str  # for the handler signature
+    annotation: str  # for the endpoint signature (Annotated[...] with the FastAPI marker)
+    default: str | None  # Python expression, None: required
+    description: str
+
+
+@dataclass(frozen=True)
+class OperationPlan:
+    op: Operation
+    kind: str  # handler, job, job_status, job_cancel
+    name: str  # handler method
+    endpoint: str  # router function
+    method: str  # upper case
+    route_path: str  # the path with Python parameter names
+    params: tuple[ParamPlan, ...]
+    body_kind: str | None  # json, raw, None
+    body_type: str | None  # handler's body type
+    body_annotation: str | None  # endpoint's body parameter annotation
+    body_default: str | None
+    media_types: tuple[str, ...]
+    result: str  # handler return annotation
+    response_model: str | None
+    status: int
+    statuses: tuple[int, ...]
+    empty: tuple[int, ...]
+    conditional: bool
+    rate_limit: str | None  # header family
+    idempotency_header: str | None
+    idempotency_required: bool
+    if_match: bool
+    if_match_required: bool
+    job_name: str | None
+    callback_property: str | None
+    summary: str
+    patterns: tuple[str, ...]  # README lines
+
+
+@dataclass(frozen=True)
+class TagPlan:
+    tag: str
+    module: str
+    base_class: str
+    handler_class: str
+    operations: tuple[OperationPlan, ...]
+
+    @property
+    def handler_operations(self) -> tuple[OperationPlan, ...]:
+        return tuple(o for o in self.operations if o.kind in ("handler", "job"))
+
+
+@dataclass(frozen=True)
+class EventPlan:
+    name: str  # event type
+    method: str
+    data_type: str
+    summary: str
+
+
+@dataclass
+class ServerPlan:
+    package: str
+    distribution: str
+    version: str
+    api_version: str
+    title: str
+    description: str
+    spec_name: str
+    tags: list[TagPlan]
+    events: list[EventPlan]
+    has_jobs: bool
+    jobs_base_path: str
+    has_idempotency: bool
+    has_rate_limits: bool
+    has_outbox: bool
+    signature_scheme: str  # standard, stripe
+    signature_prefix: str
+    credential_headers: tuple[str, ...]
+    settings: list[tuple[str, str, str]]  # env var, default, description
+    extra_settings: tuple[tuple[str, str, str, str], ...] = EXTRA_SETTINGS
+    files: list[GeneratedFile] = field(default_factory=list)
+
+    @property
+    def allowed_methods(self) -> dict[str, tuple[str, ...]]:
+        paths: dict[str, set[str]] = {}
+        for tag in self.tags:
+            for op in tag.operations:
+                paths.setdefault(op.route_path, set()).add(op.method)
+        return {p: tuple(sorted(m)) for p, m in sorted(paths.items())}
+
+    @property
+    def handler_tags(self) -> list[TagPlan]:
+        return [t for t in self.tags if t.handler_operations]
+
+
+@dataclass(frozen=True)
+class MissingHandler:
+    module: str  # handlers/<module>.py
+    method: str
+    label: str  # GET /path
+    operation_id: str
+
+
+def default_package_name(api: Api) -> str:
+    return snake_case(f"{api.title} server", fallback="api_server")
+
+
+def check_package_name(name: str) -> str:
+    if not re.fullmatch(r"[a-z_][a-z0-9_]*", name) or safe_identifier(name) != name:
+        raise ApiforgeError(
+            Problem(f"--package {name!r} is not a usable Python package name"),
+            "use lower-case letters, digits and underscores, e.g. `--package acme_server`",
+        )
+    return name
+
+
+def _is_json(media: MediaType) -> bool:
+    ct = media.content_type.split(";")[0].strip().lower()
+    return ct == "application/json" or ct.endswith("+json") or ct == "*/*"
+
+
+def _version(api: Api) -> str:
+    if re.fullmatch(r"\d+(\.\d+){0,3}", api.version):
+        return api.version
+    digits = re.fullmatch(r"(\d+)[-.](\d+)[-.](\d+)", api.version)
+    if digits:
+        return ".".join(str(int(g)) for g in digits.groups())
+    return "0.1.0"
+
+
+def _defined_names(models_source: str) -> set[str]:
+    names: set[str] = set()
+    for node in ast.parse(models_source).body:
+        if isinstance(node, ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+    return names
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _constraints(schema: Mapping[str, Any], type_expr: str) -> list[str]:
+    """FastAPI `Path/Query/Header/Cookie` keyword arguments for a primitive schema."""
+    base = type_expr.replace(" | None", "")
+    out: list[str] = []
+    if base in ("int", "float"):
+        for key, kw in (("minimum", "ge"), ("maximum", "le")):
+            if _number(schema.get(key)):
+                out.append(f"{kw}={schema[key]!r}")
+        for key, kw in (("exclusiveMinimum", "gt"), ("exclusiveMaximum", "lt")):
+            if _number(schema.get(key)):
+                out.append(f"{kw}={schema[key]!r}")
+    if base == "str":
+        for key, kw in (("minLength", "min_length"), ("maxLength", "max_length")):
+            value = schema.get(key)
+            if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+                out.append(f"{kw}={value!r}")
+        pattern = schema.get("pattern")
+        if isinstance(pattern, str) and _compiles(pattern):
+            out.append(f"pattern={_pystr(pattern)}")
+    return out
+
+
+def _compiles(pattern: str) -> bool:
+    try:
+        re.compile(pattern)
+    except (re.error, RecursionError, OverflowError):
+        return False
+    return True
+
+
+def _pystr(value: str) -> str:
+    from generator.render.escape import py_string
+
+    return py_string(value)
+
+
+def _default_literal(schema: Mapping[str, Any] | None, type_expr: str) -> str | None:
+    """The schema's default as a Python literal, when it is a value of `type_expr`."""
+    if schema is None or "default" not in schema:
+        return None
+    value = schema["default"]
+    from generator.render.escape import py_literal
+
+    if type_expr == "int" and isinstance(value, int) and not isinstance(value, bool):
+        return py_literal(value)
+    if type_expr == "float" and _number(value):
+        return py_literal(float(value))
+    if type_expr == "bool" and isinstance(value, bool):
+        return py_literal(value)
+    if type_expr == "str" and isinstance(value, str):
+        return py_literal(value)
+    if type_expr.startswith("Literal[") and isinstance(value, str | int):
+        literal = py_literal(value)
+        if literal in type_expr:
+            return literal
+    return None
+
+
+def _resolved(schema: Schema | None, schemas: Mapping[str, Schema]) -> Mapping[str, Any] | None:
+    if schema is None:
+        return None
+    data: Mapping[str, Any] = schema.data
+    for _ in range(8):
+        ref = data.get("$ref")
+        if not isinstance(ref, str) or not ref.startswith("#/components/schemas/"):
+            break
+        target = schemas.get(ref.rsplit("/", 1)[-1].replace("~1", "/").replace("~0", "~"))
+        if target is None:
+            break
+        data = target.data
+    return data
+
+
+class _Planner:
+    def __init__(self, api: Api, mapper: TypeMapper) -> None:
+        self.api = api
+        self.types = mapper
+        self.api_family = self._api_rate_limit()
+        self.job_ops: dict[str, tuple[str, Operation]] = {}  # status/cancel op id → kind, submit
+        for op in api.operations:
+            job = op.patterns.async_job
+            if job is None or op.response("202") is None or job.status_operation is None:
+                continue
+            self.job_ops.setdefault(job.status_operation, ("job_status", op))
+            if job.cancel_operation:
+                self.job_ops.setdefault(job.cancel_operation, ("job_cancel", op))
+
+    def _api_rate_limit(self) -> str | None:
+        """The family every operation gets when the API declares rate limits as a whole
+        (a root `x-rate-limit` / `x-ratelimit` extension: true or a family name)."""
+        for key in _API_RATE_LIMIT_KEYS:
+            value = self.api.extensions.get(key)
+            if isinstance(value, str) and value.lower() in _FAMILIES:
+                return value.lower()
+            if value is True or isinstance(value, Mapping):
+                families = [
+                    op.patterns.rate_limit.family
+                    for op in self.api.operations
+                    if op.patterns.rate_limit
+                ]
+                return max(sorted(set(families)), key=families.count) if families else "ratelimit"
+        return None
+
+    def is_job(self, op: Operation) -> bool:
+        job = op.patterns.async_job
+        return bool(job and op.response("202") is not None and job.status_operation)
+
+    def jobs_base_path(self) -> str:
+        for op in self.api.operations:
+            job = op.patterns.async_job
+            if self.is_job(op) and job and job.status_operation:
+                status = self.api.operation(job.status_operation)
+                if status is not None:
+                    return re.sub(r"/\{[^/}]*\}/?$", "", status.path) or "/"
+        return "/jobs"
+
+    # -- parameters ------------------------------------------------------------------
+
+    def params(self, op: Operation, kind: str) -> tuple[ParamPlan, ...]:
+        skip = set(_CONCURRENCY_HEADERS)
+        idem = op.patterns.idempotency
+        if idem is not None:
+            skip.add(idem.header.lower())
+        allocator = NameAllocator(_HANDLER_ARGUMENTS)
+        order = {"path": 0, "query": 1, "header": 2, "cookie": 3}
+        plans = []
+        for p in sorted(
+            (p for p in op.parameters if p.location in order), key=lambda p: order[p.location]
+        ):
+            if p.location == "header" and p.name.lower() in skip:
+                continue
+            plans.append(self.param(p, allocator, loose=kind in ("job_status", "job_cancel")))
+        return tuple(plans)
+
+    def param(self, p: Parameter, allocator: NameAllocator, *, loose: bool) -> ParamPlan:
+        name = allocator.allocate((p.location, p.name), snake_case(p.name, fallback="param"))
+        schema = _resolved(p.schema, self.api.schemas)
+        type_expr = self.types.type_of(p.schema.data if p.schema else None, mode="param")
+        if p.location in ("path", "header", "cookie") and type_expr.startswith(("list[", "dict[")):
+            type_expr = "str"
+        if p.location == "query" and type_expr.startswith("dict["):
+            type_expr = "str"
+        if type_expr == "Any":
+            type_expr = "str"
+        marker = {"path": "Path", "query": "Query", "header": "Header", "cookie": "Cookie"}[
+            p.location
+        ]
+        kwargs: list[str] = []
+        if p.location != "path":
+            kwargs.append(f"alias={_pystr(p.name)}")
+        if schema is not None and not loose:
+            kwargs += _constraints(schema, type_expr)
+        if p.description:
+            from generator.render.escape import one_line
+
+            kwargs.append(f"description={_pystr(one_line(p.description, limit=300))}")
+        required = p.required or p.location == "path"
+        default: str | None = None
+        handler_type = type_expr
+        if not required:
+            default = _default_literal(schema, type_expr)
+            if default is None:
+                default = "None"
+                if "None" not in type_expr.split(" | "):
+                    handler_type = f"{type_expr} | None"
+        annotation = f"Annotated[{handler_type}, {marker}({', '.join(kwargs)})]"
+        return ParamPlan(
+            name=name,
+            wire=p.name,
+            location=p.location,
+            type=handler_type,
+            annotation=annotation,
+            default=default,
+            description=p.description,
+        )
+
+    def route_path(self, op: Operation, params: Sequence[ParamPlan]) -> str:
+        by_wire = {p.wire: p.name for p in params if p.location == "path"}
+
+        def replace(match: re.Match[str]) -> str:
+            wire = match.group(1)
+            return "{" + by_wire.get(wire, snake_case(wire, fallback="param")) + "}"
+
+        return re.sub(r"\{([^{}/]*)\}", replace, op.path)
+
+    # -- bodies and responses --------------------------------------------------------
+
+    def body(
+        self, op: Operation
+    ) -> tuple[str | None, str | None, str | None, str | None, tuple[str, ...]]:
+        """(kind, handler type, endpoint annotation, default, media types)."""
+        rb = op.request_body
+        if rb is None or not rb.content:
+            return None, None, None, None, ()
+        media_types = tuple(dict.fromkeys(m.content_type for m in rb.content))
+        media = next((m for m in rb.content if _is_json(m)), None)
+        if media is None:
+            return "raw", "bytes", None, None, media_types
+        schema = media.schema
+        inner = self.types.type_of(
+            schema.data if schema else None, name=schema.name if schema else None
+        )
+        if rb.required:
+            return "json", inner, f"Annotated[{inner}, Body()]", None, media_types
+        optional = inner if inner == "Any" or "None" in inner.split(" | ") else f"{inner} | None"
+        return "json", optional, f"Annotated[{optional}, Body()]", "None", media_types
+
+    def response_type(self, op: Operation) -> str | None:
+        types: list[str] = []
+        for response in sorted(op.success_responses, key=lambda r: r.status):
+            media = next((m for m in response.content if _is_json(m)), None)
+            if media is None:
+                continue
+            schema = media.schema
+            types.append(
+                self.types.type_of(
+                    schema.data if schema else None, name=schema.name if schema else None
+                )
+            )
+        unique = list(dict.fromkeys(types))
+        if not unique:
+            return None
+        if "Any" in unique:
+            return "Any"
+        return " | ".join(unique)
+
+    def job_result(self, op: Operation) -> str:
+        job = op.patterns.async_job
+        status = self.api.operation(job.status_operation) if job and job.status_operation else None
+        if status is None:
+            return "Any"
+        for response in sorted(status.success_responses, key=lambda r: r.status):
+            media = next((m for m in response.content if _is_json(m)), None)
+            if media is None or media.schema is None:
+                continue
+            data = _resolved(media.schema, self.api.schemas) or {}
+            props = data.get("properties")
+            if isinstance(props, Mapping) and "result" in props:
+                return self.types.type_of(props["result"])
+        return "Any"
+
+    def statuses(self, op: Operation) -> tuple[int, tuple[int, ...], tuple[int, ...]]:
+        codes: list[int] = []
+        empty: list[int] = []
+        for response in op.success_responses:
+            if response.status.isdigit():
+                code = int(response.status)
+                codes.append(code)
+                if not response.content:
+                    empty.append(code)
+        if not codes:
+            codes = [200]
+        codes.sort()
+        return codes[0], tuple(codes), tuple(sorted(empty))
+
+    # -- operations ------------------------------------------------------------------
+
+    def operation(
+        self, op: Operation, methods: NameAllocator, endpoints: NameAllocator
+    ) -> OperationPlan:
+        kind = "job" if self.is_job(op) else "handler"
+        submit: Operation | None = None
+        if op.id in self.job_ops:
+            kind, submit = self.job_ops[op.id]
+        params = self.params(op, kind)
+        name = methods.allocate(op.id, snake_case(op.id, fallback="operation"))
+        endpoint = endpoints.allocate(op.id, f"{name}_endpoint")
+        body_kind, body_type, body_annotation, body_default, media_types = self.body(op)
+        status, statuses, empty = self.statuses(op)
+        response_type = self.response_type(op)
+        conc = op.patterns.concurrency
+        idem = op.patterns.idempotency
+        rl = op.patterns.rate_limit
+        family = rl.family if rl else self.api_family
+        conditional = op.method in ("get", "head") and bool(
+            conc and (conc.etag or conc.if_none_match)
+        )
+        if_match = bool(conc and conc.if_match) and op.method not in ("get", "head")
+        if_match_required = bool(
+            conc and conc.if_match and (conc.if_match_required or "428" in conc.responses)
+        )
+        job = op.patterns.async_job
+        callback_property: str | None = None
+        if kind == "job":
+            result_type = self.job_result(op)
+            result = result_type if result_type == "Any" else f"{result_type} | dict[str, Any]"
+            response_model = None
+            if job and job.callback_url and op.request_body is not None:
+                callback_property = self._callback_property(op)
+        elif kind in ("job_status", "job_cancel"):
+            result = "Any"
+            response_model = None
+        else:
+            value = response_type or "None"
+            result = f"{value} | Reply[{value}]" if value != "Any" else "Any"
+            response_model = response_type if response_type and response_type != "Any" else None
+        patterns: list[str] = ["problem details"]
+        if family:
+            patterns.append(f"rate limit ({_FAMILY_HEADERS[family]}; 429 + Retry-After)")
+        if idem:
+            patterns.append(
+                f"idempotency ({idem.header}, {'required' if idem.required else 'optional'})"
+            )
+        if conditional:
+            patterns.append("ETag; If-None-Match → 304")
+        if if_match:
+            patterns.append(
+                "If-Match → 412 when stale" + ("; 428 when missing" if if_match_required else "")
+            )
+        if kind == "job":
+            patterns.append("202 job: Location + Retry-After; the handler is the job's work")
+        elif kind == "job_status":
+            patterns.append(f"served from the job store (jobs of {submit.id if submit else '?'})")
+        elif kind == "job_cancel":
+            patterns.append("cancels a job in the job store")
+        if media_types:
+            patterns.append("415 unless Content-Type is " + ", ".join(media_types))
+        return OperationPlan(
+            op=op,
+            kind=kind,
+            name=name,
+            endpoint=endpoint,
+            method=op.method.upper(),
+            route_path=self.route_path(op, params),
+            params=params,
+            body_kind=body_kind,
+            body_type=body_type,
+            body_annotation=body_annotation,
+            body_default=body_default,
+            media_types=media_types,
+            result=result,
+            response_model=response_model,
+            status=status,
+            statuses=statuses,
+            empty=empty,
+            conditional=conditional,
+            rate_limit=family,
+            idempotency_header=idem.header if idem else None,
+            idempotency_required=bool(idem and idem.required),
+            if_match=if_match,
+            if_match_required=if_match_required,
+            job_name=op.id if kind == "job" else None,
+            callback_property=callback_property,
+            summary=op.summary or op.description,
+            patterns=tuple(patterns),
+        )
+
+    def _callback_property(self, op: Operation) -> str | None:
+        from generator.patterns.async_jobs import CALLBACK_PROPERTIES
+
+        rb = op.request_body
+        for media in rb.content if rb else ():
+            if media.schema is not None:
+                found = sorted(CALLBACK_PROPERTIES & media.schema.properties)
+                if found:
+                    return found[0]
+        return None
+
+    def tags(self) -> list[TagPlan]:
+        by_tag: dict[str, list[Operation]] = {}
+        for op in self.api.operations:
+            by_tag.setdefault(op.tags[0] if op.tags else "", []).append(op)
+        modules = NameAllocator({"runtime"})
+        classes = NameAllocator({"Reply", "RequestContext", "JobContext", "Any"})
+        plans = []
+        for tag in sorted(by_tag):
+            module = modules.allocate(
+                tag, snake_case(tag, fallback="default") if tag else "default"
+            )
+            pascal = pascal_case(module, fallback="Default")
+            base = classes.allocate(("base", tag), f"{pascal}Base")
+            handler = classes.allocate(("handler", tag), f"{pascal}Handler")
+            methods = NameAllocator()
+            endpoints = NameAllocator({"router"})
+            ops = tuple(self.operation(op, methods, endpoints) for op in by_tag[tag])
+            plans.append(TagPlan(tag or "default", module, base, handler, ops))
+        return plans
+
+    # -- events ----------------------------------------------------------------------
+
+    def events(self) -> list[EventPlan]:
+        allocator = NameAllocator({"emit", "outbox", "endpoints"})
+        plans = []
+        for hook in self.api.webhooks:
+            plans.append(self.event(hook, allocator))
+        return plans
+
+    def event(self, hook: Webhook, allocator: NameAllocator) -> EventPlan:
+        data_type = "Any"
+        body = hook.operation.request_body
+        media = next((m for m in body.content if _is_json(m)), None) if body else None
+        if media is not None and media.schema is not None:
+            data = _resolved(media.schema, self.api.schemas) or {}
+            props = data.get("properties")
+            if isinstance(props, Mapping) and "data" in props and "type" in props:
+                data_type = self.types.type_of(props["data"])
+            else:
+                data_type = self.types.type_of(media.schema.data, name=media.schema.name)
+        if data_type != "Any" and not data_type.startswith("dict["):
+            data_type = f"{data_type} | dict[str, Any]"
+        method = allocator.allocate(
+            (hook.source, hook.name), snake_case(hook.name, fallback="event")
+        )
+        return EventPlan(
+            name=hook.name,
+            method=method,
+            data_type=data_type,
+            summary=hook.operation.summary or hook.operation.description,
+        )
+
+    def signature(self) -> tuple[str, str]:
+        for hook in self.api.webhooks:
+            sig = hook.signature
+            if sig and sig.scheme == "stripe-style" and sig.signature_header:
+                prefix = re.sub(r"-?signature$", "", sig.signature_header, flags=re.I)
+                prefix = re.sub(r"[^A-Za-z0-9-]", "", prefix) or "Webhook"
+                return "stripe", prefix
+        return "standard", "Webhook"
+
+    def credential_headers(self) -> tuple[str, ...]:
+        names = ["authorization"]
+        for scheme in self.api.security_schemes:
+            if scheme.type == "apiKey" and scheme.location == "header" and scheme.parameter_name:
+                lowered = scheme.parameter_name.lower()
+                if re.fullmatch(r"[a-z0-9!#$%&'*+.^_`|~-]+", lowered) and lowered not in names:
+                    names.append(lowered)
+        if len(names) == 1:
+            names.append("x-api-key")
+        return tuple(names)
+
+
+def _runtime_settings() -> list[tuple[str, str, str]]:
+    """(variable, default, description) of the runtime's Settings, read from its module."""
+    path = templates_root() / "server" / "runtime" / "settings.py"
+    spec = importlib.util.spec_from_file_location("_apiforge_runtime_settings", path)
+    if spec is None or spec.loader is None:
+        raise ApiforgeError(Problem(f"cannot read the server runtime's settings ({path})"))
+    module = importlib.util.module_from_spec(spec)
+    import sys
+
+    sys.modules[spec.name] = module
+    try:
+        spec.loader.exec_module(module)
+        rows: list[tuple[str, str, str]] = module.Settings.documented()
+    finally:
+        sys.modules.pop(spec.name, None)
+    return [(str(a), str(b), str(c)) for a, b, c in rows]
+
+
+def _settings_rows() -> list[tuple[str, str, str]]:
+    rows = _runtime_settings()
+    seen = {r[0] for r in rows}
+    for name, _type, default, doc in EXTRA_SETTINGS:
+        var = "APIFORGE_" + name.upper()
+        if var in seen:
+            continue
+        shown = {'""': "", "()": ""}.get(default, default)
+        rows.append((var, shown, doc))
+    return rows
+
+
+def plan_server(
+    api: Api, *, spec_source: Path | str, spec_name: str, package: str | None = None
+) -> ServerPlan:
+    """Everything `apiforge server` writes for `api` (see the module docstring)."""
+    package = check_package_name(package or default_package_name(api))
+    marker = marker_line(spec_name)
+    classes = model_class_names(api.schemas)
+    if api.schemas:
+        models_source = generate_models(spec_source, class_names=classes, header=marker)
+    else:  # datamodel-code-generator refuses a spec without component schemas
+        models_source = f'{marker}\n"""The spec declares no component schemas."""\n'
+
+    defined = _defined_names(models_source)
+    classes = {k: v for k, v in classes.items() if v in defined}
+    mapper = TypeMapper({k: s.data for k, s in api.schemas.items()}, classes)
+    planner = _Planner(api, mapper)
+    tags = planner.tags()
+    events = planner.events()
+    all_ops = [o for t in tags for o in t.operations]
+    has_jobs = any(o.kind == "job" for o in all_ops)
+    scheme, prefix = planner.signature()
+    plan = ServerPlan(
+        package=package,
+        distribution=package.replace("_", "-"),
+        version=_version(api),
+        api_version=api.version,
+        title=api.title,
+        description=api.description,
+        spec_name=spec_name,
+        tags=tags,
+        events=events,
+        has_jobs=has_jobs,
+        jobs_base_path=planner.jobs_base_path(),
+        has_idempotency=any(o.idempotency_header for o in all_ops),
+        has_rate_limits=any(o.rate_limit for o in all_ops),
+        has_outbox=bool(events) or any(o.callback_property for o in all_ops) or has_jobs,
+        signature_scheme=scheme,
+        signature_prefix=prefix,
+        credential_headers=planner.credential_headers(),
+        settings=_settings_rows(),
+    )
+    context: dict[str, object] = {
+        "plan": plan,
+        "marker": marker,
+        "html_marker": marker_line(spec_name, style="html"),
+        "is_plain_class": is_plain_class,
+    }
+    pkg = package
+
+    def gen(path: str, template: str, **extra: object) -> GeneratedFile:
+        return GeneratedFile(path, render("server", template, **context, **extra), format=True)
+
+    files = [
+        GeneratedFile("pyproject.toml", render("server", "pyproject.toml.j2", **context)),
+        GeneratedFile("README.md", render("server", "README.md.j2", **context)),
+        GeneratedFile(f"{pkg}/py.typed", ""),
+        gen(f"{pkg}/__init__.py", "__init__.py.j2"),
+        gen(f"{pkg}/main.py", "main.py.j2"),
+        gen(f"{pkg}/settings.py", "settings.py.j2"),
+        gen(f"{pkg}/interfaces.py", "interfaces.py.j2"),
+        GeneratedFile(f"{pkg}/models.py", models_source, format=True),
+        gen(f"{pkg}/routers/__init__.py", "routers_init.py.j2"),
+        gen(f"{pkg}/handlers/__init__.py", "handlers_init.py.j2"),
+    ]
+    for tag in tags:
+        files.append(gen(f"{pkg}/routers/{tag.module}.py", "router.py.j2", tag=tag))
+        if tag.handler_operations:
+            files.append(
+                GeneratedFile(
+                    f"{pkg}/handlers/{tag.module}.py",
+                    render("server", "handler.py.j2", **context, tag=tag),
+                    format=True,
+                    create_once=True,
+                )
+            )
+    if has_jobs:
+        files.append(gen(f"{pkg}/jobs.py", "jobs.py.j2"))
+    if plan.has_outbox:
+        files.append(gen(f"{pkg}/events.py", "events.py.j2"))
+    runtime = templates_root() / "server" / "runtime"
+    files.append(GeneratedFile(f"{pkg}/runtime/__init__.py", f"{marker} (runtime package)\n"))
+    for source in sorted(runtime.glob("*.py")):
+        if source.name == "__init__.py":
+            continue
+        files.append(
+            GeneratedFile(
+                f"{pkg}/runtime/{source.name}",
+                f"{marker} (runtime: copied verbatim)\n" + source.read_text(),
+            )
+        )
+    plan.files = files
+    return plan
+
+
+# --- handlers that are still missing ----------------------------------------------------
+
+
+def _is_stub(node: ast.AsyncFunctionDef | ast.FunctionDef) -> bool:
+    body = list(node.body)
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]  # the docstring
+    if len(body) != 1 or not isinstance(body[0], ast.Raise):
+        return not body
+    exc = body[0].exc
+    if isinstance(exc, ast.Call):
+        exc = exc.func
+    return isinstance(exc, ast.Name) and exc.id == "NotImplementedError"
+
+
+def missing_handlers(plan: ServerPlan, out_dir: Path | str) -> list[MissingHandler]:
+    """Operations whose handler module does not implement them (no method, or a method that
+    only raises NotImplementedError), in tag and operation order."""
+    missing: list[MissingHandler] = []
+    for tag in plan.handler_tags:
+        path = Path(out_dir) / plan.package / "handlers" / f"{tag.module}.py"
+        implemented: set[str] = set()
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+        except (OSError, SyntaxError, ValueError):
+            tree = None
+        if tree is not None:
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ClassDef):
+                    for item in node.body:
+                        if isinstance(
+                            item, ast.AsyncFunctionDef | ast.FunctionDef
+                        ) and not _is_stub(item):
+                            implemented.add(item.name)
+        for op in tag.handler_operations:
+            if op.name not in implemented:
+                missing.append(
+                    MissingHandler(f"handlers/{tag.module}.py", op.name, op.op.label, op.op.id)
+                )
+    return missing
+
+
+def write_server(
+    api: Api,
+    out_dir: Path | str,
+    *,
+    spec_source: Path | str,
+    spec_name: str,
+    package: str | None = None,
+) -> tuple[ServerPlan, WriteReport, list[MissingHandler]]:
+    plan = plan_server(api, spec_source=spec_source, spec_name=spec_name, package=package)
+    report = write_tree(plan.files, out_dir)
+    return plan, report, missing_handlers(plan, out_dir)
+
+
+__all__ = [
+    "MissingHandler",
+    "ServerPlan",
+    "missing_handlers",
+    "plan_server",
+    "write_server",
+]

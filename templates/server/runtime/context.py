@@ -1,0 +1,278 @@
+"""What a generated server hands its hand-written handlers, and how it turns their results
+into responses.
+
+Integration surface (used by the generated `main.py`, routers and job registry):
+
+- `Services(settings, store_url)` — the app's shared state: `repository(namespace)` (a
+  `repository.Repository`, one per namespace, all in the store), and, when the API needs them,
+  `idempotency`, `jobs` (a `jobs.JobService`), `outbox` + `dispatcher` (webhooks) and `events`
+  (the generated typed event helpers). `await start()` / `await close()` in the app lifespan.
+- `install_services(app, services, handlers)` — keeps both on `app.state`; routers read them
+  back with `services_of(request)` / `handlers_of(request)`.
+- `RequestContext` — the first argument of every handler method: the request, the services,
+  the parsed `If-Match` (`if_match`), `precondition(version)` (412 unless `If-Match` names
+  that version; returns it, for `repository.update(..., expected_version=...)`), and `headers`
+  to add to the response.
+- `JobContext` — the first argument of a 202 operation's job function (no request: it runs
+  later, in a worker).
+- `Reply(value, version=, etag=, status=, headers=)` — what a handler returns when the
+  response needs more than its body: `version` becomes the strong ETag `"v<version>"`, `status`
+  picks one of the operation's declared success codes. A plain value (model or dict) is the
+  body with the operation's default status; a starlette `Response` is sent as it is.
+- `respond(ctx, result, ...)` — the generated router's last step: status, headers, ETag, and
+  for a conditional GET the 304 (`If-None-Match`).
+- `install_method_not_allowed(app, {path: methods})` — 405 with the full `Allow` list.
+- `IfMatchGuard(required)` — a request guard (runs before the body is read and before an
+  idempotency key is claimed): 428 when `If-Match` is required and missing, 400 when malformed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from fastapi.encoders import jsonable_encoder
+from pydantic import BaseModel
+from starlette.requests import Request
+from starlette.responses import Response
+
+from .concurrency import (
+    Condition,
+    check_if_match,
+    etag_for_version,
+    not_modified,
+    precondition_required,
+)
+from .problems import ProblemDetail, RequestGuard
+from .repository import Repository, open_repository
+
+if TYPE_CHECKING:
+    from .idempotency import IdempotencyConfig
+    from .jobs import JobService
+    from .webhooks import Outbox, WebhookDispatcher
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+_STATE_SERVICES = "apiforge_services"
+_STATE_HANDLERS = "apiforge_handlers"
+
+
+@dataclass(frozen=True, slots=True)
+class Reply(Generic[T]):
+    """A handler's result with response metadata (see the module docstring)."""
+
+    value: T
+    version: int | None = None
+    etag: str | None = None
+    status: int | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+class Services:
+    """The state a server shares between requests and jobs (see the module docstring)."""
+
+    def __init__(self, settings: Any, store_url: str) -> None:
+        self.settings = settings
+        self.store_url = store_url
+        self.idempotency: IdempotencyConfig | None = None
+        self.jobs: JobService | None = None
+        self.outbox: Outbox | None = None
+        self.dispatcher: WebhookDispatcher | None = None
+        self.events: Any = None
+        self._repositories: dict[str, Repository] = {}
+
+    def repository(self, namespace: str = "default") -> Repository:
+        """The versioned repository for `namespace` (one table, keyed by namespace)."""
+        repo = self._repositories.get(namespace)
+        if repo is None:
+            repo = open_repository(self.store_url, namespace)
+            self._repositories[namespace] = repo
+        return repo
+
+    def require_jobs(self) -> JobService:
+        if self.jobs is None:
+            raise RuntimeError("this server has no job service (no 202 operation in the spec)")
+        return self.jobs
+
+    async def start(self) -> None:
+        if self.jobs is not None:
+            await self.jobs.start()
+        if self.dispatcher is not None:
+            self.dispatcher.start()
+
+    async def close(self) -> None:
+        if self.dispatcher is not None:
+            await self.dispatcher.stop()
+        if self.jobs is not None:
+            await self.jobs.close()
+        if self.outbox is not None:
+            await self.outbox.close()
+        if self.idempotency is not None:
+            with contextlib.suppress(Exception):
+                await self.idempotency.store.aclose()
+        for repo in self._repositories.values():
+            await repo.close()
+        self._repositories.clear()
+
+
+def install_services(app: Any, services: Services, handlers: Any) -> None:
+    setattr(app.state, _STATE_SERVICES, services)
+    setattr(app.state, _STATE_HANDLERS, handlers)
+
+
+def services_of(request: Request) -> Services:
+    services = getattr(request.app.state, _STATE_SERVICES, None)
+    if not isinstance(services, Services):
+        raise RuntimeError("the app has no services: build it with create_app()")
+    return services
+
+
+def handlers_of(request: Request) -> Any:
+    return getattr(request.app.state, _STATE_HANDLERS)
+
+
+@dataclass
+class RequestContext:
+    """The first argument of every handler method (see the module docstring)."""
+
+    request: Request
+    response: Response
+    services: Services
+    if_match: Condition | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def settings(self) -> Any:
+        return self.services.settings
+
+    def repository(self, namespace: str = "default") -> Repository:
+        return self.services.repository(namespace)
+
+    def precondition(self, version: int | None) -> int:
+        """412 unless the request's `If-Match` (if any) names `version` (None: the resource
+        does not exist); returns `version` for an atomic `repository.update`."""
+        check_if_match(self.if_match, None if version is None else etag_for_version(version))
+        if version is None:
+            raise ProblemDetail(404, "not-found", "Not found", "No such resource.")
+        return version
+
+    def not_found(self, detail: str = "No such resource.") -> ProblemDetail:
+        return ProblemDetail(404, "not-found", "Not found", detail)
+
+
+@dataclass
+class JobContext:
+    """The first argument of a job function: the services, no request."""
+
+    services: Services
+
+    @property
+    def settings(self) -> Any:
+        return self.services.settings
+
+    def repository(self, namespace: str = "default") -> Repository:
+        return self.services.repository(namespace)
+
+
+def request_context(
+    request: Request, response: Response, *, if_match: bool = False
+) -> RequestContext:
+    condition: Condition | None = None
+    if if_match:
+        header = request.headers.get("if-match")
+        condition = None if header is None else Condition.parse(header)
+    return RequestContext(request, response, services_of(request), condition)
+
+
+def jsonable(value: Any) -> Any:
+    """A model (by alias) or any value as JSON-ready data."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", by_alias=True, exclude_unset=False)
+    return jsonable_encoder(value, by_alias=True)
+
+
+def callback_url(body: Any, name: str) -> str | None:
+    """The job's callback URL from the dumped request body, when it has one."""
+    if isinstance(body, Mapping):
+        value = body.get(name)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def respond(
+    ctx: RequestContext,
+    result: Any,
+    *,
+    status: int,
+    statuses: Iterable[int],
+    conditional: bool = False,
+    empty: Iterable[int] = (),
+) -> Any:
+    """The router's answer for a handler's `result` (see the module docstring)."""
+    if isinstance(result, Response):
+        for name, value in ctx.headers.items():
+            result.headers[name] = value
+        return result
+    reply: Reply[Any] = result if isinstance(result, Reply) else Reply(result)
+    code = reply.status if reply.status is not None else status
+    allowed = set(statuses)
+    if code not in allowed:
+        raise RuntimeError(
+            f"the handler answered status {code}; the spec declares {sorted(allowed)}"
+        )
+    headers = {**ctx.headers, **reply.headers}
+    etag = reply.etag
+    if etag is None and reply.version is not None:
+        etag = etag_for_version(reply.version)
+    if etag is not None:
+        headers["ETag"] = etag
+        if conditional:
+            cached = not_modified(ctx.request, etag)
+            if cached is not None:
+                return cached
+    if code in (204, 304) or code in set(empty):
+        return Response(status_code=code, headers=headers)
+    ctx.response.status_code = code
+    for name, value in headers.items():
+        ctx.response.headers[name] = value
+    return reply.value
+
+
+class IfMatchGuard(RequestGuard):
+    """428 when `If-Match` is required and missing; 400 when it is malformed."""
+
+    def __init__(self, required: bool) -> None:
+        self.required = required
+
+    async def check(self, request: Request) -> None:
+        header = request.headers.get("if-match")
+        if header is None:
+            if self.required:
+                raise precondition_required()
+            return
+        Condition.parse(header)
+
+
+_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE")
+
+
+def install_method_not_allowed(app: Any, allowed: Mapping[str, Iterable[str]]) -> None:
+    """Answer every other method on a path with a 405 whose `Allow` names *all* the path's
+    methods (Starlette alone names those of the first route that matched the path). Call it
+    after including the routers: these routes only match what no router does."""
+    from starlette.exceptions import HTTPException
+
+    for path, methods in allowed.items():
+        names = sorted({m.upper() for m in methods})
+        allow = ", ".join(names)
+        others = [m for m in _METHODS if m not in names and not (m == "HEAD" and "GET" in names)]
+
+        async def answer(request: Request, _allow: str = allow) -> None:
+            raise HTTPException(405, headers={"Allow": _allow})
+
+        app.router.add_route(path, answer, methods=others, include_in_schema=False)

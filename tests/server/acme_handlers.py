@@ -1,0 +1,121 @@
+"""Handler implementations the tests write into a generated acme server's handler modules.
+
+Plain source text: the tests copy it over `<package>/handlers/<tag>.py` (never imported here).
+"""
+
+CUSTOMERS = """
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+from typing import Any
+
+from .. import models
+from ..interfaces import CustomersBase
+from ..runtime.context import Reply, RequestContext
+
+NOW = "2026-04-15T10:30:00Z"
+
+
+class CustomersHandler(CustomersBase):
+    async def create_customer(self, ctx: RequestContext, *, body: models.CustomerCreate) -> Any:
+        cid = "cus_" + secrets.token_hex(13).upper()
+        value = {
+            "id": cid,
+            "tags": [],
+            **body.model_dump(mode="json", by_alias=True, exclude_unset=True),
+            "createdAt": NOW,
+            "updatedAt": NOW,
+        }
+        version = await ctx.repository("customers").create(cid, value)
+        return Reply({**value, "version": version}, version=version)
+
+    async def get_customer(self, ctx: RequestContext, *, customer_id: str) -> Any:
+        found = await ctx.repository("customers").get(customer_id)
+        if found is None:
+            raise ctx.not_found(f"No customer {customer_id}.")
+        return Reply({**found.value, "version": found.version}, version=found.version)
+
+    async def update_customer(
+        self, ctx: RequestContext, *, customer_id: str, body: models.CustomerUpdate
+    ) -> Any:
+        repo = ctx.repository("customers")
+        found = await repo.get(customer_id)
+        version = ctx.precondition(None if found is None else found.version)
+        assert found is not None
+        delay = float(os.environ.get("TEST_PATCH_DELAY", "0"))
+        if delay:
+            await asyncio.sleep(delay)  # widen the read-write window: writers really race
+        changes = body.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        value = {**found.value, **changes}
+        new_version = await repo.update(customer_id, value, expected_version=version)
+        return Reply({**value, "version": new_version}, version=new_version)
+
+    async def delete_customer(self, ctx: RequestContext, *, customer_id: str) -> Any:
+        repo = ctx.repository("customers")
+        found = await repo.get(customer_id)
+        version = ctx.precondition(None if found is None else found.version)
+        await repo.delete(customer_id, expected_version=version)
+        return None
+"""
+
+PAYMENTS = """
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from .. import models
+from ..events import events
+from ..interfaces import PaymentsBase
+from ..runtime.context import Reply, RequestContext
+
+
+class PaymentsHandler(PaymentsBase):
+    async def create_payment(self, ctx: RequestContext, *, body: models.PaymentCreate) -> Any:
+        pid = "pay_" + secrets.token_hex(13).upper()
+        value = {
+            **body.model_dump(mode="json", by_alias=True, exclude_unset=True),
+            "id": pid,
+            "status": "succeeded",
+            "amountRefunded": 0,
+            "createdAt": "2026-04-15T10:30:00Z",
+        }
+        await ctx.repository("payments").create(pid, value)
+        await events(ctx).payment_succeeded(value)
+        return Reply(value, headers={"Location": f"/v1/payments/{pid}"})
+
+    async def list_payments(
+        self,
+        ctx: RequestContext,
+        *,
+        limit: int = 20,
+        starting_after: str | None = None,
+        customer_id: str | None = None,
+        status: Any = None,
+    ) -> Any:
+        records = await ctx.repository("payments").list(limit=limit, after=starting_after)
+        return {"data": [r.value for r in records], "nextCursor": None}
+
+    async def get_payment(self, ctx: RequestContext, *, payment_id: str) -> Any:
+        raise RuntimeError("secret-internal-detail: password=hunter2")
+"""
+
+REPORTS = """
+from __future__ import annotations
+
+from typing import Any
+
+from .. import models
+from ..interfaces import ReportsBase
+from ..runtime.context import JobContext
+from ..runtime.problems import ProblemDetail
+
+
+class ReportsHandler(ReportsBase):
+    async def create_report(self, ctx: JobContext, *, body: models.ReportRequest) -> Any:
+        if body.type.value == "refunds":
+            raise ProblemDetail(422, "report-too-large", "Report too large", "Narrow the range.")
+        return models.ReportResult(report_url=f"https://cdn.example.com/{body.type.value}.csv")
+"""

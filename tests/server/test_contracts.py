@@ -1,0 +1,277 @@
+"""The generated acme server under uvicorn: problem details, rate limits, ETags, idempotency
+and 202 jobs, checked by status code, headers and body (handlers: acme_handlers.py)."""
+
+from __future__ import annotations
+
+import uuid
+
+import httpx
+
+from tests.server.conftest import TINY_KEY, Receiver, poll, problem
+
+CUSTOMER = {"email": "alice@example.com", "name": "Alice Martin"}
+PAYMENT = {
+    "amount": 5000,
+    "currency": "usd",
+    "customerId": "cus_01HTZ3A7B8C9D0E1F2G3H4J5K6",
+    "paymentMethod": {"type": "card", "token": "tok_visa_4242"},
+}
+RL_HEADERS = ("x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset")
+
+
+def key() -> dict[str, str]:
+    return {"Idempotency-Key": str(uuid.uuid4())}
+
+
+def own_bucket() -> dict[str, str]:
+    """A credential of its own, so a test's rate-limit counts start from zero."""
+    return {"Authorization": f"Bearer {uuid.uuid4().hex}"}
+
+
+# --- problem details ------------------------------------------------------------------------
+
+
+def test_validation_error_is_a_422_problem_with_field_errors(acme_url: str) -> None:
+    r = httpx.post(
+        acme_url + "/v1/customers", json={"email": 42}, headers={**key(), **own_bucket()}
+    )
+    body = problem(r, 422, "validation-error")
+    assert body["title"] == "Validation failed"
+    assert body["detail"] == "The request has 2 invalid fields."
+    by_location = {tuple(e["location"]): e for e in body["errors"]}
+    assert set(by_location) == {("body", "email"), ("body", "name")}
+    assert by_location[("body", "name")]["type"] == "missing"
+    assert set(by_location[("body", "email")]) == {"location", "message", "type"}
+    # the operation's rate-limit headers are on errors too
+    assert r.headers["x-ratelimit-limit"] == "10000"
+    assert r.headers["x-ratelimit-remaining"] == "9999"
+
+
+def test_query_parameters_are_typed_and_constrained(acme_url: str) -> None:
+    r = httpx.get(acme_url + "/v1/payments", params={"limit": "1000"})
+    body = problem(r, 422, "validation-error")
+    assert body["errors"] == [
+        {
+            "location": ["query", "limit"],
+            "message": "Input should be less than or equal to 100",
+            "type": "less_than_equal",
+        }
+    ]
+    r = httpx.get(acme_url + "/v1/payments", params={"status": "lost"})
+    assert problem(r, 422, "validation-error")["errors"][0]["location"] == ["query", "status"]
+
+
+def test_unknown_path_is_a_404_problem(acme_url: str) -> None:
+    r = httpx.get(acme_url + "/v1/nothing/here?secret=1")
+    body = problem(r, 404, "not-found")
+    assert body["detail"] == "No resource at /v1/nothing/here."
+
+
+def test_wrong_method_is_a_405_problem_with_allow(acme_url: str) -> None:
+    r = httpx.put(acme_url + "/v1/customers", json=CUSTOMER)
+    body = problem(r, 405, "method-not-allowed")
+    assert set(r.headers["allow"].replace(" ", "").split(",")) == {"GET", "POST"}
+    assert body["detail"].startswith("PUT is not allowed on /v1/customers.")
+
+
+def test_oversized_body_is_a_413_problem(acme_url: str) -> None:
+    big = {**CUSTOMER, "name": "x" * 5000}
+    r = httpx.post(acme_url + "/v1/customers", json=big, headers=key())
+    body = problem(r, 413, "content-too-large")
+    assert body["detail"] == "The request body exceeds the limit of 4096 bytes."
+    # streamed without Content-Length: counted as it arrives
+    chunks = iter([b'{"name": "', b"x" * 5000, b'"}'])
+    r = httpx.post(
+        acme_url + "/v1/customers",
+        content=chunks,
+        headers={**key(), "Content-Type": "application/json"},
+    )
+    problem(r, 413, "content-too-large")
+
+
+def test_wrong_content_type_is_a_415_problem(acme_url: str) -> None:
+    r = httpx.post(
+        acme_url + "/v1/customers",
+        content=b"email=a@b.c",
+        headers={**key(), "Content-Type": "application/x-www-form-urlencoded"},
+    )
+    body = problem(r, 415, "unsupported-media-type")
+    assert "application/json" in body["detail"]
+
+
+def test_unimplemented_operation_is_a_501_problem(acme_url: str) -> None:
+    r = httpx.get(acme_url + "/v1/refunds")
+    body = problem(r, 501, "not-implemented")
+    assert body["detail"] == (
+        "Operation 'listRefunds' (GET /v1/refunds) has no handler implementation yet."
+    )
+    assert "x-ratelimit-limit" in r.headers
+
+
+def test_handler_crash_is_a_500_problem_that_leaks_nothing(acme_url: str) -> None:
+    r = httpx.get(acme_url + "/v1/payments/pay_01HTZ4K5M8N9P0Q1R2S3T4V5W6")
+    body = problem(r, 500, "internal-error")
+    assert body == {
+        "type": "https://apiforge.dev/problems/internal-error",
+        "title": "Internal server error",
+        "status": 500,
+        "detail": "The server failed to handle the request.",
+        "instance": "/v1/payments/pay_01HTZ4K5M8N9P0Q1R2S3T4V5W6",
+    }
+    assert "hunter2" not in r.text and "Traceback" not in r.text
+
+
+# --- rate limits ----------------------------------------------------------------------------
+
+
+def test_rate_limit_headers_and_429_with_integer_retry_after(acme_url: str) -> None:
+    tiny = {"X-API-Key": TINY_KEY}
+    remaining = []
+    for _ in range(3):
+        r = httpx.get(acme_url + "/v1/payments", headers=tiny)
+        assert r.status_code == 200, r.text
+        assert r.headers["x-ratelimit-limit"] == "3"
+        assert int(r.headers["x-ratelimit-reset"]) > 1_700_000_000
+        remaining.append(r.headers["x-ratelimit-remaining"])
+    assert remaining == ["2", "1", "0"]
+    r = httpx.get(acme_url + "/v1/payments", headers=tiny)
+    body = problem(r, 429, "rate-limited")
+    assert body["detail"].startswith("Rate limit of 3 per 1 minute exceeded.")
+    assert r.headers["retry-after"].isdigit() and 1 <= int(r.headers["retry-after"]) <= 60
+    assert r.headers["x-ratelimit-remaining"] == "0"
+    # the quota is per principal: another caller is unaffected
+    assert httpx.get(acme_url + "/v1/payments", headers=own_bucket()).status_code == 200
+
+
+# --- optimistic concurrency -----------------------------------------------------------------
+
+
+def test_etag_304_412_428(acme_url: str) -> None:
+    r = httpx.post(acme_url + "/v1/customers", json=CUSTOMER, headers=key())
+    assert r.status_code == 201, r.text
+    assert r.headers["etag"] == '"v1"'
+    url = f"{acme_url}/v1/customers/{r.json()['id']}"
+
+    r = httpx.get(url)
+    assert (r.status_code, r.headers["etag"]) == (200, '"v1"')
+    assert r.json()["email"] == "alice@example.com"
+    assert all(h in r.headers for h in RL_HEADERS)
+
+    r = httpx.get(url, headers={"If-None-Match": '"v1"'})
+    assert r.status_code == 304
+    assert r.content == b""
+    assert r.headers["etag"] == '"v1"'
+    assert all(h in r.headers for h in RL_HEADERS)
+    assert httpx.get(url, headers={"If-None-Match": '"v0"'}).status_code == 200
+
+    change = {"name": "Alice B. Martin"}
+    r = httpx.patch(url, json=change, headers=key())
+    problem(r, 428, "precondition-required")
+    r = httpx.patch(url, json=change, headers={**key(), "If-Match": '"v7"'})
+    problem(r, 412, "precondition-failed")
+    r = httpx.patch(url, json=change, headers={**key(), "If-Match": '"v1"'})
+    assert (r.status_code, r.headers["etag"]) == (200, '"v2"')
+    assert r.json()["name"] == "Alice B. Martin"
+    r = httpx.patch(url, json={"name": "Late"}, headers={**key(), "If-Match": '"v1"'})
+    problem(r, 412, "precondition-failed")
+
+    problem(httpx.delete(url), 428, "precondition-required")
+    problem(httpx.delete(url, headers={"If-Match": '"v1"'}), 412, "precondition-failed")
+    r = httpx.delete(url, headers={"If-Match": '"v2"'})
+    assert (r.status_code, r.content) == (204, b"")
+    problem(httpx.get(url), 404, "not-found")
+
+
+# --- idempotency (issue 5) ------------------------------------------------------------------
+
+
+def test_idempotent_replay_is_byte_for_byte(acme_url: str, receiver: Receiver) -> None:
+    headers = {**key(), **own_bucket()}
+    first = httpx.post(acme_url + "/v1/payments", json=PAYMENT, headers=headers)
+    assert first.status_code == 201, first.text
+    assert "idempotent-replayed" not in first.headers
+    assert first.headers["location"] == f"/v1/payments/{first.json()['id']}"
+    again = httpx.post(acme_url + "/v1/payments", json=PAYMENT, headers=headers)
+    assert again.status_code == 201
+    assert again.content == first.content
+    assert again.headers["idempotent-replayed"] == "true"
+    for name in ("location", "content-type", "content-length"):
+        assert again.headers[name] == first.headers[name]
+    # the handler ran once: one payment stored
+    listed = httpx.get(acme_url + "/v1/payments", params={"limit": 100}).json()["data"]
+    assert [p["id"] for p in listed].count(first.json()["id"]) == 1
+
+    # the handler's event went through the outbox: delivered once, signed
+    event = receiver.wait_for(lambda e: e["data"].get("id") == first.json()["id"])
+    assert event["type"] == "payment.succeeded"
+    assert event["data"] == first.json()
+
+    other = httpx.post(acme_url + "/v1/payments", json={**PAYMENT, "amount": 1}, headers=headers)
+    problem(other, 422, "idempotency-conflict")
+    missing = httpx.post(acme_url + "/v1/payments", json=PAYMENT)
+    problem(missing, 400, "idempotency-key-missing")
+    quoted = {**headers, "Idempotency-Key": f'"{headers["Idempotency-Key"]}"'}
+    assert httpx.post(acme_url + "/v1/payments", json=PAYMENT, headers=quoted).content == (
+        first.content
+    )
+
+
+def test_validation_failures_store_nothing(acme_url: str) -> None:
+    headers = key()
+    bad = httpx.post(acme_url + "/v1/payments", json={"amount": 0}, headers=headers)
+    problem(bad, 422, "validation-error")
+    good = httpx.post(acme_url + "/v1/payments", json=PAYMENT, headers=headers)
+    assert good.status_code == 201 and "idempotent-replayed" not in good.headers
+
+
+# --- 202 jobs (issue 5) ---------------------------------------------------------------------
+
+
+def test_job_is_accepted_polled_to_completion_and_replayed(acme_url: str) -> None:
+    request = {"type": "sales", "startDate": "2026-01-01", "endDate": "2026-03-31"}
+    headers = key()
+    r = httpx.post(acme_url + "/v1/reports", json=request, headers=headers)
+    assert r.status_code == 202, r.text
+    job = r.json()
+    assert job["status"] == "queued"
+    assert r.headers["location"] == f"/v1/jobs/{job['id']}"
+    assert r.headers["retry-after"] == "5"
+    replay = httpx.post(acme_url + "/v1/reports", json=request, headers=headers)
+    assert replay.content == r.content and replay.headers["idempotent-replayed"] == "true"
+
+    done = poll(
+        lambda: httpx.get(acme_url + r.headers["location"]),
+        lambda resp: resp.json().get("status") in ("completed", "failed"),
+    )
+    assert done.status_code == 200
+    body = done.json()
+    assert body["status"] == "completed", body
+    assert body["result"] == {"reportUrl": "https://cdn.example.com/sales.csv", "expiresAt": None}
+    assert "retry-after" not in done.headers
+    assert all(h in done.headers for h in RL_HEADERS)
+    # a finished job cannot be cancelled
+    problem(httpx.delete(acme_url + r.headers["location"]), 409, "job-not-cancellable")
+
+
+def test_failed_job_embeds_its_problem(acme_url: str) -> None:
+    request = {"type": "refunds", "startDate": "2026-01-01", "endDate": "2026-03-31"}
+    r = httpx.post(acme_url + "/v1/reports", json=request, headers=key())
+    assert r.status_code == 202
+    done = poll(
+        lambda: httpx.get(acme_url + r.headers["location"]),
+        lambda resp: resp.json().get("status") in ("completed", "failed"),
+    )
+    body = done.json()
+    assert body["status"] == "failed"
+    assert body["error"] == {
+        "type": "https://apiforge.dev/problems/report-too-large",
+        "title": "Report too large",
+        "status": 422,
+        "detail": "Narrow the range.",
+        "instance": r.headers["location"],
+    }
+
+
+def test_unknown_job_is_a_404_problem(acme_url: str) -> None:
+    r = httpx.get(acme_url + "/v1/jobs/job_00000000000000000000000000")
+    problem(r, 404, "job-not-found")

@@ -1,0 +1,96 @@
+"""The server plan without running anything: which pattern each operation gets, the README's
+settings, and the generated code's types."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from generator.render.pytypes import TypeMapper
+from generator.render.server import EXTRA_SETTINGS, _Planner, _settings_rows
+from generator.spec import load_spec
+from tests.golden import GOLDEN
+
+SPEC = {
+    "openapi": "3.1.0",
+    "info": {"title": "T", "version": "1"},
+    "x-rate-limit": True,
+    "paths": {
+        "/a": {
+            "get": {
+                "operationId": "getA",
+                "responses": {
+                    "200": {
+                        "description": "ok",
+                        "headers": {"RateLimit": {"schema": {"type": "string"}}},
+                    }
+                },
+            }
+        },
+        "/b/{id}": {
+            "put": {
+                "operationId": "putB",
+                "parameters": [
+                    {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}},
+                    {"name": "If-Match", "in": "header", "schema": {"type": "string"}},
+                ],
+                "responses": {"200": {"description": "ok"}, "204": {"description": "none"}},
+            }
+        },
+    },
+}
+
+
+def _planner(tmp_path: Path, spec: dict[str, object]) -> _Planner:
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    return _Planner(load_spec(str(path)).api, TypeMapper({}, {}))
+
+
+def test_api_wide_rate_limit_applies_to_every_operation(tmp_path: Path) -> None:
+    (tag,) = _planner(tmp_path, SPEC).tags()
+    ops = {o.op.id: o for o in tag.operations}
+    assert ops["getA"].rate_limit == "ietf"  # declared on the operation
+    assert ops["putB"].rate_limit == "ietf"  # the API's family
+    assert ops["putB"].if_match and not ops["putB"].if_match_required
+    assert (ops["putB"].status, ops["putB"].statuses, ops["putB"].empty) == (
+        200,
+        (200, 204),
+        (200, 204),
+    )
+    assert ops["putB"].route_path == "/b/{id_}"  # `id` is a builtin: renamed, path follows
+    no_extension = {k: v for k, v in SPEC.items() if k != "x-rate-limit"}
+    (tag,) = _planner(tmp_path, no_extension).tags()
+    assert [o.rate_limit for o in tag.operations] == ["ietf", None]
+
+
+def test_readme_documents_every_setting() -> None:
+    readme = (GOLDEN / "acme" / "server" / "README.md").read_text()
+    rows = _settings_rows()
+    assert len(rows) >= len(EXTRA_SETTINGS) + 10
+    for variable, _default, description in rows:
+        assert f"| `{variable}` |" in readme
+        assert description
+
+
+def test_generated_server_is_mypy_strict_clean(tmp_path: Path) -> None:
+    project = GOLDEN / "acme" / "server"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            "--ignore-missing-imports",
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "acme_payments_api_server",
+        ],
+        cwd=project,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stdout
