@@ -211,5 +211,78 @@ def server(spec: str, output: str, package: str | None, validate: bool) -> None:
         click.echo("every operation has a handler")
 
 
+@main.command()
+@click.argument("spec")
+@click.option(
+    "-o",
+    "--output",
+    "output",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="Directory to write into: the server to OUTPUT/server, the client to OUTPUT/client.",
+)
+@click.option(
+    "--package-prefix",
+    default=None,
+    help="Package names PREFIX_server and PREFIX_client (default: from the title).",
+)
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Write nothing; exit 1 when the files on disk differ from what would be generated.",
+)
+@click.option(
+    "--validate/--no-validate", default=True, help="Run full OpenAPI schema validation first."
+)
+@reports_bad_input
+def generate(
+    spec: str, output: str, package_prefix: str | None, check: bool, validate: bool
+) -> None:
+    """Write the server and the client for SPEC into OUTPUT in one run (the spec is read once),
+    and print the lint summary. With --check, compare instead (hand-written handler modules
+    never count as differences)."""
+    from generator.render.generate import Progress
+    from generator.render.generate import generate as run
+
+    result = run(
+        spec,
+        output,
+        package_prefix=package_prefix,
+        check=check,
+        validate=validate,
+        progress=Progress(),
+    )
+    for p in result.products:
+        where = p.out_dir
+        if check:
+            state = f"{len(p.drift)} files differ" if p.drift else "in sync"
+            click.echo(f"{p.kind}: {p.package} in {where}: {state} ({p.summary})")
+            continue
+        report = p.report
+        assert report is not None
+        line = (
+            f"{p.kind}: wrote {p.package} to {where}: {p.summary} "
+            f"({len(report.written)} files written"
+        )
+        if report.created or report.kept:
+            line += f", {len(report.created)} handler files created, {len(report.kept)} kept"
+        click.echo(f"{line}, {len(report.removed)} stale removed)")
+        if p.missing_handlers:
+            click.echo(
+                f"  {p.missing_handlers} operations have no handler yet (they answer 501); "
+                f"`apiforge server` lists them"
+            )
+    if result.lint_summary is not None:
+        click.echo(f"lint: {result.lint_summary}")
+    if check:
+        if result.drift:
+            click.echo(f"out of date: {len(result.drift)} generated files differ from {spec}:")
+            for path in result.drift:
+                click.echo(f"  {path}")
+            click.echo("run the same command without --check to regenerate them")
+            sys.exit(EXIT_FINDINGS)
+        click.echo("up to date")
+
+
 if __name__ == "__main__":
     main()

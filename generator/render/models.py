@@ -7,23 +7,72 @@ the options chosen so the module is `mypy --strict` clean and needs only pydanti
 
 Class names are ours, not the library's: `class_names` maps each component schema name to
 the identifier the generator picked (see `model_class_names`), and is passed as
-`model_name_map`, so templates know every model's name without reading the output.
+`model_name_map`, so templates know every model's name without reading the output. An inline
+model that would take a component's name (Stripe's `anyOf: [string, $ref: balance_transaction]`
+under a property called `balance_transaction`) is called `<Name>Inline` instead.
+
+Speed (the models step is most of `apiforge generate`'s time on a big spec):
+
+- inside `preloaded(source, data)` (what `apiforge generate` uses) the already-parsed document
+  is handed to the library as a dict, never re-read from disk; only `components/schemas` (and
+  whatever they `$ref` elsewhere in the document) go in, with each schema already under its
+  class name, so names like Stripe's `checkout.session` cannot become sub-modules;
+- the library's own formatter is off: the writer runs ruff on `models.py` anyway;
+- the result is cached by content: in process (the server and the client ask for the same
+  module) and on disk under `generator.spec.load.cache_dir()`. The key is the SHA-256 of the
+  schema subset as the library receives it, the header, every option, and the versions of
+  apiforge and datamodel-code-generator — everything the output depends on — so a hit is
+  byte-for-byte what a fresh run would give and a changed schema can never be served stale.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, unquote
 
 from generator.errors import ApiforgeError, Problem
 from generator.render.names import NameAllocator, pascal_case
 
 # `format`s that would need packages beyond pydantic (email-validator): plain strings.
 _TYPE_MAPPINGS = ["email=string", "idn-email=string"]
+# Bump when anything here changes what the library is asked for (the cache key has it too).
+_MODELS_VERSION = "2"
+_CACHE_KIND = "models" + _MODELS_VERSION
+_SCHEMAS_PREFIX = "#/components/schemas/"
+_memo: dict[str, str] = {}
+
+
+@dataclass(frozen=True)
+class _Preloaded:
+    source: Path | str
+    data: Any
+
+
+_preloaded: ContextVar[_Preloaded | None] = ContextVar("apiforge_models_preloaded", default=None)
+
+
+@contextlib.contextmanager
+def preloaded(source: Path | str, data: Any) -> Iterator[None]:
+    """Within this block, `generate_models(source, ...)` uses `data` (the already-parsed root
+    document of `source`) instead of reading `source` again, and caches its result."""
+    token = _preloaded.set(_Preloaded(source, data))
+    try:
+        yield
+    finally:
+        _preloaded.reset(token)
+
+
+def clear_memo() -> None:
+    """Forget the in-process results (tests; the on-disk cache is `cache_dir()`)."""
+    _memo.clear()
 
 
 def model_class_names(schema_names: Iterable[str], reserved: Iterable[str] = ()) -> dict[str, str]:
@@ -43,12 +92,206 @@ def generate_models(
 ) -> str:
     """The models module for the spec at `source` (a path, so relative `$ref`s resolve, or the
     spec's text). Raises ApiforgeError when the library cannot handle the schemas."""
-    import datamodel_code_generator as dcg
-    from datamodel_code_generator.enums import DataModelType, InputFileType, OpenAPIScope
-    from datamodel_code_generator.format import Formatter, PythonVersion
+    pre = _preloaded.get()
+    subset = None
+    if pre is not None and pre.source == source and class_names is not None:
+        subset = schema_subset(pre.data, class_names)
+    if subset is None or class_names is None:  # the library reads the file itself, uncached
+        return _run(source, _options(class_names or {}, header))
+    names = {v: v for v in class_names.values()}  # the schemas are already under their names
+    options = _options(names, header)
+    key = models_cache_key(subset, options)
+    cached = _memo.get(key)
+    if cached is None:
+        from generator.spec.load import cache_get, cache_put
 
-    name_map = {f"#/components/schemas/{k}": v for k, v in sorted((class_names or {}).items())}
-    options: dict[str, Any] = {
+        hit = cache_get(_CACHE_KIND, key)
+        cached = hit if isinstance(hit, str) else None
+        if cached is None:
+            cached = _run(subset, options)
+            cache_put(_CACHE_KIND, key, cached)
+        _memo[key] = cached
+    return cached
+
+
+class Prefetch:
+    """The models module being generated in a forked process (see `prefetch_models`)."""
+
+    def __init__(self, key: str, process: Any, conn: Any) -> None:
+        self.key = key
+        self._process = process
+        self._conn = conn
+
+    def join(self) -> None:
+        """Wait for the result and keep it (memory and disk cache); a failure in the child is
+        left for the caller's own `generate_models` call to meet and report."""
+        try:
+            kind, value = self._conn.recv()
+        except (EOFError, OSError):
+            kind, value = "error", None
+        finally:
+            self._conn.close()
+            self._process.join()
+        if kind == "ok" and isinstance(value, str):
+            from generator.spec.load import cache_put
+
+            _memo[self.key] = value
+            cache_put(_CACHE_KIND, self.key, value)
+
+    def cancel(self) -> None:
+        if self._process.is_alive():
+            self._process.kill()
+        self._process.join()
+        self._conn.close()
+
+
+def _prefetch_child(conn: Any, subset: Mapping[str, Any], options: Mapping[str, Any]) -> None:
+    try:
+        conn.send(("ok", _run(subset, options)))
+    except BaseException as exc:  # reported again, in the parent, by generate_models
+        conn.send(("error", str(exc)))
+    finally:
+        conn.close()
+
+
+def prefetch_models(
+    source: Path | str, *, class_names: Mapping[str, str], header: str = ""
+) -> Prefetch | None:
+    """Start `generate_models(source, ...)` in a forked process, so the caller can validate
+    and lint meanwhile on another core; `join()` the handle before calling `generate_models`,
+    which then answers from memory. None when there is nothing to start: the result is already
+    cached, `source` is not preloaded, or this platform cannot fork."""
+    import multiprocessing
+
+    pre = _preloaded.get()
+    if pre is None or pre.source != source:
+        return None
+    subset = schema_subset(pre.data, class_names)
+    if subset is None:
+        return None
+    options = _options({v: v for v in class_names.values()}, header)
+    key = models_cache_key(subset, options)
+    if key in _memo:
+        return None
+    from generator.spec.load import cache_get
+
+    hit = cache_get(_CACHE_KIND, key)
+    if isinstance(hit, str):
+        _memo[key] = hit
+        return None
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return None
+    ctx = multiprocessing.get_context("fork")
+    parent, child = ctx.Pipe(duplex=False)
+    process = ctx.Process(target=_prefetch_child, args=(child, subset, options), daemon=True)
+    process.start()
+    child.close()
+    return Prefetch(key, process, parent)
+
+
+def models_cache_key(subset: Mapping[str, Any], options: Mapping[str, Any]) -> str:
+    """SHA-256 of everything the models module depends on (see the module docstring)."""
+    from importlib.metadata import version
+
+    from generator import __version__
+
+    material = repr(
+        (
+            _MODELS_VERSION,
+            __version__,
+            version("datamodel-code-generator"),
+            sorted((k, repr(v)) for k, v in options.items()),
+            subset,
+        )
+    )
+    return hashlib.sha256(material.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def schema_subset(data: Any, class_names: Mapping[str, str]) -> dict[str, Any] | None:
+    """What the library needs of the document `data`: `openapi`, each component schema under
+    its class name (`$ref`s rewritten to match), and any other part of the document those
+    schemas point into. None when a schema points into another file (the library must read
+    the files itself then) or the document is not shaped as expected."""
+    if not isinstance(data, Mapping):
+        return None
+    components = data.get("components")
+    schemas = components.get("schemas") if isinstance(components, Mapping) else None
+    if not isinstance(schemas, Mapping) or set(schemas) != set(class_names):
+        return None
+    if len(set(class_names.values())) != len(class_names):
+        return None
+    external = False
+    wanted: list[tuple[str, ...]] = []  # other parts of the document the schemas point into
+
+    def ref(value: str) -> str:
+        nonlocal external
+        if not value.startswith("#"):
+            external = True
+            return value
+        if value.startswith(_SCHEMAS_PREFIX):
+            head, sep, rest = value[len(_SCHEMAS_PREFIX) :].partition("/")
+            name = unquote(head).replace("~1", "/").replace("~0", "~")
+            if name in class_names:
+                return _SCHEMAS_PREFIX + quote(class_names[name], safe="") + sep + rest
+            return value
+        tokens = tuple(
+            unquote(t).replace("~1", "/").replace("~0", "~") for t in value[2:].split("/")
+        )
+        if tokens and tokens[0]:
+            # the whole section (`components/parameters`, `paths`, ...): pointers stay valid
+            wanted.append(tokens[:2] if tokens[0] == "components" else tokens[:1])
+        return value
+
+    def copy(node: Any) -> Any:
+        if isinstance(node, dict):
+            return {
+                k: (ref(v) if k == "$ref" and isinstance(v, str) else copy(v))
+                for k, v in node.items()
+            }
+        if isinstance(node, list):
+            return [copy(v) for v in node]
+        return node
+
+    subset: dict[str, Any] = {"openapi": data.get("openapi", "3.1.0")}
+    parts: dict[str, Any] = {"schemas": {class_names[k]: copy(v) for k, v in schemas.items()}}
+    done: set[tuple[str, ...]] = set()
+    while wanted:
+        path = wanted.pop()
+        if path in done or path == ("components", "schemas"):
+            continue
+        done.add(path)
+        node: Any = data
+        for token in path:
+            node = node.get(token) if isinstance(node, Mapping) else None
+        if node is None:
+            continue  # a dangling pointer: the library reports it
+        if path[0] == "components":
+            parts[path[1]] = copy(node)
+        else:
+            subset[path[0]] = copy(node)
+    if external:
+        return None
+    subset["components"] = parts
+    return subset
+
+
+def _options(name_map_by_name: Mapping[str, str], header: str) -> dict[str, Any]:
+    from datamodel_code_generator.enums import DataModelType, InputFileType, OpenAPIScope
+    from datamodel_code_generator.format import PythonVersion
+
+    name_map = {f"{_SCHEMAS_PREFIX}{k}": v for k, v in sorted(name_map_by_name.items())}
+    # An inline model the library would name like a component (Stripe: a property
+    # `balance_transaction: anyOf: [string, $ref: balance_transaction]` makes a string model
+    # `BalanceTransaction` before the component is reached) is renamed `<Name>Inline`, so the
+    # component keeps the name the templates use. Keys that are class names match only models
+    # that no schema path matched first.
+    taken = set(name_map.values())
+    for name in sorted(taken):
+        inline = f"{name}Inline"
+        while inline in taken:
+            inline += "_"
+        name_map.setdefault(name, inline)
+    return {
         "input_file_type": InputFileType.OpenAPI,
         "output_model_type": DataModelType.PydanticV2BaseModel,
         "target_python_version": PythonVersion.PY_311,
@@ -67,16 +310,21 @@ def generate_models(
         "use_schema_description": False,
         "use_field_description": False,
         "type_mappings": _TYPE_MAPPINGS,
-        "formatters": [Formatter.BUILTIN],
+        "formatters": [],  # ruff formats models.py with the rest of the tree
         "model_name_map": name_map or None,
         "custom_file_header": header or None,
         "allow_remote_refs": False,
     }
+
+
+def _run(source: Path | str | Mapping[str, Any], options: Mapping[str, Any]) -> str:
+    import datamodel_code_generator as dcg
+
     stderr = io.StringIO()
     try:
         with warnings.catch_warnings(), contextlib.redirect_stderr(stderr):
             warnings.simplefilter("ignore")
-            result = dcg.generate(Path(source) if isinstance(source, Path) else source, **options)
+            result = dcg.generate(source, **options)
     except RecursionError:
         raise
     except Exception as exc:

@@ -11,10 +11,18 @@
 
 On any failure the temporary directory is removed and `out_dir` is as it was: never a
 half-written output directory.
+
+`render_tree(files)` gives the bytes `write_tree` would write, without writing anything (what
+`apiforge generate --check` compares with the disk); `tree_drift(files, out_dir)` lists the
+differences. Both, and `write_tree(..., format_cache=True)`, keep ruff's output in a
+content-addressed cache (`generator.spec.load.cache_dir()`): the key is the file's bytes, its
+path, the tree's top-level names (ruff's first-party detection looks at them), ruff's version
+and every formatting option, so a hit is exactly what ruff would print.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -82,18 +90,21 @@ def _check_paths(files: Sequence[GeneratedFile]) -> None:
         seen.add(f.path)
 
 
+_COMMON = ["--isolated", "--line-length", str(LINE_LENGTH), "--target-version", TARGET_VERSION]
+_FORMAT_STEPS = (
+    ("check", *_COMMON, "--select", "I,F401", "--fix", "--exit-zero", "--quiet", "--no-cache"),
+    ("format", *_COMMON, "--quiet", "--no-cache"),
+)
+_FORMAT_CACHE_KIND = "fmt1"
+
+
 def format_python(paths: Iterable[Path], *, cwd: Path) -> None:
     """Format `paths` in place with ruff (isolated from any config file, so the output does not
     depend on where it is written): unused imports removed, imports sorted, black style."""
     targets = sorted(str(p.relative_to(cwd)) for p in paths)
     if not targets:
         return
-    common = ["--isolated", "--line-length", str(LINE_LENGTH), "--target-version", TARGET_VERSION]
-    steps = [
-        ["check", *common, "--select", "I,F401", "--fix", "--exit-zero", "--quiet", "--no-cache"],
-        ["format", *common, "--quiet", "--no-cache"],
-    ]
-    for args in steps:
+    for args in _FORMAT_STEPS:
         proc = subprocess.run(
             [sys.executable, "-m", "ruff", *args, *targets],
             cwd=cwd,
@@ -108,6 +119,136 @@ def format_python(paths: Iterable[Path], *, cwd: Path) -> None:
             )
 
 
+_ruff_version: str | None = None
+
+
+def _formatter_identity() -> str:
+    """Everything besides a file's own bytes and path that ruff's output depends on."""
+    global _ruff_version
+    if _ruff_version is None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            _ruff_version = version("ruff")
+        except PackageNotFoundError:  # pragma: no cover - ruff is a dependency
+            _ruff_version = "unknown"
+    return repr((_ruff_version, _FORMAT_STEPS))
+
+
+def _format_key(identity: str, roots: str, f: GeneratedFile) -> str:
+    h = hashlib.sha256()
+    for part in (identity, roots, f.path):
+        h.update(part.encode())
+        h.update(b"\0")
+    h.update(f.data())
+    return h.hexdigest()
+
+
+def _format_many(files: Sequence[GeneratedFile], roots: Sequence[str]) -> dict[str, bytes]:
+    """Run `format_python` on `files` in a scratch tree shaped like the real one."""
+    if not files:
+        return {}
+    tmp = Path(tempfile.mkdtemp(prefix="apiforge-format-"))
+    try:
+        for root in roots:  # so ruff's first-party detection sees what the real tree has
+            if root.endswith(".py"):
+                (tmp / root).touch()
+            else:
+                (tmp / root).mkdir(exist_ok=True)
+        targets = []
+        for f in files:
+            target = tmp / f.path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(f.data())
+            targets.append(target)
+        format_python(targets, cwd=tmp)
+        return {f.path: (tmp / f.path).read_bytes() for f in files}
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _roots(files: Sequence[GeneratedFile]) -> list[str]:
+    """The tree's top-level names: directories, and top-level `.py` files."""
+    names = set()
+    for f in files:
+        parts = PurePosixPath(f.path).parts
+        if len(parts) > 1:
+            names.add(parts[0] + "/")
+        elif f.path.endswith(".py"):
+            names.add(f.path)
+    return sorted(names)
+
+
+def render_tree(files: Sequence[GeneratedFile], *, format_cache: bool = True) -> dict[str, bytes]:
+    """The bytes `write_tree` writes for each of `files` (create-once files included), in path
+    order, computed without touching any output directory. Formatting results come from, and
+    go to, the content-addressed cache unless `format_cache` is false or caching is off."""
+    from generator.spec.load import cache_dir, cache_get, cache_put
+
+    _check_paths(files)
+    ordered = sorted(files, key=lambda f: f.path)
+    roots = _roots(ordered)
+    use_cache = format_cache and cache_dir() is not None
+    identity = _formatter_identity() if use_cache else ""
+    root_key = "\n".join(roots)
+    result: dict[str, bytes] = {}
+    misses: list[GeneratedFile] = []
+    keys: dict[str, str] = {}
+    for f in ordered:
+        if not f.format:
+            result[f.path] = f.data()
+            continue
+        if use_cache:
+            key = keys[f.path] = _format_key(identity, root_key, f)
+            hit = cache_get(_FORMAT_CACHE_KIND, key)
+            if isinstance(hit, bytes):
+                result[f.path] = hit
+                continue
+        misses.append(f)
+    formatted = _format_many(misses, [r.rstrip("/") for r in roots])
+    for f in misses:
+        result[f.path] = formatted[f.path]
+        if use_cache:
+            cache_put(_FORMAT_CACHE_KIND, keys[f.path], formatted[f.path])
+    return {path: result[path] for path in sorted(result)}
+
+
+def tree_drift(
+    files: Sequence[GeneratedFile],
+    out_dir: Path | str,
+    *,
+    rendered: dict[str, bytes] | None = None,
+    format_cache: bool = True,
+) -> list[str]:
+    """What `write_tree(files, out_dir)` would change, as sorted relative paths: generated files
+    missing or different on disk, and stale generated files it would remove. Create-once
+    (hand-written) files never count, whether present, edited or absent."""
+    out = Path(out_dir)
+    rendered = rendered if rendered is not None else render_tree(files, format_cache=format_cache)
+    once = {f.path for f in files if f.create_once}
+    drift: list[str] = []
+    for path, data in rendered.items():
+        if path in once:
+            continue
+        try:
+            if (out / path).read_bytes() != data:
+                drift.append(path)
+        except OSError:
+            drift.append(path)
+    if out.is_dir():
+        produced = set(rendered)
+        for existing in sorted(out.rglob("*")):
+            rel = existing.relative_to(out).as_posix()
+            if (
+                existing.is_file()
+                and rel not in produced
+                and "__pycache__" not in existing.parts
+                and _is_generated(existing)
+            ):
+                drift.append(rel)
+    return sorted(drift)
+
+
 def _is_generated(path: Path) -> bool:
     try:
         with path.open("rb") as fh:
@@ -117,8 +258,17 @@ def _is_generated(path: Path) -> bool:
     return MARKER.encode() in first
 
 
-def write_tree(files: Sequence[GeneratedFile], out_dir: Path | str) -> WriteReport:
-    """Write `files` under `out_dir`, all or nothing (see the module docstring)."""
+def write_tree(
+    files: Sequence[GeneratedFile],
+    out_dir: Path | str,
+    *,
+    format_cache: bool = False,
+    rendered: dict[str, bytes] | None = None,
+) -> WriteReport:
+    """Write `files` under `out_dir`, all or nothing (see the module docstring).
+
+    `format_cache`: take formatted files from the content-addressed cache (see `render_tree`);
+    `rendered`: the bytes `render_tree(files)` already gave, so nothing is formatted again."""
     _check_paths(files)
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
@@ -131,16 +281,18 @@ def write_tree(files: Sequence[GeneratedFile], out_dir: Path | str) -> WriteRepo
     try:
         to_format: list[Path] = []
         staged: list[GeneratedFile] = []
+        if rendered is None and format_cache:
+            rendered = render_tree(files, format_cache=True)
         for f in sorted(files, key=lambda f: f.path):
             if f.create_once and (out / f.path).exists():
                 report.kept.append(f.path)
                 continue
             target = tmp / f.path
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(f.data())
+            target.write_bytes(rendered[f.path] if rendered is not None else f.data())
             if f.executable:
                 target.chmod(0o755)
-            if f.format:
+            if f.format and rendered is None:
                 to_format.append(target)
             staged.append(f)
         format_python(to_format, cwd=tmp)

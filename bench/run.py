@@ -1,0 +1,351 @@
+"""`make bench`: `apiforge generate` beside the generators users would pick instead.
+
+    .venv/bin/python bench/run.py [--specs stripe,github,cloudflare] [--skip-install]
+                                  [--no-lint] [--no-regen] [--write-docs]
+
+1. Installs the peers into bench/.peers/ (git-ignored), each Python tool in its own venv so
+   their pins do not fight ours: openapi-python-client, fastapi-code-generator,
+   datamodel-code-generator (with black and isort, its default formatters),
+   openapi-generator-cli (needs Java); @stoplight/spectral-cli and @redocly/cli through
+   bench/lint_bench.py's installer.
+2. Runs every tool on Stripe, GitHub and Cloudflare from ../shared/corpus, alternating tools
+   within each repetition (a busy machine hurts all alike), `BENCH_REPEAT` repetitions
+   (default 3): wall time median, peak RSS (os.wait4), success, apiforge's ratio to each.
+   apiforge runs cold: APIFORGE_NO_CACHE=1, server + client, formatted, validated.
+3. Regeneration: the spec copied to a temporary folder, generated once with a private cache,
+   then timed after a one-line description change and after adding one operation (the copy
+   is edited; ../shared is never touched).
+4. Prints Markdown tables; `--write-docs` puts them into docs/performance.md's "Generation"
+   section (other sections are left as they are); then runs bench/lint_bench.py unless
+   `--no-lint`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import venv
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from measure import Run, machine, run_once, summarize
+
+ROOT = Path(__file__).resolve().parent.parent
+PEERS = ROOT / "bench" / ".peers"
+CORPUS = ROOT.parent / "shared" / "corpus"
+APIFORGE = ROOT / ".venv" / "bin" / "apiforge"
+DOCS = ROOT / "docs" / "performance.md"
+
+SPECS = {
+    "stripe": CORPUS / "stripe" / "spec3.2023-09-12.yaml",
+    "github": CORPUS / "github" / "api.github.com.2022-06-11.json",
+    "cloudflare": CORPUS / "cloudflare" / "openapi.2024-08-06.json",
+}
+# (venv name, pip requirements, console script)
+PY_PEERS = {
+    "openapi-python-client": (["openapi-python-client==0.29.*"], "openapi-python-client"),
+    "fastapi-code-generator": (["fastapi-code-generator==0.8.*"], "fastapi-codegen"),
+    "datamodel-code-generator": (
+        ["datamodel-code-generator==0.89.0", "black", "isort"],
+        "datamodel-codegen",
+    ),
+    "openapi-generator": (["openapi-generator-cli==7.*"], "openapi-generator-cli"),
+}
+
+
+@dataclass
+class Tool:
+    name: str
+    argv: Callable[[Path, Path], list[str]]  # (spec, output dir) -> argv
+    env: dict[str, str]
+    ok_codes: tuple[int, ...] = (0,)
+
+
+def log(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def peer_bin(name: str) -> Path:
+    return PEERS / name / "bin" / PY_PEERS[name][1]
+
+
+def install_peers(names: list[str]) -> None:
+    for name in names:
+        reqs, _ = PY_PEERS[name]
+        if peer_bin(name).exists():
+            continue
+        log(f"installing {' '.join(reqs)} into {(PEERS / name).relative_to(ROOT)} ...")
+        venv.EnvBuilder(with_pip=True, clear=True).create(PEERS / name)
+        subprocess.run([str(PEERS / name / "bin" / "pip"), "install", "--quiet", *reqs], check=True)
+    try:
+        import lint_bench
+
+        lint_bench.install_peers()  # spectral and redocly (npm)
+    except (SystemExit, subprocess.CalledProcessError) as exc:
+        log(f"npm peers not installed: {exc}")
+
+
+def base_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("APIFORGE_")}
+    env["NO_COLOR"] = "1"
+    return env
+
+
+def tools(with_peers: bool) -> list[Tool]:
+    env = base_env()
+    found = [
+        Tool(
+            "apiforge generate",
+            lambda s, o: [str(APIFORGE), "generate", str(s), "-o", str(o)],
+            {**env, "APIFORGE_NO_CACHE": "1"},
+        ),
+        Tool(
+            "apiforge generate --no-validate",
+            lambda s, o: [str(APIFORGE), "generate", str(s), "-o", str(o), "--no-validate"],
+            {**env, "APIFORGE_NO_CACHE": "1"},
+        ),
+    ]
+    if not with_peers:
+        return found
+    found += [
+        Tool(
+            "fastapi-code-generator",
+            lambda s, o: [str(peer_bin("fastapi-code-generator")), "-i", str(s), "-o", str(o)],
+            env,
+        ),
+        Tool(
+            "openapi-python-client",
+            lambda s, o: [
+                str(peer_bin("openapi-python-client")),
+                "generate",
+                "--path",
+                str(s),
+                "--output-path",
+                str(o),
+                "--overwrite",
+            ],
+            env,
+        ),
+        Tool(
+            "openapi-generator (python)",
+            lambda s, o: [
+                str(peer_bin("openapi-generator")),
+                "generate",
+                "-i",
+                str(s),
+                "-g",
+                "python",
+                "-o",
+                str(o),
+            ],
+            env,
+        ),
+        Tool(
+            "openapi-generator --skip-validate-spec",
+            lambda s, o: [
+                str(peer_bin("openapi-generator")),
+                "generate",
+                "-i",
+                str(s),
+                "-g",
+                "python",
+                "-o",
+                str(o),
+                "--skip-validate-spec",
+            ],
+            env,
+        ),
+        Tool(
+            "datamodel-code-generator alone",
+            lambda s, o: [
+                str(peer_bin("datamodel-code-generator")),
+                "--input",
+                str(s),
+                "--input-file-type",
+                "openapi",
+                "--output",
+                str(o / "models.py"),
+            ],
+            env,
+        ),
+    ]
+    return found
+
+
+def run_tool(tool: Tool, spec: Path, scratch: Path) -> Run:
+    out = scratch / re.sub(r"[^a-z0-9]+", "-", tool.name.lower())
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    try:
+        return run_once(tool.argv(spec, out), env=tool.env, cwd=str(scratch))
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+
+
+# --- regeneration ------------------------------------------------------------------------
+
+
+def _edit_description(text: str, is_json: bool) -> str:
+    """One line changed: the first plain one-line description under `paths` gets a sentence
+    more (the API description in JSON)."""
+    if is_json:
+        data = json.loads(text)
+        info = data.setdefault("info", {})
+        info["description"] = str(info.get("description", "")) + " Regenerated."
+        return json.dumps(data, indent=2)
+    start = text.find("\npaths:\n")  # an operation's, not a schema's
+    pattern = re.compile(r"^( +description: )([A-Za-z][^#\n]*[A-Za-z.])$", re.M)
+    match = pattern.search(text, max(start, 0))
+    if match is None:
+        raise SystemExit("no one-line description to edit")
+    return text[: match.end()] + " Regenerated." + text[match.end() :]
+
+
+def _add_operation(text: str, is_json: bool) -> str:
+    """One new operation: GET /apiforge-bench/ping answering 200 with a string."""
+    op = {
+        "operationId": "ApiforgeBenchPing",
+        "summary": "Added by the benchmark",
+        "responses": {
+            "200": {
+                "description": "pong",
+                "content": {"application/json": {"schema": {"type": "string"}}},
+            }
+        },
+    }
+    if is_json:
+        data = json.loads(text)
+        data["paths"]["/apiforge-bench/ping"] = {"get": op}
+        return json.dumps(data, indent=2)
+    block = (
+        "  /apiforge-bench/ping:\n    get:\n      operationId: ApiforgeBenchPing\n"
+        "      summary: Added by the benchmark\n      responses:\n        '200':\n"
+        "          description: pong\n          content:\n            application/json:\n"
+        "              schema:\n                type: string\n"
+    )
+    if "\npaths:\n" not in text:
+        raise SystemExit("no block `paths:` to add an operation to")
+    return text.replace("\npaths:\n", "\npaths:\n" + block, 1)
+
+
+def regeneration(spec: Path, reps: int, extra: list[str]) -> dict[str, Run]:
+    """Seconds for: an unchanged spec, a one-line description change, one added operation."""
+    results: dict[str, list[Run]] = {"unchanged": [], "description": [], "operation": []}
+    with tempfile.TemporaryDirectory(prefix="apiforge-regen-") as tmp:
+        base = Path(tmp)
+        copy = base / spec.name
+        original = spec.read_text(encoding="utf-8")
+        is_json = spec.suffix == ".json"
+        variants = {
+            "unchanged": original,
+            "description": _edit_description(original, is_json),
+            "operation": _add_operation(original, is_json),
+        }
+        env = {**base_env(), "APIFORGE_CACHE_DIR": str(base / "cache")}
+        out = base / "out"
+        argv = [str(APIFORGE), "generate", str(copy), "-o", str(out), *extra]
+        for rep in range(reps):
+            for name, text in variants.items():
+                # back to the original (a warm cache of it), then the edit
+                copy.write_text(original, encoding="utf-8")
+                run_once(argv, env=env, cwd=tmp)
+                copy.write_text(text, encoding="utf-8")
+                results[name].append(run_once(argv, env=env, cwd=tmp))
+            log(f"regeneration {spec.name} {' '.join(extra)}: repetition {rep + 1}/{reps}")
+    return {k: summarize(v) for k, v in results.items()}  # type: ignore[misc]
+
+
+# --- reporting -----------------------------------------------------------------------------
+
+
+def table(results: dict[tuple[str, str], list[Run]], tool_list: list[Tool], reps: int) -> str:
+    lines = [
+        f"| spec | tool | median s | peak RSS MB | ok | apiforge's speed-up (n={reps}) |",
+        "|---|---|---:|---:|---|---|",
+    ]
+    for spec in SPECS:
+        ours = results.get((spec, "apiforge generate"))
+        if not ours:
+            continue
+        ours_median = summarize(ours).median_s
+        for tool in tool_list:
+            runs = results.get((spec, tool.name))
+            if not runs:
+                continue
+            s = summarize(runs, tool.ok_codes)
+            ratio = (
+                f"{s.median_s / ours_median:.1f}x" if not tool.name.startswith("apiforge") else ""
+            )
+            codes = sorted({r.returncode for r in runs})
+            ok = "yes" if s.ok else f"no (exit {','.join(map(str, codes))})"
+            lines.append(
+                f"| {spec} | {tool.name} | {s.median_s:.1f} | {s.peak_mb:.0f} | {ok} | {ratio} |"
+            )
+    return "\n".join(lines)
+
+
+def write_docs(section: str) -> None:
+    DOCS.parent.mkdir(parents=True, exist_ok=True)
+    text = DOCS.read_text(encoding="utf-8") if DOCS.exists() else "# Performance\n"
+    start = text.find("\n## Generation\n")
+    if start == -1:
+        text = text.rstrip("\n") + "\n\n" + section.rstrip("\n") + "\n"
+    else:
+        nxt = text.find("\n## ", start + 1)
+        end = len(text) if nxt == -1 else nxt
+        text = text[:start] + "\n" + section.rstrip("\n") + "\n" + text[end:]
+    DOCS.write_text(text, encoding="utf-8")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--specs", default=",".join(SPECS))
+    parser.add_argument("--skip-install", action="store_true", help="apiforge only.")
+    parser.add_argument("--no-lint", action="store_true", help="Do not run bench/lint_bench.py.")
+    parser.add_argument("--no-regen", action="store_true", help="Skip the regeneration timing.")
+    parser.add_argument("--write-docs", action="store_true", help="Update docs/performance.md.")
+    args = parser.parse_args()
+    reps = int(os.environ.get("BENCH_REPEAT", "3"))
+    wanted = [s for s in args.specs.split(",") if s]
+    if not args.skip_install:
+        install_peers(list(PY_PEERS))
+    tool_list = tools(with_peers=not args.skip_install)
+    results: dict[tuple[str, str], list[Run]] = {}
+    with tempfile.TemporaryDirectory(prefix="apiforge-bench-") as tmp:
+        scratch = Path(tmp)
+        for rep in range(reps):
+            for spec in wanted:
+                for tool in tool_list:
+                    run = run_tool(tool, SPECS[spec], scratch)
+                    results.setdefault((spec, tool.name), []).append(run)
+                    log(
+                        f"{spec} {tool.name}: {run.seconds:.1f}s {run.peak_mb:.0f}MB "
+                        f"exit {run.returncode} (repetition {rep + 1}/{reps})"
+                    )
+    out = [table(results, tool_list, reps)]
+    if not args.no_regen:
+        regen = ["", "| regeneration (Stripe, warm cache) | median s | ok |", "|---|---:|---|"]
+        for extra in ([], ["--no-validate"]):
+            for name, s in regeneration(SPECS["stripe"], reps, extra).items():
+                label = f"{name}{' (--no-validate)' if extra else ''}"
+                regen.append(f"| {label} | {s.median_s:.2f} | {'yes' if s.ok else 'no'} |")
+        out.append("\n".join(regen))
+    report = "\n\n".join(out)
+    print(f"machine: {machine()}\n\n{report}")
+    if args.write_docs:
+        write_docs(f"## Generation\n\nMachine: {machine()}; BENCH_REPEAT={reps}.\n\n{report}\n")
+    if not args.no_lint and not args.skip_install:
+        subprocess.run([sys.executable, str(ROOT / "bench" / "lint_bench.py"), "--reps", str(reps)])
+
+
+if __name__ == "__main__":
+    main()
