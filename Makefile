@@ -19,8 +19,13 @@ redis-server:
 	  (apt-get update -qq && apt-get install -y -qq redis-server >/dev/null) || \
 	  (sudo apt-get update -qq && sudo apt-get install -y -qq redis-server >/dev/null); }
 
+# generates specs/acme.yaml's server and client into .demo/, serves it on 127.0.0.1 for a
+# scripted client session, then stops it; `make serve` keeps the demo server running
 demo: $(STAMP)
 	$(BIN)/python -m generator.demo
+
+serve: $(STAMP)
+	$(BIN)/python -m generator.demo serve
 
 test: check redis-server
 	$(BIN)/pytest -q

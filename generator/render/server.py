@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import logging
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -35,6 +36,8 @@ from generator.render.models import generate_models, model_class_names
 from generator.render.names import NameAllocator, pascal_case, safe_identifier, snake_case
 from generator.render.pytypes import TypeMapper, is_plain_class
 from generator.render.writer import GeneratedFile, WriteReport, marker_line, write_tree
+
+_log = logging.getLogger("apiforge")
 
 _CONCURRENCY_HEADERS = frozenset({"if-match", "if-none-match"})
 _HANDLER_ARGUMENTS = ("self", "ctx", "body")
@@ -78,6 +81,19 @@ EXTRA_SETTINGS: tuple[tuple[str, str, str, str], ...] = (
         "workers); empty: `REDIS_URL`, else `STORE_URL`.",
     ),
     ("jobs_retry_after_seconds", "int", "5", "`Retry-After` on 202 answers and job polls."),
+    (
+        "jobs_lease_seconds",
+        "float",
+        "30.0",
+        "How long a running job stays claimed by the in-process worker without a renewal (it "
+        "renews every third of it); after a crash, the job is retried once this has passed.",
+    ),
+    (
+        "jobs_max_attempts",
+        "int",
+        "3",
+        "Runs a job gets (interrupted runs included) before it fails as `job-abandoned`.",
+    ),
     ("jobs_concurrency", "int", "4", "Jobs the in-process worker runs at once, per process."),
     (
         "webhooks_store_url",
@@ -178,6 +194,11 @@ class ServerPlan:
     signature_prefix: str
     credential_headers: tuple[str, ...]
     settings: list[tuple[str, str, str]]  # env var, default, description
+    # the `type` of the webhook a job sends when it ends, per final status (see job_events)
+    job_event_types: dict[str, str] = field(default_factory=dict)
+    # True when that event is one of the API's `webhooks` (also sent to every subscribed
+    # endpoint, APIFORGE_WEBHOOK_ENDPOINTS), False when it is only the submit's callback
+    job_event_subscribed: bool = False
     extra_settings: tuple[tuple[str, str, str, str], ...] = EXTRA_SETTINGS
     files: list[GeneratedFile] = field(default_factory=list)
 
@@ -541,6 +562,8 @@ class _Planner:
             value = response_type or "None"
             result = f"{value} | Reply[{value}]" if value != "Any" else "Any"
             response_model = response_type if response_type and response_type != "Any" else None
+            if status in (204, 205, 304):  # FastAPI refuses a response model on a bodiless status
+                response_model = None
         patterns: list[str] = ["problem details"]
         if family:
             patterns.append(f"rate limit ({_FAMILY_HEADERS[family]}; 429 + Retry-After)")
@@ -655,6 +678,80 @@ class _Planner:
             summary=hook.operation.summary or hook.operation.description,
         )
 
+    def job_events(self) -> tuple[dict[str, str], bool]:
+        """The event type a job's webhook carries when the job ends, per final status, as the
+        spec declares it: the submit operation's callback, else one of the API's webhooks about
+        jobs (named `job…`, or whose `data` is the 202 response's schema). The type values come
+        from the event schema's `type` enum, else the webhook names: one value serves every
+        status (`job.finished`); several are matched by their `.completed`/`.failed`/
+        `.cancelled` suffix. Without a declaration: `job.<status>`."""
+        submits = [op for op in self.api.operations if self.is_job(op)]
+        job_schemas = set()
+        for op in submits:
+            response = op.response("202")
+            for media in response.content if response else ():
+                if media.schema is not None:
+                    job_schemas.add(media.schema.name or id(media.schema))
+        callbacks = [
+            hook
+            for hook in self.api.webhooks
+            if hook.source == "callback"
+            and any(hook.name.startswith(f"{op.id}.") for op in submits)
+        ]
+        subscribed = False
+        hooks = callbacks
+        if not hooks:
+            hooks = [
+                hook
+                for hook in self.api.webhooks
+                if hook.source != "callback"
+                and (
+                    re.match(r"(?i)jobs?([._-]|[A-Z]|$)", hook.name)
+                    or self._event_data_schema(hook) in job_schemas
+                )
+            ]
+            subscribed = bool(hooks)
+        values: list[str] = []
+        for hook in sorted(hooks, key=lambda h: h.name):
+            declared = self._event_type_enum(hook)
+            for value in declared or [hook.name]:
+                if value not in values:
+                    values.append(value)
+        types: dict[str, str] = {}
+        for status in ("completed", "failed", "cancelled"):
+            exact = [v for v in values if v == status or re.search(rf"[._-]{status}$", v)]
+            if exact:
+                types[status] = exact[0]
+            elif len(values) == 1:
+                types[status] = values[0]
+            else:
+                types[status] = f"job.{status}"
+        return types, subscribed
+
+    def _event_body(self, hook: Webhook) -> Mapping[str, Any]:
+        body = hook.operation.request_body
+        media = next((m for m in body.content if _is_json(m)), None) if body else None
+        if media is None or media.schema is None:
+            return {}
+        return _resolved(media.schema, self.api.schemas) or {}
+
+    def _event_type_enum(self, hook: Webhook) -> list[str]:
+        props = self._event_body(hook).get("properties")
+        kind = props.get("type") if isinstance(props, Mapping) else None
+        enum = kind.get("enum") if isinstance(kind, Mapping) else None
+        if not isinstance(enum, list):
+            const = kind.get("const") if isinstance(kind, Mapping) else None
+            enum = [const] if isinstance(const, str) else []
+        return [v for v in enum if isinstance(v, str) and v]
+
+    def _event_data_schema(self, hook: Webhook) -> object:
+        props = self._event_body(hook).get("properties")
+        data = props.get("data") if isinstance(props, Mapping) else None
+        ref = data.get("$ref") if isinstance(data, Mapping) else None
+        if isinstance(ref, str) and ref.startswith("#/components/schemas/"):
+            return ref.rsplit("/", 1)[-1]
+        return None
+
     def signature(self) -> tuple[str, str]:
         for hook in self.api.webhooks:
             sig = hook.signature
@@ -719,6 +816,15 @@ def plan_server(
         models_source = f'{marker}\n"""The spec declares no component schemas."""\n'
 
     defined = _defined_names(models_source)
+    for name, cls in sorted(classes.items()):
+        if cls not in defined:  # never silently: the schema is typed `Any` in the templates
+            _log.warning(
+                "warning: schema %r has no class %s in models.py (datamodel-code-generator "
+                "named or merged it differently); it is typed Any in the %s",
+                name,
+                cls,
+                "routers",
+            )
     classes = {k: v for k, v in classes.items() if v in defined}
     mapper = TypeMapper({k: s.data for k, s in api.schemas.items()}, classes)
     planner = _Planner(api, mapper)
@@ -727,6 +833,7 @@ def plan_server(
     all_ops = [o for t in tags for o in t.operations]
     has_jobs = any(o.kind == "job" for o in all_ops)
     scheme, prefix = planner.signature()
+    job_event_types, job_event_subscribed = planner.job_events() if has_jobs else ({}, False)
     plan = ServerPlan(
         package=package,
         distribution=package.replace("_", "-"),
@@ -746,6 +853,8 @@ def plan_server(
         signature_prefix=prefix,
         credential_headers=planner.credential_headers(),
         settings=_settings_rows(),
+        job_event_types=job_event_types,
+        job_event_subscribed=job_event_subscribed,
     )
     context: dict[str, object] = {
         "plan": plan,

@@ -1,6 +1,34 @@
 """Handler implementations the tests write into a generated acme server's handler modules.
 
 Plain source text: the tests copy it over `<package>/handlers/<tag>.py` (never imported here).
+
+Test hooks (environment of the server process): `TEST_PATCH_DELAY` widens update_customer's
+read-write window; with `TEST_LEDGER=DIR`, create_payment and create_report append a line
+(the pid) to `DIR/<name>.started` when they start and `DIR/<name>.done` when their side effect
+is done (`payments`, `reports`), sleep `TEST_PAY_DELAY` seconds (payments), and wait while
+`DIR/<name>.hold` exists — so a test counts executions and can kill the server mid-handler.
+"""
+
+LEDGER = """
+import asyncio
+import os
+import time
+
+
+def mark(name: str) -> None:
+    ledger = os.environ.get("TEST_LEDGER")
+    if ledger:
+        with open(os.path.join(ledger, name), "a") as f:
+            f.write(f"{os.getpid()}\\n")
+
+
+async def hold(name: str) -> None:
+    ledger = os.environ.get("TEST_LEDGER")
+    if ledger:
+        flag = os.path.join(ledger, name + ".hold")
+        deadline = time.monotonic() + 60
+        while os.path.exists(flag) and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
 """
 
 CUSTOMERS = """
@@ -63,6 +91,8 @@ class CustomersHandler(CustomersBase):
 PAYMENTS = """
 from __future__ import annotations
 
+import asyncio
+import os
 import secrets
 from typing import Any
 
@@ -70,10 +100,16 @@ from .. import models
 from ..events import events
 from ..interfaces import PaymentsBase
 from ..runtime.context import Reply, RequestContext
+from ._ledger import hold, mark
 
 
 class PaymentsHandler(PaymentsBase):
     async def create_payment(self, ctx: RequestContext, *, body: models.PaymentCreate) -> Any:
+        mark("payments.started")
+        delay = float(os.environ.get("TEST_PAY_DELAY", "0"))
+        if delay:
+            await asyncio.sleep(delay)
+        await hold("payments")
         pid = "pay_" + secrets.token_hex(13).upper()
         value = {
             **body.model_dump(mode="json", by_alias=True, exclude_unset=True),
@@ -84,6 +120,7 @@ class PaymentsHandler(PaymentsBase):
         }
         await ctx.repository("payments").create(pid, value)
         await events(ctx).payment_succeeded(value)
+        mark("payments.done")
         return Reply(value, headers={"Location": f"/v1/payments/{pid}"})
 
     async def list_payments(
@@ -111,11 +148,15 @@ from .. import models
 from ..interfaces import ReportsBase
 from ..runtime.context import JobContext
 from ..runtime.problems import ProblemDetail
+from ._ledger import hold, mark
 
 
 class ReportsHandler(ReportsBase):
     async def create_report(self, ctx: JobContext, *, body: models.ReportRequest) -> Any:
+        mark("reports.started")
+        await hold("reports")
         if body.type.value == "refunds":
             raise ProblemDetail(422, "report-too-large", "Report too large", "Narrow the range.")
+        mark("reports.done")
         return models.ReportResult(report_url=f"https://cdn.example.com/{body.type.value}.csv")
 """

@@ -55,6 +55,7 @@ def acme_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     write_handler(project, ACME_PACKAGE, "customers", acme_handlers.CUSTOMERS)
     write_handler(project, ACME_PACKAGE, "payments", acme_handlers.PAYMENTS)
     write_handler(project, ACME_PACKAGE, "reports", acme_handlers.REPORTS)
+    write_handler(project, ACME_PACKAGE, "_ledger", acme_handlers.LEDGER)
     return project
 
 

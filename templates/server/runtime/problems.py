@@ -49,6 +49,7 @@ import json
 import logging
 from collections.abc import Callable, Coroutine, Iterable, Sequence
 from typing import Any
+from urllib.parse import quote
 
 from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
@@ -120,7 +121,8 @@ class ProblemDetail(Exception):
             "title": self.title,
             "status": self.status,
             "detail": self.detail or self.title,
-            "instance": instance,
+            # a URI reference (RFC 9457): the decoded request path, percent-encoded again
+            "instance": quote(instance, safe="/:@!$&'()*+,;=-._~"),
         }
         problem.update(self.extensions)
         return problem

@@ -122,6 +122,44 @@ def test_strategies_enforce_the_limit(rt: RuntimeModules, strategy: str) -> None
     assert all(r.window == 60 and r.limit == 3 for r in results)
 
 
+def test_redis_sliding_window_is_one_round_trip_and_agrees_with_limits(
+    rt: RuntimeModules, redis_url: str
+) -> None:
+    """On Redis the limiter makes one round trip per request (one script) where limits' own
+    `hit` + `get_window_stats` make two; both decide and report the same."""
+    client = redis.Redis.from_url(redis_url)
+
+    def evalsha_calls() -> int:
+        stats = client.info("commandstats").get("cmdstat_evalsha", {})
+        return int(stats.get("calls", 0)) if isinstance(stats, dict) else 0
+
+    async def run(one_trip: bool) -> tuple[list[Any], int, float]:
+        limiter = rt.ratelimit.RateLimiter(
+            storage_url=redis_url, default="5/minute", key_prefix=f"t{uuid.uuid4().hex}"
+        )
+        assert limiter._one_trip is not None
+        if not one_trip:
+            limiter._one_trip = None
+        request = make_request(rt, {"X-API-Key": "k"})
+        await limiter.hit(request)  # scripts loaded, connection open
+        before = evalsha_calls()
+        started = time.perf_counter()
+        results = [await limiter.hit(request) for _ in range(7)]
+        took = (time.perf_counter() - started) / 7
+        calls = evalsha_calls() - before
+        await limiter.storage.reset()
+        return results, calls, took
+
+    one, one_calls, one_took = asyncio.run(run(True))
+    two, two_calls, two_took = asyncio.run(run(False))
+    assert (one_calls, two_calls) == (7, 14)
+    assert [r.allowed for r in one] == [r.allowed for r in two] == [True] * 4 + [False] * 3
+    assert [r.remaining for r in one] == [r.remaining for r in two] == [3, 2, 1, 0, 0, 0, 0]
+    for a, b in zip(one, two, strict=True):
+        assert abs(a.reset_at - b.reset_at) < 1
+    print(f"\nredis hit+stats: one trip {one_took * 1e6:.0f} µs, two calls {two_took * 1e6:.0f} µs")
+
+
 def test_storage_outage_fails_open(rt: RuntimeModules, caplog: pytest.LogCaptureFixture) -> None:
     limiter = rt.ratelimit.RateLimiter(
         storage_url=f"redis://127.0.0.1:{free_port()}/0", default="1/minute"

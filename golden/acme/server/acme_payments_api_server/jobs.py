@@ -20,9 +20,21 @@ from .runtime.jobs import JobRegistry
 if TYPE_CHECKING:
     from .main import Handlers
 
+#: The `type` of the webhook a job sends when it ends, per final status, as the spec declares
+#: it (its `webhooks`; also sent to every endpoint in `APIFORGE_WEBHOOK_ENDPOINTS`).
+EVENT_TYPES: dict[str, str] = {
+    "completed": "job.finished",
+    "failed": "job.finished",
+    "cancelled": "job.finished",
+}
+
 
 def build_registry(handlers: Handlers, services: Services) -> JobRegistry:
-    registry = JobRegistry()
+    registry = JobRegistry(
+        event_types=EVENT_TYPES,
+        event_endpoints=services.settings.webhook_endpoints,
+        base_path="/v1/jobs",
+    )
 
     async def create_report_job(payload: Any) -> Any:
         params = payload.get("params") or {}

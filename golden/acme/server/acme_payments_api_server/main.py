@@ -104,6 +104,8 @@ def build_services(settings: Settings, handlers: Handlers) -> Services:
         base_path="/v1/jobs",
         retry_after=settings.jobs_retry_after_seconds,
         concurrency=settings.jobs_concurrency,
+        lease_seconds=settings.jobs_lease_seconds,
+        max_attempts=settings.jobs_max_attempts,
     )
     return services
 
@@ -136,6 +138,7 @@ def create_app(settings: Settings | None = None, *, handlers: Handlers | None = 
         lock_timeout=float(settings.idempotency_lock_timeout_seconds),
         result_ttl=float(settings.idempotency_ttl_seconds),
         principal_headers=CREDENTIAL_HEADERS,
+        enabled=settings.patterns_enabled,
     )
     install_services(app, services, handlers)
     app.include_router(customers_router)

@@ -97,6 +97,7 @@ def create_app(settings: Settings | None = None, *, handlers: Handlers | None = 
         lock_timeout=float(settings.idempotency_lock_timeout_seconds),
         result_ttl=float(settings.idempotency_ttl_seconds),
         principal_headers=CREDENTIAL_HEADERS,
+        enabled=settings.patterns_enabled,
     )
     install_services(app, services, handlers)
     app.include_router(orders_router)

@@ -20,9 +20,20 @@ from .runtime.jobs import JobRegistry
 if TYPE_CHECKING:
     from .main import Handlers
 
+#: The `type` of the webhook a job sends when it ends, per final status, as the spec declares
+#: it (the submit operation's callback, sent to the job's `callbackUrl`).
+EVENT_TYPES: dict[str, str] = {
+    "completed": "job.completed",
+    "failed": "job.failed",
+    "cancelled": "job.cancelled",
+}
+
 
 def build_registry(handlers: Handlers, services: Services) -> JobRegistry:
-    registry = JobRegistry()
+    registry = JobRegistry(
+        event_types=EVENT_TYPES,
+        base_path="/v1/jobs",
+    )
 
     async def create_report_job(payload: Any) -> Any:
         params = payload.get("params") or {}

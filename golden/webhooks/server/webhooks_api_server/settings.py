@@ -25,6 +25,10 @@ class Settings(RuntimeSettings):
     jobs_store_url: str = ""
     #: `Retry-After` on 202 answers and job polls.
     jobs_retry_after_seconds: int = 5
+    #: How long a running job stays claimed by the in-process worker without a renewal (it renews every third of it); after a crash, the job is retried once this has passed.
+    jobs_lease_seconds: float = 30.0
+    #: Runs a job gets (interrupted runs included) before it fails as `job-abandoned`.
+    jobs_max_attempts: int = 3
     #: Jobs the in-process worker runs at once, per process.
     jobs_concurrency: int = 4
     #: The webhook outbox; empty: `REDIS_URL`, else `STORE_URL` (with jobs in the same SQLite file, a job's end and its callback event are one transaction).

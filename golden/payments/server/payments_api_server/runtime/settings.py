@@ -7,7 +7,8 @@ Every field `name` is read from `<PREFIX><NAME>` (prefix `APIFORGE_` by default)
 
 Value syntax in the environment, by field type:
 
-- `str`, `int`: as is (`int` fields accept `1_000_000`); `bool`: 1/0, true/false, yes/no, on/off
+- `str`, `int`, `float`: as is (numbers accept `1_000_000`); `bool`: 1/0, true/false, yes/no,
+  on/off
 - `tuple[str, ...]`: comma-separated (`a,b,c`); or a JSON array
 - `dict[str, str]`: a JSON object (`{"free": "100/minute"}`), or `name=value` pairs
   separated by commas or whitespace (`free=100/minute pro=1000/minute`)
@@ -37,6 +38,11 @@ class Settings:
     #: Where resources (the versioned repository) live: `sqlite:///./data/app.db` (the embedded
     #: default; one file, several workers on one host) or `memory://` (one process, tests).
     store_url: str = "sqlite:///./data/app.db"
+
+    #: The pattern layer (rate limits, idempotency keys, ETags and preconditions) on (`1`) or
+    #: off (`0`). Off serves the same routes and handlers without it, to measure what it
+    #: costs (benchmarks only: never in production). Problem details stay on.
+    patterns_enabled: bool = True
 
     #: Rate-limit counters: `memory://` (per process) or `redis://host:port/db` (shared by
     #: every worker and host). Any `limits` storage URL works.
@@ -101,7 +107,7 @@ class Settings:
 
 def _kind(f: dataclasses.Field[Any]) -> str:
     annotation = str(f.type)
-    for kind in ("bool", "int", "tuple", "dict"):
+    for kind in ("bool", "int", "float", "tuple", "dict"):
         if annotation.startswith(kind):
             return kind
     return "str"
@@ -123,6 +129,11 @@ def _convert(raw: str, kind: str) -> object:
             return int(text)
         except ValueError:
             raise ValueError(f"{raw!r} is not an integer") from None
+    if kind == "float":
+        try:
+            return float(text)
+        except ValueError:
+            raise ValueError(f"{raw!r} is not a number") from None
     if kind == "tuple":
         if text.startswith("["):
             items = json.loads(text)

@@ -79,6 +79,8 @@ class Services:
     def __init__(self, settings: Any, store_url: str) -> None:
         self.settings = settings
         self.store_url = store_url
+        #: False: no ETags, `If-None-Match`/`If-Match` ignored (`APIFORGE_PATTERNS_ENABLED=0`)
+        self.patterns_enabled: bool = bool(getattr(settings, "patterns_enabled", True))
         self.idempotency: IdempotencyConfig | None = None
         self.jobs: JobService | None = None
         self.outbox: Outbox | None = None
@@ -182,11 +184,12 @@ class JobContext:
 def request_context(
     request: Request, response: Response, *, if_match: bool = False
 ) -> RequestContext:
+    services = services_of(request)
     condition: Condition | None = None
-    if if_match:
+    if if_match and services.patterns_enabled:
         header = request.headers.get("if-match")
         condition = None if header is None else Condition.parse(header)
-    return RequestContext(request, response, services_of(request), condition)
+    return RequestContext(request, response, services, condition)
 
 
 def jsonable(value: Any) -> Any:
@@ -230,6 +233,8 @@ def respond(
     etag = reply.etag
     if etag is None and reply.version is not None:
         etag = etag_for_version(reply.version)
+    if not ctx.services.patterns_enabled:
+        etag = None
     if etag is not None:
         headers["ETag"] = etag
         if conditional:
@@ -251,6 +256,9 @@ class IfMatchGuard(RequestGuard):
         self.required = required
 
     async def check(self, request: Request) -> None:
+        services = getattr(request.app.state, _STATE_SERVICES, None)
+        if isinstance(services, Services) and not services.patterns_enabled:
+            return
         header = request.headers.get("if-match")
         if header is None:
             if self.required:

@@ -32,13 +32,15 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Any, Literal, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
 
 import httpx
-import redis.asyncio as aioredis
 
 from .storage import connect_sqlite, parse_store_url
 from .webhook_signing import WebhookSigner
+
+if TYPE_CHECKING:  # redis is the `redis` extra: imported only by the Redis outbox
+    import redis.asyncio as aioredis
 
 RETRY_SCHEDULE: tuple[float, ...] = (60, 300, 900, 3600, 6 * 3600, 24 * 3600)
 DELIVERY_TIMEOUT_SECONDS = 5.0
@@ -723,7 +725,11 @@ class RedisOutbox(Outbox):
     ) -> None:
         super().__init__(clock)
         self.prefix = prefix
-        self.redis: aioredis.Redis = client or aioredis.Redis.from_url(url)
+        if client is None:
+            import redis.asyncio as aioredis
+
+            client = aioredis.Redis.from_url(url)
+        self.redis: aioredis.Redis = client
         self._enqueue_script = self.redis.register_script(_REDIS_ENQUEUE)
         self._claim_script = self.redis.register_script(_REDIS_CLAIM)
         self._record_script = self.redis.register_script(_REDIS_RECORD)

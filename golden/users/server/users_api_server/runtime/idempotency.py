@@ -120,6 +120,7 @@ class IdempotencyConfig:
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT
     result_ttl: float = DEFAULT_RESULT_TTL
     principal_headers: tuple[str, ...] = DEFAULT_PRINCIPAL_HEADERS
+    enabled: bool = True  # False: idempotent routes run as plain routes (benchmarks)
 
 
 def install_idempotency(
@@ -129,15 +130,17 @@ def install_idempotency(
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
     result_ttl: float = DEFAULT_RESULT_TTL,
     principal_headers: Sequence[str] = DEFAULT_PRINCIPAL_HEADERS,
+    enabled: bool = True,
 ) -> IdempotencyConfig:
     """Give `app`'s idempotent routes their store (an instance or a store URL) and timings.
-    Call `await config.store.aclose()` on shutdown."""
+    Call `await config.store.aclose()` on shutdown. `enabled=False` turns the keys off (the
+    routes run unprotected), to measure what the layer costs."""
     if lock_timeout <= 0 or result_ttl <= 0:
         raise ValueError("idempotency lock_timeout and result_ttl must be positive")
     if isinstance(store, str):
         store = open_idempotency_store(store)
     config = IdempotencyConfig(
-        store, lock_timeout, result_ttl, tuple(h.lower() for h in principal_headers)
+        store, lock_timeout, result_ttl, tuple(h.lower() for h in principal_headers), enabled
     )
     app.state.idempotency = config
     return config
@@ -373,6 +376,9 @@ def _answer_existing(
 
 async def enforce(request: Request, inner: Handler, header_name: str, required: bool) -> Response:
     """Run `inner` (FastAPI's handler for the route) under the idempotency contract."""
+    config = _config(request)
+    if not config.enabled:
+        return await inner(request)
     wanted = header_name.lower().encode("latin-1")
     values = [v for k, v in request.scope["headers"] if k.lower() == wanted]
     if not values:
@@ -386,7 +392,6 @@ async def enforce(request: Request, inner: Handler, header_name: str, required: 
     except ValueError as exc:
         return await _problem(request, _key_invalid(header_name, str(exc)))
 
-    config = _config(request)
     body = await request.body()  # cached on the request: FastAPI's handler reads it from there
     scope_id = principal_scope(request.scope["headers"], config.principal_headers)
     fingerprint = request_fingerprint(

@@ -50,6 +50,7 @@ import json
 import logging
 from collections.abc import Callable, Coroutine, Iterable, Sequence
 from typing import Any
+from urllib.parse import quote
 
 from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
@@ -121,7 +122,8 @@ class ProblemDetail(Exception):
             "title": self.title,
             "status": self.status,
             "detail": self.detail or self.title,
-            "instance": instance,
+            # a URI reference (RFC 9457): the decoded request path, percent-encoded again
+            "instance": quote(instance, safe="/:@!$&'()*+,;=-._~"),
         }
         problem.update(self.extensions)
         return problem

@@ -33,6 +33,13 @@ Over the limit: 429 problem `rate-limited` with an integer `Retry-After` (≥ 1)
 If the storage fails (Redis down), requests are let through without headers and a warning is
 logged (fail open).
 
+Round trips: a request needs the hit and the window's stats (for the headers). `limits` asks
+its storage twice (`hit`, then `get_window_stats`). On Redis with the default sliding window
+counter, `RateLimiter` instead runs one Lua script — `limits`' own acquire script, returning
+the window it decided on — registered on `limits`' own connection and keys: one round trip per
+request (see `_OneTripSlidingWindow`; other strategies and storages use the two calls, and
+on memory the second call is a dictionary read).
+
 Integration surface:
 
 - `RateLimiter(...)` / `RateLimiter.from_settings(settings)` — the configured limiter.
@@ -56,10 +63,10 @@ import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from fastapi import FastAPI
-from limits import RateLimitItem, parse
+from limits import RateLimitItem, WindowStats, parse
 from limits.aio.storage import Storage as AsyncStorage
 from limits.aio.strategies import (
     FixedWindowRateLimiter,
@@ -159,6 +166,103 @@ def _async_storage_url(url: str) -> str:
     return url if url.startswith("async+") else "async+" + url
 
 
+# limits 5's acquire_sliding_window.lua, unchanged in what it decides, returning the window
+# (counts and TTLs after the hit) so that the headers need no second round trip.
+# KEYS: previous, current window; ARGV: limit, expiry (s), amount. Times in ms.
+_LUA_ACQUIRE_SLIDING_WINDOW = """
+local limit = tonumber(ARGV[1])
+local expiry = tonumber(ARGV[2]) * 1000
+local amount = tonumber(ARGV[3])
+local current_ttl = tonumber(redis.call('pttl', KEYS[2]))
+if current_ttl > 0 and current_ttl < expiry then
+    redis.call('rename', KEYS[2], KEYS[1])
+    redis.call('set', KEYS[2], 0, 'PX', current_ttl + expiry)
+end
+local previous_count = tonumber(redis.call('get', KEYS[1])) or 0
+local previous_ttl = tonumber(redis.call('pttl', KEYS[1])) or 0
+local current_count = tonumber(redis.call('get', KEYS[2])) or 0
+current_ttl = tonumber(redis.call('pttl', KEYS[2])) or 0
+if previous_ttl <= 0 then previous_ttl = 0 end
+if current_ttl <= 0 then current_ttl = 0 end
+local weighted = math.floor(previous_count * previous_ttl / expiry) + current_count
+local acquired = 0
+if amount <= limit and weighted + amount <= limit then
+    acquired = 1
+    if redis.call('exists', KEYS[2]) == 1 then
+        current_count = redis.call('incrby', KEYS[2], amount)
+    else
+        redis.call('set', KEYS[2], amount, 'PX', expiry * 2)
+        current_count = amount
+        current_ttl = expiry * 2
+    end
+end
+return {acquired, previous_count, previous_ttl, current_count, current_ttl}
+"""
+
+
+class _OneTripSlidingWindow:
+    """Sliding-window-counter hit + window stats in one Redis round trip, on the redis-py
+    connection and with the keys of `limits`' own Redis storage (so counters stay compatible
+    with `limits`, e.g. `storage.reset()`). `attach` returns None when the storage is not one
+    this knows (another `limits` version or Redis client): the limiter then makes two calls."""
+
+    def __init__(self, storage: AsyncStorage) -> None:
+        bridge = storage.bridge  # type: ignore[attr-defined]
+        self._storage = storage
+        self._bridge = bridge
+        self._script = bridge.get_connection().register_script(_LUA_ACQUIRE_SLIDING_WINDOW)
+
+    @classmethod
+    def attach(cls, storage: AsyncStorage, strategy: str) -> _OneTripSlidingWindow | None:
+        bridge = getattr(storage, "bridge", None)
+        if (
+            strategy != "sliding-window-counter"
+            or type(bridge).__name__ != "RedispyBridge"
+            or not hasattr(bridge, "prefixed_key")
+            or not hasattr(storage, "_current_window_key")
+            or not hasattr(storage, "_previous_window_key")
+        ):
+            return None
+        return cls(storage)
+
+    async def hit(self, item: RateLimitItem, *identifiers: str) -> tuple[bool, WindowStats]:
+        key = item.key_for(*identifiers)
+        storage: Any = self._storage
+        keys = [
+            self._bridge.prefixed_key(storage._previous_window_key(key)),
+            self._bridge.prefixed_key(storage._current_window_key(key)),
+        ]
+        expiry = item.get_expiry()
+        acquired, prev_count, prev_ttl, cur_count, cur_ttl = await self._script(
+            keys, [item.amount, expiry, 1]
+        )
+        return bool(acquired), _window_stats(
+            item, int(prev_count), int(prev_ttl) / 1000, int(cur_count), int(cur_ttl) / 1000
+        )
+
+
+def _window_stats(
+    item: RateLimitItem,
+    previous_count: int,
+    previous_expires_in: float,
+    current_count: int,
+    current_expires_in: float,
+) -> WindowStats:
+    """`SlidingWindowCounterRateLimiter.get_window_stats` of limits 5, from a window."""
+    expiry = item.get_expiry()
+    weighted = previous_count * previous_expires_in / expiry + current_count
+    remaining = max(0, item.amount - math.floor(weighted))
+    now = time.time()
+    if not (previous_count or current_count):
+        return WindowStats(now, remaining)
+    previous_reset_in, current_reset_in = math.inf, math.inf
+    if previous_count:
+        previous_reset_in = previous_expires_in % (expiry / previous_count)
+    if current_count:
+        current_reset_in = current_expires_in % expiry
+    return WindowStats(now + min(previous_reset_in, current_reset_in), remaining)
+
+
 class RateLimiter:
     """Limits per principal and bucket; see the module docstring for who is limited how."""
 
@@ -201,6 +305,7 @@ class RateLimiter:
             raise ValueError(f"rate-limit storage {storage_url!r} has no async implementation")
         self.storage = storage
         self.strategy = STRATEGIES[strategy](storage)
+        self._one_trip = _OneTripSlidingWindow.attach(storage, strategy)
         self._storage_failed = False
 
     @classmethod
@@ -213,7 +318,7 @@ class RateLimiter:
             "tiers": settings.rate_limit_tiers,
             "keys": settings.rate_limit_keys,
             "unknown_keys_by_ip": settings.rate_limit_unknown_keys_by_ip,
-            "enabled": settings.rate_limit_enabled,
+            "enabled": settings.rate_limit_enabled and settings.patterns_enabled,
         }
         options.update(overrides)
         return cls(**options)  # type: ignore[arg-type]
@@ -262,8 +367,11 @@ class RateLimiter:
         principal = self.principal(request)
         item = self.limit_for(principal)
         try:
-            allowed = await self.strategy.hit(item, bucket, principal.key)
-            stats = await self.strategy.get_window_stats(item, bucket, principal.key)
+            if self._one_trip is not None:
+                allowed, stats = await self._one_trip.hit(item, bucket, principal.key)
+            else:
+                allowed = await self.strategy.hit(item, bucket, principal.key)
+                stats = await self.strategy.get_window_stats(item, bucket, principal.key)
         except Exception as exc:  # fail open: a limiter outage must not take the API down
             if not self._storage_failed:
                 logger.warning("rate-limit storage failed; letting requests through", exc_info=exc)

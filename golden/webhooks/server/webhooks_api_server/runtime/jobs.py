@@ -52,12 +52,10 @@ import os
 import secrets
 import sqlite3
 import time
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-import redis.asyncio as aioredis
-from redis.exceptions import WatchError
 from starlette.responses import JSONResponse
 
 from .problems import ProblemDetail
@@ -73,6 +71,9 @@ from .webhooks import (
     sqlite_enqueue_in,
     sqlite_transaction,
 )
+
+if TYPE_CHECKING:  # redis (and arq) are the `redis` extra: imported only by the Redis store
+    import redis.asyncio as aioredis
 
 JobStatus = Literal["queued", "running", "completed", "failed", "cancelled"]
 TERMINAL: frozenset[str] = frozenset({"completed", "failed", "cancelled"})
@@ -422,7 +423,11 @@ class RedisJobStore(JobStore):
         self.url = url
         self.prefix = prefix
         self.retention_seconds = retention_seconds
-        self.redis: aioredis.Redis = client or aioredis.Redis.from_url(url)
+        if client is None:
+            import redis.asyncio as aioredis
+
+            client = aioredis.Redis.from_url(url)
+        self.redis: aioredis.Redis = client
 
     def _key(self, job_id: str) -> str:
         return f"{self.prefix}job:{job_id}"
@@ -440,6 +445,8 @@ class RedisJobStore(JobStore):
         change: Callable[[Job], Job | None],
         webhook: WebhookBuilder | None = None,
     ) -> Job | None:
+        from redis.exceptions import WatchError
+
         key = self._key(job_id)
         async with self.redis.pipeline(transaction=True) as p:
             pipe: Any = p  # redis-py leaves reset/multi untyped
@@ -467,10 +474,31 @@ class RedisJobStore(JobStore):
 
 
 class JobRegistry:
-    """Job handlers by name: ``async def handler(input) -> result``."""
+    """Job handlers by name: ``async def handler(input) -> result``.
 
-    def __init__(self) -> None:
+    It also carries what every process running these jobs (the app's in-process worker and
+    arq workers alike) must agree on: ``event_types`` — the ``type`` of the webhook sent when
+    a job ends, per final status, as the spec declares it (``{"completed": "job.finished",
+    …}``; a status not listed sends ``job.<status>``); ``event_endpoints`` — endpoints that
+    get that webhook for every job besides its own ``callbackUrl`` (when the spec declares the
+    event among its ``webhooks``, i.e. subscribers get it); ``base_path`` — where job
+    resources live (``Location``, problem ``instance``)."""
+
+    def __init__(
+        self,
+        *,
+        event_types: Mapping[str, str] | None = None,
+        event_endpoints: Sequence[str] = (),
+        base_path: str | None = None,
+    ) -> None:
         self._handlers: dict[str, JobHandler] = {}
+        self.event_types: dict[str, str] = dict(event_types or {})
+        self.event_endpoints: tuple[str, ...] = tuple(event_endpoints)
+        self.base_path = base_path
+
+    def event_type(self, status: str) -> str:
+        """The webhook ``type`` of a job that ended with ``status``."""
+        return self.event_types.get(status, f"job.{status}")
 
     def register(self, name: str, handler: JobHandler) -> None:
         self._handlers[name] = handler
@@ -501,7 +529,7 @@ class JobService:
         registry: JobRegistry,
         *,
         outbox: Outbox | None = None,
-        base_path: str = "/jobs",
+        base_path: str | None = None,
         retry_after: int = 5,
         lease_seconds: float = 30.0,
         max_attempts: int = 3,
@@ -515,7 +543,7 @@ class JobService:
         self.store = store
         self.registry = registry
         self.outbox = outbox
-        self.base_path = base_path.rstrip("/")
+        self.base_path = (base_path or registry.base_path or "/jobs").rstrip("/")
         self.retry_after = retry_after
         self.lease_seconds = lease_seconds
         self.max_attempts = max_attempts
@@ -623,10 +651,11 @@ class JobService:
     # ---- callbacks
 
     def callback_webhook(self, job: Job) -> tuple[dict[str, Any], list[Endpoint | str]]:
-        """The ``job.<status>`` event for a job's ``callbackUrl``; one event id per job, so
+        """The event of a job that ended (its ``type`` from ``registry.event_type``), for the
+        job's ``callbackUrl`` and the registry's ``event_endpoints``; one event id per job, so
         enqueueing it twice (a worker retried after a crash) stores it once."""
         event = new_event(
-            f"job.{job.status}",
+            self.registry.event_type(job.status),
             job.to_json(),
             event_id="evt_" + job.id.removeprefix("job_"),
             now=job.completed_at,
@@ -634,7 +663,11 @@ class JobService:
         endpoints: list[Endpoint | str] = []
         if job.callback_url:
             endpoints.append(Endpoint(job.callback_url, self.callback_signer_key))
+        endpoints.extend(u for u in self.registry.event_endpoints if u != job.callback_url)
         return event, endpoints
+
+    def _notifies(self, job: Job) -> bool:
+        return bool(job.callback_url or self.registry.event_endpoints)
 
     @property
     def _webhook_for_store(self) -> WebhookBuilder | None:
@@ -645,7 +678,7 @@ class JobService:
         if self._atomic_webhooks and self.outbox is not None:
             self.outbox.notify()  # written with the job: wake this process's dispatcher
             return
-        if job.callback_url and self.outbox is not None:
+        if self._notifies(job) and self.outbox is not None:
             event, endpoints = self.callback_webhook(job)
             await self.outbox.enqueue(event, endpoints)
 
@@ -780,7 +813,7 @@ class JobService:
             return
         if job.terminal:
             # a worker died between finishing and notifying: notifying is idempotent
-            if job.callback_url and self.outbox is not None and not self._atomic_webhooks:
+            if self._notifies(job) and self.outbox is not None and not self._atomic_webhooks:
                 await self._ended(job)
             return
         now = self.clock()
