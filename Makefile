@@ -41,8 +41,12 @@ check: $(STAMP)
 golden: $(STAMP)
 	$(BIN)/python -m tests.golden_update
 
+# side by side with the tools users would pick instead (peers install into bench/.peers)
 bench: $(STAMP)
+	$(BIN)/python bench/inspect_bench.py
+	$(BIN)/python bench/lint_bench.py
 	$(BIN)/python bench/run.py
+	$(BIN)/python bench/server_bench.py
 
 clean:
 	rm -rf $(VENV) build dist .demo
