@@ -34,8 +34,13 @@ class Where:
     pointer: str
 
     def child(self, *tokens: str | int) -> Where:
-        escaped = (str(t).replace("~", "~0").replace("/", "~1") for t in tokens)
-        return Where(self.file, self.pointer + "".join("/" + t for t in escaped))
+        pointer = self.pointer
+        for token in tokens:
+            text = token if token.__class__ is str else str(token)
+            if "~" in text or "/" in text:  # most tokens need no escaping
+                text = text.replace("~", "~0").replace("/", "~1")
+            pointer = f"{pointer}/{text}"
+        return Where(self.file, pointer)
 
 
 @dataclass(frozen=True, slots=True)

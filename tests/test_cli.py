@@ -120,7 +120,8 @@ def test_invalid_openapi_reports_every_error_with_location(tmp_path: Path) -> No
         "        '200':\n          description: 5\n"
     )
     proc = apiforge("inspect", "--validate", str(path))
-    assert_clear_error(proc, "'version' is a required property", "invalid.yaml:2:1 (#/info)")
+    assert_clear_error(proc, "is a required property", "invalid.yaml:2:1 (#/info)")
+    assert "version" in proc.stderr.splitlines()[0]
     assert "invalid.yaml:9:11 (#/paths/~1a/get/responses/200/description)" in proc.stderr
     assert proc.stderr.count("error: ") == 2
 

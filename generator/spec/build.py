@@ -29,6 +29,7 @@ from generator.ir import (
     Webhook,
     Where,
 )
+from generator.spec.load import gc_paused
 from generator.spec.refs import Resolver
 
 _PARAM_IN: tuple[ParamIn, ...] = ("path", "query", "header", "cookie")
@@ -60,33 +61,65 @@ class Builder:
         self.r = resolver
         self.root = Where(resolver.root.name, "")
         self.data = _dict(resolver.root.data)
+        # What a `$ref` leads to depends only on the file it is written in and its text, and
+        # specs repeat the same few hundred refs thousands of times: follow each once. (A ref
+        # that fails raises before anything is remembered.)
+        self._derefs: dict[tuple[str, str], tuple[Where, dict[str, Any]]] = {}
+        self._schemas: dict[tuple[str, str], Schema] = {}
+        self._properties: dict[Where, frozenset[str]] = {}
 
     # --- small pieces ------------------------------------------------------------
 
     def deref(self, where: Where, node: Any) -> tuple[Where, dict[str, Any]]:
-        where, node = self.r.deref(where, node)
-        return where, _dict(node)
+        if not isinstance(node, dict):
+            return where, {}
+        ref = node.get("$ref")
+        if not isinstance(ref, str):
+            return where, node
+        key = (where.file, ref)
+        found = self._derefs.get(key)
+        if found is None:
+            at, target = self.r.deref(where, node)
+            found = self._derefs[key] = (at, _dict(target))
+        return found
 
     def schema(self, where: Where, node: Any) -> Schema | None:
         if not isinstance(node, dict):
             return None
-        name: str | None = None
         ref = node.get("$ref")
-        if isinstance(ref, str):
+        if not isinstance(ref, str):
+            return Schema(
+                name=None, data=node, where=where, properties=self.properties(where, node)
+            )
+        key = (where.file, ref)
+        schema = self._schemas.get(key)
+        if schema is None:
+            name: str | None = None
             target = self.r.target(where, ref)
             if target.pointer.startswith(_SCHEMA_PREFIX) and target.pointer.count("/") == 3:
                 name = target.pointer[len(_SCHEMA_PREFIX) :].replace("~1", "/").replace("~0", "~")
-        at, data = self.deref(where, node)
-        return Schema(name=name, data=data, where=at, properties=self.properties(at, data))
+            at, data = self.deref(where, node)
+            schema = Schema(name=name, data=data, where=at, properties=self.properties(at, data))
+            self._schemas[key] = schema
+        return schema
 
     def properties(self, where: Where, data: Mapping[str, Any], depth: int = 0) -> frozenset[str]:
-        """Top-level property names, through `$ref` and `allOf` (bounded: schemas recurse)."""
+        """Top-level property names, through `$ref` and `allOf` (bounded: schemas recurse).
+
+        `data` is the node at `where`, so the whole answer (depth 0) is remembered by it."""
+        if depth == 0:
+            known = self._properties.get(where)
+            if known is not None:
+                return known
         names = set(_dict(data.get("properties")))
         if depth < 8:
             for i, part in enumerate(data.get("allOf") or []):
                 at, sub = self.deref(where.child("allOf", i), part)
                 names |= self.properties(at, sub, depth + 1)
-        return frozenset(names)
+        result = frozenset(names)
+        if depth == 0:
+            self._properties[where] = result
+        return result
 
     def content(self, where: Where, node: Any) -> tuple[MediaType, ...]:
         media = []
@@ -144,7 +177,10 @@ class Builder:
         if not isinstance(node, list):
             return None
         return tuple(
-            {str(k): tuple(_str(s) for s in (v or [])) for k, v in req.items()}
+            {
+                str(k): tuple(_str(s) for s in (v if isinstance(v, list) else []))
+                for k, v in req.items()
+            }
             for req in node
             if isinstance(req, dict)
         )
@@ -310,4 +346,5 @@ class Builder:
 
 
 def build_api(resolver: Resolver) -> Api:
-    return Builder(resolver).build()
+    with gc_paused():
+        return Builder(resolver).build()

@@ -2,24 +2,49 @@
 
 A mapping entry is located at its key (where a reader's eye goes), a sequence item at its
 first character. A pointer that does not exist is located at its nearest existing ancestor.
-The map is built in one pass over the text and cached by content hash like parsed data.
+
+A JSON map is built in one pass over the text. A YAML map comes from the node tree the
+document was constructed from (`Document._yaml_tree`), so the text is parsed once: when the
+map is not going to be cached, only the pointers asked for are looked up in the tree (with
+exactly the answers the whole map would give); otherwise the whole map is built and cached
+by content hash like parsed data. Only a document whose data came from the parse cache, with
+no cached map, is composed again.
 """
 
 from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Callable
+from itertools import accumulate, repeat
+from operator import add
 from typing import TYPE_CHECKING
 
 import yaml
 
-from generator.spec.load import _YamlLoader, cache_get, cache_put
+from generator.spec.load import (
+    YamlTree,
+    _YamlLoader,
+    cache_dir,
+    cache_get,
+    cache_put,
+    gc_paused,
+)
 
 if TYPE_CHECKING:
     from generator.spec.load import Document
 
-_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]|[^\s{}\[\]:,"]+')
+# One token per match, after the commas, colons and whitespace before it (possessive, so the
+# search never backtracks): a string (group 1) that is a key when a colon follows (group 2,
+# which also takes a string or bare scalar value: nothing to locate in an object's values),
+# an opening bracket (3), a closing one (4), or a bare scalar (5). `lastindex` says which.
+_STRING = r'"[^"\\]*(?:\\.[^"\\]*)*"'
+_BARE = r'[^\s{}\[\]:,"]++'
+_JSON_TOKEN = re.compile(
+    rf"[\s,:]*+(?:({_STRING})(\s*+:\s*+(?:{_STRING}|{_BARE})?)?|([{{\[])|([}}\]])|({_BARE}))"
+)
 _CACHE_KIND = "srcmap1"
+_CACHE_MIN_BYTES = 256 * 1024
 
 
 def escape(token: str) -> str:
@@ -27,26 +52,43 @@ def escape(token: str) -> str:
 
 
 class SourceMap:
-    def __init__(self, offsets: dict[str, int], text: bytes, line_starts: list[int] | None = None):
+    def __init__(
+        self,
+        offsets: dict[str, int],
+        text: bytes,
+        line_starts: list[int] | None = None,
+        lookup: Callable[[str], int | None] | None = None,
+    ):
         self._offsets = offsets  # pointer → character offset
         self._line_starts = line_starts or _line_starts(text)
+        self._lookup = lookup or offsets.get  # `lookup` answers as the whole map would
 
     @classmethod
     def for_document(cls, doc: Document) -> SourceMap:
         cached = cache_get(_CACHE_KIND, doc.digest)
         if cached is None:
             text = doc.text.decode("utf-8-sig")
-            starts = _line_starts_str(text)
-            offsets = _index_json(text) if doc.is_json else _index_yaml(text, starts)
+            tree = doc._yaml_tree
+            doc._yaml_tree = None  # the map keeps what it needs
+            cacheable = len(doc.text) >= _CACHE_MIN_BYTES and cache_dir() is not None
+            with gc_paused():
+                starts = _line_starts_str(text)
+                if tree is not None and not cacheable:
+                    return cls({}, doc.text, starts, _TreeIndex(tree, starts).get)
+                offsets = _index_json(text) if doc.is_json else _index_yaml(text, starts, tree)
             cached = (offsets, starts)
-            if len(doc.text) >= 256 * 1024:
+            if cacheable:
                 cache_put(_CACHE_KIND, doc.digest, cached)
         return cls(cached[0], doc.text, cached[1])
 
     def locate(self, pointer: str) -> tuple[int, int]:
-        while pointer and pointer not in self._offsets:
+        lookup = self._lookup
+        offset = lookup(pointer)
+        while offset is None and pointer:
             pointer = pointer.rsplit("/", 1)[0]
-        offset = self._offsets.get(pointer, 0)
+            offset = lookup(pointer)
+        if offset is None:
+            offset = 0
         line = bisect.bisect_right(self._line_starts, offset)
         return line, offset - self._line_starts[line - 1] + 1
 
@@ -56,54 +98,49 @@ def _line_starts(text: bytes) -> list[int]:
 
 
 def _line_starts_str(text: str) -> list[int]:
-    starts = [0]
-    find = text.find
-    pos = find("\n")
-    while pos != -1:
-        starts.append(pos + 1)
-        pos = find("\n", pos + 1)
+    """The offset each line starts at: 0, then one past every newline."""
+    lengths = map(len, text.split("\n"))
+    starts = list(accumulate(map(add, lengths, repeat(1)), initial=0))
+    starts.pop()  # the end of the last line
     return starts
 
 
 def _index_json(text: str) -> dict[str, int]:
-    """One pass over JSON tokens; a stack of (pointer, next array index or None)."""
+    """One pass over JSON tokens, with the enclosing containers on a stack."""
     offsets: dict[str, int] = {"": 0}
-    stack: list[list[object]] = []  # [pointer, index-or-None, pending key]
-    expect_key = False
+    stack: list[tuple[str, int, str]] = []  # the enclosing containers' (ptr, index, key)
+    ptr = ""  # the current container's pointer
+    index = -2  # the next item's index in an array; -1 in an object; -2 outside the root
+    key = ""  # in an object, the last key (escaped)
+    setdefault = offsets.setdefault
     for match in _JSON_TOKEN.finditer(text):
-        tok = match.group()
-        start = match.start()
-        first = tok[0]
-        if first in "{[":
-            if stack:
-                frame = stack[-1]
-                if frame[1] is not None:  # inside an array: this container is an item
-                    ptr = f"{frame[0]}/{frame[1]}"
-                    offsets.setdefault(ptr, start)
-                    frame[1] = int(frame[1]) + 1  # type: ignore[call-overload]
-                else:
-                    ptr = f"{frame[0]}/{frame[2]}"
+        kind = match.lastindex
+        if kind == 2 and index == -1:  # a key
+            tok = match.group(1)
+            key = tok[1:-1] if "\\" not in tok else _json_string(tok)
+            if "~" in key or "/" in key:
+                key = escape(key)
+            offsets[f"{ptr}/{key}"] = match.start(1)
+        elif kind == 3:  # { or [
+            if index >= 0:  # inside an array: this container is an item
+                child = f"{ptr}/{index}"
+                setdefault(child, match.start(3))
+                index += 1
+            elif index == -1:
+                child = f"{ptr}/{key}"
             else:
-                ptr = ""
-            stack.append([ptr, 0 if first == "[" else None, ""])
-            expect_key = first == "{"
-        elif first in "}]":
+                child = ""
+            stack.append((ptr, index, key))
+            ptr, key = child, ""
+            index = 0 if match.group(3) == "[" else -1
+        elif kind == 4:  # } or ]
             if stack:
-                stack.pop()
-            expect_key = False
-        elif first == ",":
-            expect_key = bool(stack) and stack[-1][1] is None
-        elif first == ":":
-            expect_key = False
-        elif stack:
-            frame = stack[-1]
-            if expect_key and first == '"':
-                key = escape(_json_string(tok))
-                frame[2] = key
-                offsets[f"{frame[0]}/{key}"] = start
-            elif frame[1] is not None:  # a scalar array item
-                offsets[f"{frame[0]}/{frame[1]}"] = start
-                frame[1] = int(frame[1]) + 1  # type: ignore[call-overload]
+                ptr, index, key = stack.pop()
+            else:
+                index = -2
+        elif kind is not None and index >= 0:  # a string or bare scalar array item
+            offsets[f"{ptr}/{index}"] = match.start(1 if kind == 2 else kind)
+            index += 1
     return offsets
 
 
@@ -119,37 +156,123 @@ def _json_string(tok: str) -> str:
     return value if isinstance(value, str) else tok[1:-1]
 
 
-def _index_yaml(text: str, line_starts: list[int]) -> dict[str, int]:
-    try:
-        root = yaml.compose(text, Loader=_YamlLoader)
-    except yaml.YAMLError:
-        return {"": 0}
+def _index_yaml(text: str, line_starts: list[int], tree: YamlTree | None = None) -> dict[str, int]:
+    if tree is None:
+        try:
+            root = yaml.compose(text, Loader=_YamlLoader)
+        except yaml.YAMLError:
+            return {"": 0}
+        if root is None:
+            return {"": 0}
+        tree = YamlTree(root, {})
     offsets: dict[str, int] = {"": 0}
-    if root is None:
-        return offsets
+    setdefault = offsets.setdefault
     last = len(line_starts) - 1
+    entries = tree.entries
+    mapping, sequence = yaml.MappingNode, yaml.SequenceNode
 
-    def offset(mark: yaml.Mark) -> int:
-        # libyaml's `index` counts differently from Python's str; line and column do not
-        return line_starts[min(mark.line, last)] + mark.column
-
-    # iterative walk; an alias repeats a node, so a node already on the path is not re-entered
-    todo: list[tuple[yaml.Node, str, frozenset[int]]] = [(root, "", frozenset())]
+    # Depth first, last child first; a mapping entry is located at its key, a sequence item
+    # at its first character (libyaml's `index` counts differently from Python's str; line
+    # and column do not). An alias repeats a node: a node already on the path (`open`) is not
+    # re-entered. A `None` on the stack closes the node below it.
+    todo: list[tuple[yaml.Node, str] | None] = [(tree.root, "")]
+    open_: set[yaml.Node] = set()
+    path: list[yaml.Node] = []
     while todo:
-        node, ptr, seen = todo.pop()
-        if id(node) in seen:
+        entry = todo.pop()
+        if entry is None:
+            open_.discard(path.pop())
             continue
-        inner = seen | {id(node)}
-        if isinstance(node, yaml.MappingNode):
-            for key_node, value_node in node.value:
-                child = f"{ptr}/{escape(str(key_node.value))}"
-                offsets.setdefault(child, offset(key_node.start_mark))
-                if isinstance(value_node, yaml.CollectionNode):
-                    todo.append((value_node, child, inner))
-        elif isinstance(node, yaml.SequenceNode):
+        node, ptr = entry
+        if node in open_:
+            continue
+        open_.add(node)
+        path.append(node)
+        todo.append(None)
+        if node.__class__ is mapping:
+            for key_node, value_node in entries(node):
+                key = key_node.value
+                if key.__class__ is not str:
+                    key = str(key)
+                if "~" in key or "/" in key:
+                    key = escape(key)
+                child = f"{ptr}/{key}"
+                mark = key_node.start_mark
+                line = mark.line
+                setdefault(child, line_starts[line if line < last else last] + mark.column)
+                cls = value_node.__class__
+                if cls is mapping or cls is sequence:
+                    todo.append((value_node, child))
+        elif node.__class__ is sequence:
             for i, item in enumerate(node.value):
                 child = f"{ptr}/{i}"
-                offsets.setdefault(child, offset(item.start_mark))
-                if isinstance(item, yaml.CollectionNode):
-                    todo.append((item, child, inner))
+                mark = item.start_mark
+                line = mark.line
+                setdefault(child, line_starts[line if line < last else last] + mark.column)
+                cls = item.__class__
+                if cls is mapping or cls is sequence:
+                    todo.append((item, child))
     return offsets
+
+
+class _TreeIndex:
+    """The whole map's answers, for the pointers asked: `get(pointer)` is what
+    `_index_yaml(text, line_starts, tree).get(pointer)` would be.
+
+    That walk is depth first, last child first, and keeps the first offset it meets for a
+    pointer, so here too: among the nodes a pointer's parent can be (duplicate keys, keys
+    that print alike, aliases), the first met in that order that has the last token wins,
+    with its first entry of that token. A node on its own path is not re-entered."""
+
+    def __init__(self, tree: YamlTree, line_starts: list[int]) -> None:
+        self._tree = tree
+        self._line_starts = line_starts
+        self._tables: dict[yaml.Node, dict[str, list[tuple[int, yaml.Node]]]] = {}
+        self._found: dict[str, int | None] = {"": 0}
+
+    def get(self, pointer: str) -> int | None:
+        found = self._found
+        if pointer in found:
+            return found[pointer]
+        offset = None
+        if pointer.startswith("/"):
+            root = self._tree.root
+            offset = self._find(root, pointer[1:].split("/"), 0, (root,))
+        found[pointer] = offset
+        return offset
+
+    def _find(
+        self, node: yaml.Node, tokens: list[str], depth: int, path: tuple[yaml.Node, ...]
+    ) -> int | None:
+        entries = self._table(node).get(tokens[depth])
+        if not entries:
+            return None
+        if depth == len(tokens) - 1:
+            return entries[0][0]
+        for _, child in reversed(entries):
+            cls = child.__class__
+            if (cls is yaml.MappingNode or cls is yaml.SequenceNode) and child not in path:
+                offset = self._find(child, tokens, depth + 1, (*path, child))
+                if offset is not None:
+                    return offset
+        return None
+
+    def _table(self, node: yaml.Node) -> dict[str, list[tuple[int, yaml.Node]]]:
+        """A node's entries by pointer token: (offset, value node), in order."""
+        table = self._tables.get(node)
+        if table is None:
+            table = {}
+            starts, last = self._line_starts, len(self._line_starts) - 1
+            if node.__class__ is yaml.MappingNode:
+                for key_node, value_node in self._tree.entries(node):
+                    key = key_node.value
+                    token = escape(key if key.__class__ is str else str(key))
+                    mark = key_node.start_mark
+                    at = starts[min(mark.line, last)] + mark.column
+                    table.setdefault(token, []).append((at, value_node))
+            elif node.__class__ is yaml.SequenceNode:
+                for i, item in enumerate(node.value):
+                    mark = item.start_mark
+                    table[str(i)] = [(starts[min(mark.line, last)] + mark.column, item)]
+            self._tables[node] = table
+        return table
