@@ -48,5 +48,13 @@ bench: $(STAMP)
 	$(BIN)/python bench/run.py
 	$(BIN)/python bench/server_bench.py
 
+# the real-world corpus sweep (well over an hour) → docs/corpus.md
+corpus: $(STAMP)
+	$(BIN)/python bench/corpus_sweep.py
+
+# the full-size chaos run (make test runs a bounded one) → figures for docs/reliability.md
+chaos: $(STAMP) redis-server
+	CHAOS_PAYMENTS=1000 CHAOS_THREADS=8 CHAOS_STORM_CLIENTS=8 CHAOS_STORM_INCREMENTS=50 CHAOS_RATE_WINDOWS=20 $(BIN)/pytest -q tests/chaos
+
 clean:
 	rm -rf $(VENV) build dist .demo
