@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections.abc import Callable
 from functools import wraps
-from typing import Any, TypeVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from generator import __version__
 from generator.errors import ApiforgeError, Problem
+
+if TYPE_CHECKING:
+    from generator.spec import LoadedSpec
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -39,6 +44,14 @@ def reports_bad_input(func: F) -> F:
 def main() -> None:
     """Production patterns from an OpenAPI description: lint the spec, generate a server that
     enforces them and a client that honours them."""
+    # what the generators cannot support is said as a warning on stderr, never dropped silently
+    log = logging.getLogger("apiforge")
+    if not log.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        log.addHandler(handler)
+        log.setLevel(logging.WARNING)
+        log.propagate = False
 
 
 @main.command()
@@ -134,29 +147,47 @@ def rules(fmt: str) -> None:
     click.echo(render_rules(fmt), nl=False)
 
 
-@main.command()
-@click.argument("spec")
-@click.option(
-    "-o",
-    "--output",
-    "output",
-    required=True,
-    type=click.Path(file_okay=False),
-    help="Directory to write the client package project into.",
-)
-@click.option("--package", default=None, help="Python package name (default: from the title).")
-@click.option(
-    "--validate/--no-validate", default=True, help="Run full OpenAPI schema validation first."
-)
-@reports_bad_input
-def client(spec: str, output: str, package: str | None, validate: bool) -> None:
-    """Write a typed Python client for SPEC into OUTPUT (an installable package)."""
-    from generator.render.client import write_client
+def output_options(what: str) -> Callable[[F], F]:
+    """The options every generating command shares: where to write, and validation."""
+
+    def decorate(func: F) -> F:
+        func = click.option(
+            "--validate/--no-validate",
+            default=True,
+            help="Run full OpenAPI schema validation first.",
+        )(func)
+        return click.option(
+            "-o",
+            "--output",
+            "output",
+            required=True,
+            type=click.Path(file_okay=False),
+            help=f"Directory to write {what} into.",
+        )(func)
+
+    return decorate
+
+
+def load_for_render(spec: str, validate: bool) -> tuple[LoadedSpec, Path | str]:
+    """The loaded spec, and what the models generator reads: the file, or stdin's text."""
     from generator.spec import load_spec
 
     loaded = load_spec(spec, validate=validate)
     root = loaded.resolver.root
-    source = root.path if root.path is not None else root.text.decode("utf-8", "replace")
+    return loaded, root.path if root.path is not None else root.text.decode("utf-8", "replace")
+
+
+@main.command()
+@click.argument("spec")
+@output_options("the client package project")
+@click.option("--package", default=None, help="Python package name (default: from the title).")
+@reports_bad_input
+def client(spec: str, output: str, package: str | None, validate: bool) -> None:
+    """Write a typed Python client for SPEC into OUTPUT (an installable package)."""
+    from generator.render.client import write_client
+
+    loaded, source = load_for_render(spec, validate)
+    root = loaded.resolver.root
     plan, report = write_client(
         loaded.api, output, spec_source=source, spec_name=root.name, package=package
     )
@@ -170,18 +201,8 @@ def client(spec: str, output: str, package: str | None, validate: bool) -> None:
 
 @main.command()
 @click.argument("spec")
-@click.option(
-    "-o",
-    "--output",
-    "output",
-    required=True,
-    type=click.Path(file_okay=False),
-    help="Directory to write the server project into.",
-)
+@output_options("the server project")
 @click.option("--package", default=None, help="Python package name (default: from the title).")
-@click.option(
-    "--validate/--no-validate", default=True, help="Run full OpenAPI schema validation first."
-)
 @reports_bad_input
 def server(spec: str, output: str, package: str | None, validate: bool) -> None:
     """Write a FastAPI server for SPEC into OUTPUT (an installable project).
@@ -189,11 +210,9 @@ def server(spec: str, output: str, package: str | None, validate: bool) -> None:
     Handler modules (OUTPUT/<package>/handlers/) are written once and never overwritten; the
     operations they do not implement yet are listed."""
     from generator.render.server import write_server
-    from generator.spec import load_spec
 
-    loaded = load_spec(spec, validate=validate)
+    loaded, source = load_for_render(spec, validate)
     root = loaded.resolver.root
-    source = root.path if root.path is not None else root.text.decode("utf-8", "replace")
     plan, report, missing = write_server(
         loaded.api, output, spec_source=source, spec_name=root.name, package=package
     )
@@ -213,14 +232,7 @@ def server(spec: str, output: str, package: str | None, validate: bool) -> None:
 
 @main.command()
 @click.argument("spec")
-@click.option(
-    "-o",
-    "--output",
-    "output",
-    required=True,
-    type=click.Path(file_okay=False),
-    help="Directory to write into: the server to OUTPUT/server, the client to OUTPUT/client.",
-)
+@output_options("the server (OUTPUT/server) and the client (OUTPUT/client)")
 @click.option(
     "--package-prefix",
     default=None,
@@ -230,9 +242,6 @@ def server(spec: str, output: str, package: str | None, validate: bool) -> None:
     "--check",
     is_flag=True,
     help="Write nothing; exit 1 when the files on disk differ from what would be generated.",
-)
-@click.option(
-    "--validate/--no-validate", default=True, help="Run full OpenAPI schema validation first."
 )
 @reports_bad_input
 def generate(
