@@ -16,6 +16,7 @@ Naming (stable, documented in the generated README):
 from __future__ import annotations
 
 import ast
+import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -30,6 +31,10 @@ from generator.render.names import NameAllocator, safe_identifier, snake_case
 from generator.render.pytypes import TypeMapper, is_plain_class
 from generator.render.writer import GeneratedFile, WriteReport, marker_line, write_tree
 
+_log = logging.getLogger("apiforge")
+# Module names that annotations inside generated classes use: no method may shadow them.
+_CLASS_SCOPE_NAMES = ("models", "httpx", "pydantic")
+
 FIXED_ARGUMENTS = (
     "body",
     "idempotency_key",
@@ -39,6 +44,8 @@ FIXED_ARGUMENTS = (
     "max_retries",
     "timeout",
 )
+# Locals and module names a method body uses: no keyword argument may shadow them.
+_BODY_NAMES = ("headers", "response", "job", "raw", "models", "pydantic", "httpx")
 _CONCURRENCY_HEADERS = {"if-match", "if-none-match"}
 # The constructor's own arguments; security-scheme arguments avoid them.
 CONSTRUCTOR_ARGUMENTS = (
@@ -218,7 +225,7 @@ class _Planner:
         idem = op.patterns.idempotency
         if idem is not None:
             pattern_headers.add(idem.header.lower())
-        allocator = NameAllocator(FIXED_ARGUMENTS)
+        allocator = NameAllocator((*FIXED_ARGUMENTS, *_BODY_NAMES))
         order = {"path": 0, "query": 1, "header": 2}
         plans = []
         for p in sorted(
@@ -385,7 +392,7 @@ class _Planner:
             )
             class_base = "".join(w.capitalize() for w in attribute.split("_") if w)
             class_name = classes.allocate(tag, f"{class_base or 'Default'}Resource")
-            methods = NameAllocator()
+            methods = NameAllocator(_CLASS_SCOPE_NAMES)
             ops = [self.operation(op, methods) for op in by_tag[tag]]
             ops = [
                 _with_raw_name(
@@ -478,16 +485,10 @@ def _base_url(api: Api) -> str | None:
 
 
 def _defined_names(models_source: str) -> set[str]:
-    tree = ast.parse(models_source)
-    names: set[str] = set()
-    for node in tree.body:
-        if isinstance(node, ast.ClassDef):
-            names.add(node.name)
-        elif isinstance(node, ast.Assign):
-            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
-        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            names.add(node.target.id)
-    return names
+    # parsed once per models text, cached by its hash (shared with the other plan)
+    from generator.render.models import defined_names
+
+    return set(defined_names(models_source))
 
 
 def plan_client(
@@ -499,8 +500,20 @@ def plan_client(
     package = check_package_name(package or default_package_name(api))
     marker = marker_line(spec_name)
     classes = model_class_names(api.schemas)
-    models_source = generate_models(spec_source, class_names=classes, header=marker)
+    if api.schemas:
+        models_source = generate_models(spec_source, class_names=classes, header=marker)
+    else:  # datamodel-code-generator refuses a spec without component schemas
+        models_source = f'{marker}\n"""The spec declares no component schemas."""\n'
     defined = _defined_names(models_source)
+    for name, cls in sorted(classes.items()):
+        if cls not in defined:  # never silently: the schema is typed `Any` in the templates
+            _log.warning(
+                "warning: schema %r has no class %s in models.py (datamodel-code-generator "
+                "named or merged it differently); it is typed Any in the %s",
+                name,
+                cls,
+                "client methods",
+            )
     classes = {k: v for k, v in classes.items() if v in defined}
     mapper = TypeMapper({k: s.data for k, s in api.schemas.items()}, classes)
     planner = _Planner(api, mapper)

@@ -48,6 +48,8 @@ _MODELS_VERSION = "2"
 _CACHE_KIND = "models" + _MODELS_VERSION
 _SCHEMAS_PREFIX = "#/components/schemas/"
 _memo: dict[str, str] = {}
+_names_memo: dict[str, frozenset[str]] = {}
+_NAMES_CACHE_KIND = "modelnames1"
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,39 @@ def preloaded(source: Path | str, data: Any) -> Iterator[None]:
 def clear_memo() -> None:
     """Forget the in-process results (tests; the on-disk cache is `cache_dir()`)."""
     _memo.clear()
+    _names_memo.clear()
+
+
+def defined_names(models_source: str) -> frozenset[str]:
+    """The names a models module defines at its top level (classes, assignments), which the
+    server and client plans check references against. Parsing Stripe's 1.5 MB module takes
+    ~1 s, so the answer is kept by the SHA-256 of the text: in process (the server and the
+    client ask for the same module) and on disk (a regeneration whose models did not change).
+    The key is the whole text, so a changed module can never get another module's names."""
+    import ast
+
+    key = hashlib.sha256(models_source.encode("utf-8", "surrogatepass")).hexdigest()
+    names = _names_memo.get(key)
+    if names is not None:
+        return names
+    from generator.spec.load import cache_get, cache_put
+
+    hit = cache_get(_NAMES_CACHE_KIND, key)
+    if isinstance(hit, frozenset):
+        names = hit
+    else:
+        found: set[str] = set()
+        for node in ast.parse(models_source).body:
+            if isinstance(node, ast.ClassDef):
+                found.add(node.name)
+            elif isinstance(node, ast.Assign):
+                found.update(t.id for t in node.targets if isinstance(t, ast.Name))
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                found.add(node.target.id)
+        names = frozenset(found)
+        cache_put(_NAMES_CACHE_KIND, key, names)
+    _names_memo[key] = names
+    return names
 
 
 def model_class_names(schema_names: Iterable[str], reserved: Iterable[str] = ()) -> dict[str, str]:

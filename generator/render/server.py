@@ -38,9 +38,12 @@ from generator.render.pytypes import TypeMapper, is_plain_class
 from generator.render.writer import GeneratedFile, WriteReport, marker_line, write_tree
 
 _log = logging.getLogger("apiforge")
+# Module names that annotations inside generated classes use: no method may shadow them.
+_CLASS_SCOPE_NAMES = ("models", "httpx", "pydantic")
 
 _CONCURRENCY_HEADERS = frozenset({"if-match", "if-none-match"})
 _HANDLER_ARGUMENTS = ("self", "ctx", "body")
+_MAX_MODULE = 64  # characters of a tag's module (file) name
 _API_RATE_LIMIT_KEYS = ("x-rate-limit", "x-ratelimit")
 _FAMILIES = ("x-ratelimit", "ratelimit", "ietf")
 _FAMILY_HEADERS = {
@@ -251,15 +254,10 @@ def _version(api: Api) -> str:
 
 
 def _defined_names(models_source: str) -> set[str]:
-    names: set[str] = set()
-    for node in ast.parse(models_source).body:
-        if isinstance(node, ast.ClassDef):
-            names.add(node.name)
-        elif isinstance(node, ast.Assign):
-            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
-        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            names.add(node.target.id)
-    return names
+    # parsed once per models text, cached by its hash (shared with the other plan)
+    from generator.render.models import defined_names
+
+    return set(defined_names(models_source))
 
 
 def _number(value: Any) -> bool:
@@ -630,17 +628,20 @@ class _Planner:
         by_tag: dict[str, list[Operation]] = {}
         for op in self.api.operations:
             by_tag.setdefault(op.tags[0] if op.tags else "", []).append(op)
-        modules = NameAllocator({"runtime"})
+        # module names are also file names (short enough for any file system) and fields of
+        # main.Handlers (never `field`, which its class body calls)
+        modules = NameAllocator({"runtime", "field", "dataclass"})
         classes = NameAllocator({"Reply", "RequestContext", "JobContext", "Any"})
         plans = []
         for tag in sorted(by_tag):
-            module = modules.allocate(
-                tag, snake_case(tag, fallback="default") if tag else "default"
-            )
+            stem = snake_case(tag, fallback="default") if tag else "default"
+            if len(stem) > _MAX_MODULE:
+                stem = safe_identifier(stem[:_MAX_MODULE], fallback="default")
+            module = modules.allocate(tag, stem)
             pascal = pascal_case(module, fallback="Default")
             base = classes.allocate(("base", tag), f"{pascal}Base")
             handler = classes.allocate(("handler", tag), f"{pascal}Handler")
-            methods = NameAllocator()
+            methods = NameAllocator(_CLASS_SCOPE_NAMES)
             endpoints = NameAllocator({"router"})
             ops = tuple(self.operation(op, methods, endpoints) for op in by_tag[tag])
             plans.append(TagPlan(tag or "default", module, base, handler, ops))
@@ -839,7 +840,7 @@ def plan_server(
         distribution=package.replace("_", "-"),
         version=_version(api),
         api_version=api.version,
-        title=api.title,
+        title=api.title or "API",  # FastAPI refuses an empty title
         description=api.description,
         spec_name=spec_name,
         tags=tags,

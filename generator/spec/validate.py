@@ -1,53 +1,741 @@
-"""Full OpenAPI schema validation (openapi-spec-validator): every error, each with its
-location. A separate stage because it is slow (2.2 s on the GitHub spec); a clean result is
-cached by content hash so regenerating does not pay it again."""
+"""Full OpenAPI validation: every error, each with its location.
+
+Two parts, the same two openapi-spec-validator runs, in a fraction of its time:
+
+1. **structural**: the document against the official OAS 3.0 / 3.1 JSON schema that
+   openapi-spec-validator ships (`openapi_spec_validator/resources/schemas/v3.x/schema.json`,
+   loaded from that package), by jsonschema-rs (compiled once per process; the GitHub spec
+   takes ~0.1 s). Each error is located at the instance path the validator reports, exactly
+   as before; messages are worded as Python's `jsonschema` words them.
+2. **semantic**: the checks openapi-spec-validator adds beyond the JSON schema
+   (`openapi_spec_validator/validation/keywords.py`), re-done here on the parsed document,
+   in its order and with its de-duplication, so the same specs fail for the same reasons
+   (`bench/validation_parity.py` compares both over the whole corpus):
+
+   - duplicate tag names; duplicate `operationId`s; duplicate (name, in) parameters in one
+     list; a path template parameter that no path parameter declares, or a declared path
+     parameter that the template lacks;
+   - every schema under `components/schemas`, a parameter or a media type: checked against
+     its dialect's meta-schema (OAS 3.0: draft 4; 3.1: the OAS base dialect or its
+     `$schema` / `jsonSchemaDialect`; `pattern`s must compile as Python regexes) — by
+     jsonschema-rs; then its `allOf`/`anyOf`/`oneOf`/`not`/`items`/`properties`, a
+     `required` name no branch of an `allOf` defines, and a `default` that its own schema
+     rejects (by openapi-schema-validator's OAS30/OAS31 validators, as before — defaults are
+     few).
+
+   Unlike openapi-spec-validator, which gives these errors no location (or one relative to
+   the schema they are in), each is reported at the node it is about.
+
+A clean result is cached by content hash, so regenerating an unchanged spec does not pay
+even this.
+"""
 
 from __future__ import annotations
 
+import json
+import string
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from generator.errors import ApiforgeError, Problem
 from generator.ir import Where
 from generator.spec.load import cache_get, cache_put
 from generator.spec.refs import Resolver
-from generator.spec.sourcemap import escape
 
-_CACHE_KIND = "valid1"
+_CACHE_KIND = "valid2"
 MAX_REPORTED = 50
+OAS31_DIALECT = "https://spec.openapis.org/oas/3.1/dialect/base"
+OPERATIONS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+
+
+@dataclass(frozen=True, slots=True)
+class SpecError:
+    """One validation error. `kind` is "structural" or the semantic check's name; `legacy`
+    is the pointer openapi-spec-validator gave it (for `bench/validation_parity.py`)."""
+
+    message: str
+    where: Where
+    kind: str
+    legacy: str
 
 
 def validate(resolver: Resolver) -> None:
-    from openapi_spec_validator import OpenAPIV30SpecValidator, OpenAPIV31SpecValidator
-
+    """Raise ApiforgeError listing (up to MAX_REPORTED of) the spec's validation errors."""
     root = resolver.root
     single_file = len(resolver.documents) == 1
     if single_file and cache_get(_CACHE_KIND, root.digest):
         return
-    version = str(root.data.get("openapi", ""))
-    validator_class: Any = (
-        OpenAPIV30SpecValidator if version.startswith("3.0") else OpenAPIV31SpecValidator
-    )
-    base_uri = root.path.resolve().as_uri() if root.path is not None else ""
-    problems: list[Problem] = []
     try:
-        errors = list(validator_class(root.data, base_uri=base_uri).iter_errors())
+        errors = collect_errors(resolver)
     except RecursionError:
         raise ApiforgeError(
             Problem("the spec is nested too deeply to validate", file=root.name)
         ) from None
-    except Exception as exc:  # the validator's own resolver failing on a broken $ref
-        raise ApiforgeError(
-            Problem(f"the validator could not read the spec: {exc}", file=root.name),
-            "fix the reported $ref, or skip validation with --no-validate",
-        ) from None
-    for error in errors[:MAX_REPORTED]:
-        pointer = "".join("/" + escape(str(token)) for token in error.path)
-        problems.append(resolver.problem(error.message[:500], Where(root.name, pointer)))
+    problems = [
+        resolver.problem(error.message[:500], error.where) for error in errors[:MAX_REPORTED]
+    ]
     if problems:
         more = len(errors) - len(problems)
         hint = "fix these, or skip validation with --no-validate"
         if more > 0:
             hint = f"{more} more not shown; " + hint
         raise ApiforgeError(problems, hint)
-    if single_file:
+    if single_file and len(resolver.documents) == 1:
         cache_put(_CACHE_KIND, root.digest, True)
+
+
+def collect_errors(resolver: Resolver) -> list[SpecError]:
+    """Every structural error, then every semantic one (see the module docstring)."""
+    root = resolver.root
+    version = str(root.data.get("openapi", "")) if isinstance(root.data, dict) else ""
+    v30 = version.startswith("3.0")
+    errors = list(_structural(root.data, root.name, v30))
+    errors.extend(_Semantic(resolver, v30).run())
+    return errors
+
+
+# --- structural ------------------------------------------------------------------------
+
+_validators: dict[str, Any] = {}
+
+
+def _package_schema(package: str, relative: str) -> Any:
+    """A JSON file shipped inside an installed package, read without importing the package
+    (importing openapi-spec-validator alone takes seconds: pydantic settings, ...)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise ApiforgeError(Problem(f"the package {package} is not installed"))
+    folder = Path(next(iter(spec.submodule_search_locations)))
+    return json.loads((folder / relative).read_text(encoding="utf-8"))
+
+
+def _oas_validator(v30: bool) -> Any:
+    key = "oas30" if v30 else "oas31"
+    validator = _validators.get(key)
+    if validator is None:
+        import jsonschema_rs
+
+        schema = _package_schema(
+            "openapi_spec_validator", f"resources/schemas/v{'3.0' if v30 else '3.1'}/schema.json"
+        )
+        # formats are annotations here, as in openapi-spec-validator's own jsonschema backend
+        validator = jsonschema_rs.validator_for(schema, validate_formats=False)
+        _validators[key] = validator
+    return validator
+
+
+def _structural(data: Any, file: str, v30: bool) -> Iterator[SpecError]:
+    for error in _rs_errors(_oas_validator(v30), data):
+        where = Where(file, "").child(*error.instance_path)
+        yield SpecError(_message(error), where, "structural", where.pointer)
+
+
+def _rs_errors(validator: Any, value: Any) -> list[Any]:
+    """jsonschema-rs's errors for `value`; YAML gives values JSON has not (dates, binary,
+    sets, non-string keys), which jsonschema-rs cannot take: see `_plain`."""
+    try:
+        return list(validator.iter_errors(value))
+    except ValueError:
+        return list(validator.iter_errors(_plain(value)))
+
+
+def _plain(value: Any) -> Any:
+    """`value` as JSON data. A non-string key becomes its str (as JSON would write it); any
+    other non-JSON value (a YAML date, binary, set, ...) becomes the object
+    `{"$yaml": "<repr>"}`, which — like the original in Python's `jsonschema` — is refused
+    wherever a string, number or boolean is required and accepted where anything goes."""
+    if isinstance(value, dict):
+        return {k if isinstance(k, str) else str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return value
+    return {"$yaml": repr(value)}
+
+
+def _message(error: Any) -> str:
+    """The error in the words of Python's `jsonschema` (what openapi-spec-validator said)."""
+    kind = error.kind
+    name = getattr(kind, "name", "")
+    instance = error.instance
+    if name == "required":
+        return f"{kind.property!r} is a required property"
+    if name == "type":
+        return f"{instance!r} is not of type {', '.join(repr(t) for t in kind.types)}"
+    if name == "enum":
+        return f"{instance!r} is not one of {kind.options!r}"
+    if name == "const":
+        return f"{kind.expected_value!r} was expected"
+    if name in ("anyOf", "oneOf") and type(kind).__name__ != "OneOfMultipleValid":
+        return f"{instance!r} is not valid under any of the given schemas"
+    if name == "format":
+        return f"{instance!r} is not a {kind.format!r}"
+    if name == "pattern":
+        return f"{instance!r} does not match {kind.pattern!r}"
+    return str(error.message)
+
+
+# --- semantic --------------------------------------------------------------------------
+
+
+_DRAFT_META = {  # the meta-schemas jsonschema's `validator_for` knows, by dialect id
+    "http://json-schema.org/draft-04/schema": "draft4",
+    "http://json-schema.org/draft-06/schema": "draft6",
+    "http://json-schema.org/draft-07/schema": "draft7",
+    "https://json-schema.org/draft/2019-09/schema": "draft201909",
+    "https://json-schema.org/draft/2020-12/schema": "draft202012",
+}
+
+
+def _meta_validator(dialect: str, v30: bool) -> Any | None:
+    """A jsonschema-rs validator for the meta-schema openapi-spec-validator checks a schema
+    against, with the same format assertions (only `regex`), or None for an unknown dialect."""
+    key = "meta30" if v30 else f"meta:{dialect}"
+    if key in _validators:
+        return _validators[key]
+    import jsonschema_rs
+
+    meta: Any = None
+    resources: list[tuple[str, Any]] = []
+    if v30:
+        meta = _package_schema("jsonschema_specifications", "schemas/draft4/metaschema.json")
+    elif dialect == OAS31_DIALECT:
+        meta = _package_schema("openapi_schema_validator", "schemas/oas3.1/metaschema.json")
+        vocabulary = _package_schema("openapi_schema_validator", "schemas/oas3.1/vocabularies/base")
+        resources = [(vocabulary["$id"], vocabulary)]
+    else:
+        draft = _DRAFT_META.get(dialect.rstrip("#"))
+        if draft is not None:
+            meta = _package_schema("jsonschema_specifications", f"schemas/{draft}/metaschema.json")
+    validator = None
+    if meta is not None:
+        formats: dict[str, Any] = dict.fromkeys(_ANNOTATION_FORMATS, _any_value)
+        formats["regex"] = _valid_regex
+        validator = jsonschema_rs.validator_for(
+            meta,
+            validate_formats=True,
+            formats=formats,
+            registry=jsonschema_rs.Registry(resources) if resources else None,
+        )
+    _validators[key] = validator
+    return validator
+
+
+def _valid_regex(value: Any) -> bool:
+    """openapi-schema-validator's `regex` format: Python's `re` (it uses the `regress` ECMA
+    engine instead when that optional package is installed; it is not, here)."""
+    import re
+
+    if not isinstance(value, str):
+        return True
+    try:
+        re.compile(value)
+    except re.error:
+        return False
+    return True
+
+
+def _any_value(value: Any) -> bool:
+    return True
+
+
+# openapi-schema-validator's format checkers assert only `regex` (and OAS number/byte formats
+# no meta-schema uses): every format jsonschema-rs knows is accepted as is, `regex` checked.
+_ANNOTATION_FORMATS = (
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uuid",
+)
+
+
+class _Semantic:
+    """openapi-spec-validator's RootValidator walk (keywords.py), on the parsed document."""
+
+    def __init__(self, resolver: Resolver, v30: bool) -> None:
+        self.resolver = resolver
+        self.v30 = v30
+        self.errors: list[SpecError] = []
+        self.visited: set[int] = set()
+        self.meta_checked: set[int] = set()
+        self.operation_ids: list[Any] = []
+        self.operation_id_set: set[Any] = set()
+        self.dialect: str | None = None
+        self._defaults: _DefaultChecker | None = None
+
+    def error(self, message: str, where: Where, kind: str, legacy: str = "") -> None:
+        self.errors.append(SpecError(message, where, kind, legacy))
+
+    def deref(self, where: Where, node: Any) -> tuple[Where, Any]:
+        return self.resolver.deref(where, node)
+
+    def run(self) -> list[SpecError]:
+        root = self.resolver.root
+        where = Where(root.name, "")
+        data = root.data
+        if not isinstance(data, dict):
+            return self.errors
+        if "tags" in data:
+            self.tags(*self.deref(where.child("tags"), data["tags"]))
+        if "paths" in data:
+            at, paths = self.deref(where.child("paths"), data["paths"])
+            if isinstance(paths, dict):
+                for url, item in paths.items():
+                    self.path(str(url), *self.deref(at.child(url), item))
+        if "components" in data:
+            at, components = self.deref(where.child("components"), data["components"])
+            if isinstance(components, dict) and "schemas" in components:
+                at, schemas = self.deref(at.child("schemas"), components["schemas"])
+                if isinstance(schemas, dict):
+                    for name, schema in schemas.items():
+                        self.schema(at.child(name), schema)
+        return self.errors
+
+    def tags(self, where: Where, tags: Any) -> None:
+        if not isinstance(tags, list):
+            return
+        seen: set[Any] = set()
+        for i, tag in enumerate(tags):
+            at, tag = self.deref(where.child(i), tag)
+            name = tag.get("name") if isinstance(tag, dict) else None
+            if not isinstance(name, str):
+                continue
+            if name in seen:
+                self.error(f"Duplicate tag name '{name}'", at.child("name"), "duplicate-tag")
+            seen.add(name)
+
+    def path(self, url: str, where: Where, item: Any) -> None:
+        if not isinstance(item, dict):
+            return
+        shared: tuple[Where, Any] | None = None
+        if "parameters" in item:
+            shared = self.deref(where.child("parameters"), item["parameters"])
+            self.parameters(*shared)
+        for name, operation in item.items():
+            if name in OPERATIONS:
+                self.operation(url, name, *self.deref(where.child(name), operation), shared)
+
+    def parameters(self, where: Where, parameters: Any) -> None:
+        if not isinstance(parameters, list):
+            return
+        seen: set[Any] = set()
+        for i, parameter in enumerate(parameters):
+            at, parameter = self.deref(where.child(i), parameter)
+            if not isinstance(parameter, dict):
+                continue
+            if "schema" in parameter:
+                self.schema(at.child("schema"), parameter["schema"])
+            key = (parameter.get("name"), parameter.get("in"))
+            try:
+                duplicate = key in seen
+                seen.add(key)
+            except TypeError:  # a malformed name: the structural errors say so
+                continue
+            if duplicate:
+                self.error(
+                    f"Duplicate parameter '{parameter.get('name')}'",
+                    where.child(i),
+                    "duplicate-parameter",
+                )
+
+    def _path_names(self, where: Where, parameters: Any) -> Iterator[str]:
+        if not isinstance(parameters, list):
+            return
+        for i, parameter in enumerate(parameters):
+            _, parameter = self.deref(where.child(i), parameter)
+            if isinstance(parameter, dict) and parameter.get("in") == "path":
+                name = parameter.get("name")
+                if isinstance(name, str):
+                    yield name
+
+    def operation(
+        self,
+        url: str,
+        method: str,
+        where: Where,
+        operation: Any,
+        shared: tuple[Where, Any] | None,
+    ) -> None:
+        if not isinstance(operation, dict):
+            return
+        if "operationId" in operation:
+            value = operation["operationId"]
+            if value is not None and self._seen_operation_id(value):
+                self.error(
+                    f"Operation ID '{value}' for '{method}' in '{url}' is not unique",
+                    where.child("operationId"),
+                    "duplicate-operation-id",
+                )
+            self.operation_ids.append(value)
+        if "responses" in operation:
+            at, responses = self.deref(where.child("responses"), operation["responses"])
+            if isinstance(responses, dict):
+                for code, response in responses.items():
+                    self.response(*self.deref(at.child(code), response))
+        names: list[str] = []
+        own_at = where
+        if "parameters" in operation:
+            own_at, own = self.deref(where.child("parameters"), operation["parameters"])
+            self.parameters(own_at, own)
+            names += self._path_names(own_at, own)
+        if shared is not None:
+            names += self._path_names(*shared)
+        declared = set(names)
+        templated = set(_template_names(url))
+        for name in sorted(templated):
+            if name not in declared:
+                self.error(
+                    f"Path parameter '{name}' for '{method}' operation in '{url}' was not resolved",
+                    where,
+                    "path-parameter",
+                )
+        for name in sorted(declared):
+            if name not in templated:
+                self.error(
+                    f"Path parameter '{name}' for '{method}' operation in '{url}' was not resolved",
+                    own_at,
+                    "path-parameter",
+                )
+
+    def _seen_operation_id(self, value: Any) -> bool:
+        try:
+            if value in self.operation_id_set:
+                return True
+            self.operation_id_set.add(value)
+            return False
+        except TypeError:  # unhashable (malformed): the structural errors say so
+            return value in self.operation_ids
+
+    def response(self, where: Where, response: Any) -> None:
+        if not isinstance(response, dict) or "content" not in response:
+            return
+        at, content = self.deref(where.child("content"), response["content"])
+        if not isinstance(content, dict):
+            return
+        for mime, media in content.items():
+            media_at, media = self.deref(at.child(mime), media)
+            if isinstance(media, dict) and "schema" in media:
+                self.schema(media_at.child("schema"), media["schema"])
+
+    # -- schemas (keywords.SchemaValidator) --
+
+    def schema(
+        self, where: Where, node: Any, require_properties: bool = True, meta_checked: bool = False
+    ) -> None:
+        where, value = self.deref(where, node)
+        if not isinstance(value, (Mapping, bool)):
+            self.error(f"{value!r} is not of type 'object', 'boolean'", where, "schema")
+            return
+        key = id(value)
+        if not meta_checked and key not in self.meta_checked:
+            self.meta_checked.add(key)
+            if self._meta(where, value):
+                return
+        if key in self.visited:
+            return
+        self.visited.add(key)
+        if not isinstance(value, Mapping):
+            return
+        nested: set[str] = set()
+        if "allOf" in value:
+            at, all_of = self.deref(where.child("allOf"), value["allOf"])
+            for i, inner in enumerate(_items(all_of)):
+                self.schema(at.child(i), inner, False, True)
+                nested |= self._properties(at.child(i), inner, set())
+        for keyword in ("anyOf", "oneOf"):
+            if keyword in value:
+                at, branches = self.deref(where.child(keyword), value[keyword])
+                for i, inner in enumerate(_items(branches)):
+                    self.schema(at.child(i), inner, False, True)
+        if "not" in value:
+            self.schema(where.child("not"), value["not"], False, True)
+        if "items" in value:
+            self.schema(where.child("items"), value["items"], False, True)
+        if "properties" in value:
+            at, properties = self.deref(where.child("properties"), value["properties"])
+            if isinstance(properties, Mapping):
+                for name, inner in properties.items():
+                    self.schema(at.child(name), inner, False, True)
+        if require_properties and "allOf" in value:
+            required = value.get("required") or []
+            _, properties = self.deref(where.child("properties"), value.get("properties") or {})
+            try:
+                extra = set(required) - set(properties or []) - nested
+            except TypeError:  # malformed `required`: the structural errors say so
+                extra = set()
+            if extra:
+                self.error(
+                    f"Required list has not defined properties: {sorted(extra, key=str)}",
+                    where.child("required"),
+                    "required-undefined",
+                )
+        if "default" in value:
+            default = value["default"]
+            if default is not None or value.get("nullable") is not True:
+                self._default(where, value, default)
+
+    def _properties(self, where: Where, node: Any, seen: set[int]) -> set[str]:
+        """Every property name reachable from a schema (keywords._collect_properties; a
+        recursive schema is followed once instead of overflowing the stack)."""
+        where, value = self.deref(where, node)
+        if not isinstance(value, Mapping) or id(value) in seen:
+            return set()
+        seen.add(id(value))
+        found: set[str] = set()
+        if "properties" in value:
+            _, properties = self.deref(where.child("properties"), value["properties"])
+            if isinstance(properties, Mapping):
+                found.update(properties)
+        for keyword in ("allOf", "anyOf", "oneOf"):
+            if keyword in value:
+                at, branches = self.deref(where.child(keyword), value[keyword])
+                for i, inner in enumerate(_items(branches)):
+                    found |= self._properties(at.child(i), inner, seen)
+        for keyword in ("items", "not"):
+            if keyword in value:
+                found |= self._properties(where.child(keyword), value[keyword], seen)
+        return found
+
+    def _meta(self, where: Where, value: Any) -> bool:
+        """Check `value` against its meta-schema; report the first error. True if invalid."""
+        if self.v30:
+            dialect = ""
+        elif isinstance(value, Mapping) and "$schema" in value:
+            dialect = value["$schema"]
+            if not isinstance(dialect, str):
+                self.error(f"Unknown JSON Schema dialect: {dialect!r}", where, "schema")
+                return True
+        else:
+            dialect = self._default_dialect()
+        validator = _meta_validator(dialect, self.v30)
+        if validator is None:
+            self.error(f"Unknown JSON Schema dialect: {dialect!r}", where, "schema")
+            return True
+        for error in _rs_errors(validator, value):
+            relative = Where("", "").child(*error.instance_path).pointer
+            self.error(
+                f"{_message(error)} (this schema does not match its meta-schema)",
+                where.child(*error.instance_path),
+                "schema",
+                relative,
+            )
+            return True
+        return False
+
+    def _default_dialect(self) -> str:
+        if self.dialect is None:
+            data = self.resolver.root.data
+            value = data.get("jsonSchemaDialect") if isinstance(data, dict) else None
+            self.dialect = value if isinstance(value, str) else OAS31_DIALECT
+        return self.dialect
+
+    def _default(self, where: Where, schema: Any, default: Any) -> None:
+        if self._defaults is None:
+            self._defaults = _DefaultChecker(self.resolver, self.v30)
+        if self.v30 and default is None and "type" in schema:
+            # openapi-schema-validator's OAS 3.0 `type` says this before the type error
+            self.error("default: None for not nullable", where.child("default"), "default")
+        for error in self._defaults.errors(where, schema, default):
+            relative = Where("", "").child(*error.path).pointer
+            self.error(
+                f"default: {error.message}",
+                where.child("default").child(*error.path),
+                "default",
+                relative,
+            )
+
+
+def _items(node: Any) -> list[Any]:
+    return node if isinstance(node, list) else []
+
+
+def _template_names(url: str) -> list[str]:
+    """The names in a path template, as openapi-spec-validator reads them (str.format's
+    parser); a template str.format cannot parse falls back to each `{...}`."""
+    try:
+        return [name for _, name, _, _ in string.Formatter().parse(url) if name]
+    except ValueError:
+        import re
+
+        return [name for name in re.findall(r"\{([^{}]*)\}", url) if name]
+
+
+class _DefaultChecker:
+    """A `default` against the schema it is in (openapi-spec-validator's ValueValidator):
+    draft 4 (OAS 3.0) or 2020-12 (3.1) by jsonschema-rs, the OAS format checkers' formats
+    (`int32`, `byte`, `regex`, ...) asserted as openapi-schema-validator asserts them and no
+    other, `$ref`s resolved in the spec's own files."""
+
+    def __init__(self, resolver: Resolver, v30: bool) -> None:
+        import jsonschema_rs
+
+        self.resolver = resolver
+        self.v30 = v30
+        self.rs = jsonschema_rs
+        formats: dict[str, Any] = dict.fromkeys(_ANNOTATION_FORMATS, _any_value)
+        for name in _JSONSCHEMA_FORMATS:  # checked as Python's `jsonschema` checks them
+            formats[name] = _jsonschema_format(name)
+        formats.update(
+            {
+                "int32": lambda v: _int_in(v, 31),
+                "int64": lambda v: _int_in(v, 63),
+                "regex": _valid_regex,
+                "byte": _is_byte if v30 else _any_value,
+            }
+        )
+        self.formats = formats
+        self.registries: dict[str, Any] = {}
+
+    def _uri(self, file: str) -> str:
+        return Path(file).resolve().as_uri() if file != "<stdin>" else "urn:apiforge:stdin"
+
+    def _registry(self, file: str) -> tuple[str, Any]:
+        base = self._uri(file)
+        registry = self.registries.get(base)
+        if registry is None:
+            resources = [(self._uri(d.name), d.data) for d in self.resolver.documents]
+            draft = self.rs.Draft4 if self.v30 else self.rs.Draft202012
+            try:
+                registry = self.rs.Registry(resources, draft=draft)
+            except ValueError:  # YAML values JSON has not: see `_plain`
+                registry = self.rs.Registry(
+                    [(uri, _plain(data)) for uri, data in resources], draft=draft
+                )
+            self.registries[base] = registry
+        return base, registry
+
+    def errors(self, where: Where, schema: Any, default: Any) -> Iterator[Any]:
+        # jsonschema-rs applies formats to strings only; openapi-schema-validator's int32 and
+        # int64 apply to integers (the schema's own format; nested ones go unchecked)
+        original = schema
+        fmt = schema.get("format") if isinstance(schema, Mapping) else None
+        if fmt in ("int32", "int64") and not _int_in(default, 31 if fmt == "int32" else 63):
+            yield _Plain(f"{default!r} is not a {fmt!r}", [])
+        options: dict[str, Any] = {"validate_formats": True, "formats": self.formats}
+        if _has_ref(schema):
+            # validated where it is in its document, so its `#/...` references resolve there
+            from urllib.parse import quote
+
+            base, registry = self._registry(where.file)
+            schema = {"$ref": f"{base}#{quote(where.pointer, safe='/~')}"}
+            options["registry"] = registry
+        cls = self.rs.Draft4Validator if self.v30 else self.rs.Draft202012Validator
+        try:
+            try:
+                validator = cls(schema, **options)
+            except ValueError:  # YAML values JSON has not: see `_plain`
+                validator = cls(_plain(schema), **options)
+        except self.rs.ValidationError:
+            # the schema itself breaks its meta-schema (reported by the meta-schema check);
+            # jsonschema-rs will not compile it, so its default goes unchecked
+            return
+        except (ValueError, self.rs.ReferencingError) as exc:
+            yield _Plain(f"the schema of this default cannot be compiled: {exc}"[:300], [])
+            return
+        wrapped = schema is not original
+        for error in _rs_errors(validator, default):
+            if (
+                self.v30
+                and error.instance is None
+                and getattr(error.kind, "name", "") == "type"
+                and self._nullable(where, original, list(error.schema_path)[wrapped:-1])
+            ):
+                continue  # OAS 3.0 `nullable: true` (jsonschema-rs does not know it)
+            yield _Plain(_message(error), list(error.instance_path))
+
+    def _nullable(self, where: Where, node: Any, tokens: list[Any]) -> bool:
+        """Whether the subschema at `tokens` (jsonschema-rs's schema path) says nullable."""
+        try:
+            for token in tokens:
+                if token == "$ref":
+                    where, node = self.resolver.deref(where, node)
+                else:
+                    node = node[token]
+                    where = where.child(token)
+            where, node = self.resolver.deref(where, node)
+        except (KeyError, IndexError, TypeError, ApiforgeError):
+            return False
+        return isinstance(node, Mapping) and node.get("nullable") is True
+
+
+@dataclass(frozen=True, slots=True)
+class _Plain:
+    message: str
+    path: list[Any]
+
+
+def _has_ref(node: Any) -> bool:
+    todo = [node]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, dict):
+            if "$ref" in node:
+                return True
+            todo.extend(node.values())
+        elif isinstance(node, list):
+            todo.extend(node)
+    return False
+
+
+# the formats openapi-schema-validator's format checkers get from `jsonschema.FormatChecker`
+# (the ones whose checks need no optional package)
+_JSONSCHEMA_FORMATS = (
+    "date",
+    "date-time",
+    "email",
+    "idn-email",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "time",
+    "uuid",
+)
+_format_checker: list[Any] = []
+
+
+def _jsonschema_format(name: str) -> Any:
+    def check(value: Any) -> bool:
+        if not _format_checker:  # imported on the first such format met
+            from jsonschema import FormatChecker
+
+            _format_checker.append(FormatChecker())
+        return bool(_format_checker[0].conforms(value, name))
+
+    return check
+
+
+def _int_in(value: Any, bits: int) -> bool:
+    if isinstance(value, bool) or not isinstance(value, int):
+        return True
+    return ~(1 << bits) < value < 1 << bits
+
+
+def _is_byte(value: Any) -> bool:
+    import base64
+    import binascii
+
+    if not isinstance(value, str):
+        return True
+    try:
+        base64.b64decode(value.encode("ascii"), validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return True
