@@ -16,7 +16,6 @@ Naming (stable, documented in the generated README):
 from __future__ import annotations
 
 import ast
-import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -26,12 +25,11 @@ from generator.errors import ApiforgeError, Problem
 from generator.ir import Api, MediaType, Operation, Parameter, Webhook
 from generator.render.env import render, templates_root
 from generator.render.escape import py_string
-from generator.render.models import generate_models, model_class_names
+from generator.render.models import models_for
 from generator.render.names import NameAllocator, safe_identifier, snake_case
 from generator.render.pytypes import TypeMapper, is_plain_class
 from generator.render.writer import GeneratedFile, WriteReport, marker_line, write_tree
 
-_log = logging.getLogger("apiforge")
 # Module names that annotations inside generated classes use: no method may shadow them.
 _CLASS_SCOPE_NAMES = ("models", "httpx", "pydantic")
 
@@ -484,13 +482,6 @@ def _base_url(api: Api) -> str | None:
     return None
 
 
-def _defined_names(models_source: str) -> set[str]:
-    # parsed once per models text, cached by its hash (shared with the other plan)
-    from generator.render.models import defined_names
-
-    return set(defined_names(models_source))
-
-
 def plan_client(
     api: Api, *, spec_source: Path | str, spec_name: str, package: str | None = None
 ) -> ClientPlan:
@@ -499,22 +490,9 @@ def plan_client(
     as messages and markers show it."""
     package = check_package_name(package or default_package_name(api))
     marker = marker_line(spec_name)
-    classes = model_class_names(api.schemas)
-    if api.schemas:
-        models_source = generate_models(spec_source, class_names=classes, header=marker)
-    else:  # datamodel-code-generator refuses a spec without component schemas
-        models_source = f'{marker}\n"""The spec declares no component schemas."""\n'
-    defined = _defined_names(models_source)
-    for name, cls in sorted(classes.items()):
-        if cls not in defined:  # never silently: the schema is typed `Any` in the templates
-            _log.warning(
-                "warning: schema %r has no class %s in models.py (datamodel-code-generator "
-                "named or merged it differently); it is typed Any in the %s",
-                name,
-                cls,
-                "client methods",
-            )
-    classes = {k: v for k, v in classes.items() if v in defined}
+    models_source, classes = models_for(
+        api.schemas, spec_source, marker=marker, used_in="client methods"
+    )
     mapper = TypeMapper({k: s.data for k, s in api.schemas.items()}, classes)
     planner = _Planner(api, mapper)
     version = _version(api)

@@ -30,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import io
+import logging
 import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from contextvars import ContextVar
@@ -40,6 +41,8 @@ from urllib.parse import quote, unquote
 
 from generator.errors import ApiforgeError, Problem
 from generator.render.names import NameAllocator, pascal_case
+
+_log = logging.getLogger("apiforge")
 
 # `format`s that would need packages beyond pydantic (email-validator): plain strings.
 _TYPE_MAPPINGS = ["email=string", "idn-email=string"]
@@ -376,3 +379,27 @@ def _run(source: Path | str | Mapping[str, Any], options: Mapping[str, Any]) -> 
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0] if text else ''}"[:500]
+
+
+def models_for(
+    api_schemas: Mapping[str, Any], source: Path | str, *, marker: str, used_in: str
+) -> tuple[str, dict[str, str]]:
+    """The text of `models.py` for a plan, and the schema → class map of the classes it really
+    defines. A schema the library named or merged differently is typed `Any` where it is
+    used (`used_in` says where), and said as a warning — never dropped silently."""
+    classes = model_class_names(api_schemas)
+    if api_schemas:
+        source_text = generate_models(source, class_names=classes, header=marker)
+    else:  # datamodel-code-generator refuses a spec without component schemas
+        source_text = f'{marker}\n"""The spec declares no component schemas."""\n'
+    defined = defined_names(source_text)
+    for name, cls in sorted(classes.items()):
+        if cls not in defined:
+            _log.warning(
+                "warning: schema %r has no class %s in models.py (datamodel-code-generator "
+                "named or merged it differently); it is typed Any in the %s",
+                name,
+                cls,
+                used_in,
+            )
+    return source_text, {k: v for k, v in classes.items() if v in defined}

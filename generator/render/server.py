@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import ast
 import importlib.util
-import logging
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,12 +31,11 @@ from typing import Any
 from generator.errors import ApiforgeError, Problem
 from generator.ir import Api, MediaType, Operation, Parameter, Schema, Webhook
 from generator.render.env import render, templates_root
-from generator.render.models import generate_models, model_class_names
+from generator.render.models import models_for
 from generator.render.names import NameAllocator, pascal_case, safe_identifier, snake_case
 from generator.render.pytypes import TypeMapper, is_plain_class
 from generator.render.writer import GeneratedFile, WriteReport, marker_line, write_tree
 
-_log = logging.getLogger("apiforge")
 # Module names that annotations inside generated classes use: no method may shadow them.
 _CLASS_SCOPE_NAMES = ("models", "httpx", "pydantic")
 
@@ -251,13 +249,6 @@ def _version(api: Api) -> str:
     if digits:
         return ".".join(str(int(g)) for g in digits.groups())
     return "0.1.0"
-
-
-def _defined_names(models_source: str) -> set[str]:
-    # parsed once per models text, cached by its hash (shared with the other plan)
-    from generator.render.models import defined_names
-
-    return set(defined_names(models_source))
 
 
 def _number(value: Any) -> bool:
@@ -810,23 +801,7 @@ def plan_server(
     """Everything `apiforge server` writes for `api` (see the module docstring)."""
     package = check_package_name(package or default_package_name(api))
     marker = marker_line(spec_name)
-    classes = model_class_names(api.schemas)
-    if api.schemas:
-        models_source = generate_models(spec_source, class_names=classes, header=marker)
-    else:  # datamodel-code-generator refuses a spec without component schemas
-        models_source = f'{marker}\n"""The spec declares no component schemas."""\n'
-
-    defined = _defined_names(models_source)
-    for name, cls in sorted(classes.items()):
-        if cls not in defined:  # never silently: the schema is typed `Any` in the templates
-            _log.warning(
-                "warning: schema %r has no class %s in models.py (datamodel-code-generator "
-                "named or merged it differently); it is typed Any in the %s",
-                name,
-                cls,
-                "routers",
-            )
-    classes = {k: v for k, v in classes.items() if v in defined}
+    models_source, classes = models_for(api.schemas, spec_source, marker=marker, used_in="routers")
     mapper = TypeMapper({k: s.data for k, s in api.schemas.items()}, classes)
     planner = _Planner(api, mapper)
     tags = planner.tags()
