@@ -358,11 +358,22 @@ def _options(name_map_by_name: Mapping[str, str], header: str) -> dict[str, Any]
 def _run(source: Path | str | Mapping[str, Any], options: Mapping[str, Any]) -> str:
     import datamodel_code_generator as dcg
 
-    stderr = io.StringIO()
-    try:
-        with warnings.catch_warnings(), contextlib.redirect_stderr(stderr):
+    def call(opts: Mapping[str, Any]) -> Any:
+        with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()):
             warnings.simplefilter("ignore")
-            result = dcg.generate(source, **options)
+            return dcg.generate(source, **opts)
+
+    try:
+        try:
+            result = call(options)
+        except Exception as exc:
+            # Two inline models that both want `<Name>Inline` (Cloudflare's oneOf members):
+            # without the inline renames the library numbers them itself; a component that then
+            # loses its name is typed Any with a warning (models_for), never dropped silently.
+            narrowed = _without_inline_renames(options)
+            if "already used" not in str(exc) or narrowed is None:
+                raise
+            result = call(narrowed)
     except RecursionError:
         raise
     except Exception as exc:
@@ -374,6 +385,16 @@ def _run(source: Path | str | Mapping[str, Any], options: Mapping[str, Any]) -> 
     if not isinstance(result, str):
         raise ApiforgeError(Problem("generating models produced no single module"))
     return result
+
+
+def _without_inline_renames(options: Mapping[str, Any]) -> dict[str, Any] | None:
+    """`options` with only the schema-path keys of the name map, or None when it had no
+    other keys (see `_options`)."""
+    name_map = options.get("model_name_map") or {}
+    by_path = {k: v for k, v in name_map.items() if k.startswith(_SCHEMAS_PREFIX)}
+    if len(by_path) == len(name_map):
+        return None
+    return {**options, "model_name_map": by_path or None}
 
 
 def _first_line(exc: BaseException) -> str:

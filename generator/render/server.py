@@ -433,10 +433,18 @@ class _Planner:
 
     def route_path(self, op: Operation, params: Sequence[ParamPlan]) -> str:
         by_wire = {p.wire: p.name for p in params if p.location == "path"}
+        used: set[str] = set()
 
         def replace(match: re.Match[str]) -> str:
             wire = match.group(1)
-            return "{" + by_wire.get(wire, snake_case(wire, fallback="param")) + "}"
+            name = by_wire.get(wire, snake_case(wire, fallback="param"))
+            # a variable the path repeats (Cloudflare's /accounts/{account_id}/…/accounts/
+            # {account_id}) must have one name per segment for Starlette; the handler gets the first
+            unique, n = name, 2
+            while unique in used:
+                unique, n = f"{name}_{n}", n + 1
+            used.add(unique)
+            return "{" + unique + "}"
 
         return re.sub(r"\{([^{}/]*)\}", replace, op.path)
 
