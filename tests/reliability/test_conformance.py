@@ -84,18 +84,6 @@ EXCLUDED: tuple[Exclusion, ...] = (
         ),
     ),
     Exclusion(
-        "acme.yaml's `FieldError` requires `{pointer, detail}`; the runtime's 422 items are "
-        "`{location, message, type}` (pinned by tests/server/test_contracts.py): a product "
-        "decision, not a generator bug (see docs/reliability.md)",
-        lambda f: (
-            f.spec == "acme"
-            and f.code == "ST108"
-            and f.status == 422
-            and '"pointer" is a required property' in f.message
-            and "validation-error" in f.body
-        ),
-    ),
-    Exclusion(
         "bare.yaml deliberately declares no error responses (every lint rule fires on it): the "
         "server's 400/422/428 problem answers to invalid requests are right, the spec omits them",
         lambda f: (

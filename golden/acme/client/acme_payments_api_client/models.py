@@ -14,14 +14,17 @@ class FieldError(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
-    pointer: Annotated[
-        str,
+    location: Annotated[
+        list[str | int],
         Field(
-            description="JSON pointer to the offending field of the request body.",
-            examples=["/amount"],
+            description="Where the field is, from the request part down (e.g. body, amount).",
+            examples=[["body", "amount"]],
         ),
     ]
-    detail: str
+    message: Annotated[str, Field(description="What is wrong with it.")]
+    type: Annotated[
+        str, Field(description="The kind of error, e.g. missing or greater_than_equal.")
+    ]
 
 
 MetadataAdditionalProperty = TypeAliasType(
