@@ -21,8 +21,11 @@ arguments = snake_case of parameter names, never `self`, `ctx` or `body`.
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.util
 import re
+import sys
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -773,26 +776,30 @@ class _Planner:
         return tuple(names)
 
 
-def _runtime_settings() -> list[tuple[str, str, str]]:
-    """(variable, default, description) of the runtime's Settings, read from its module."""
-    path = templates_root() / "server" / "runtime" / "settings.py"
-    spec = importlib.util.spec_from_file_location("_apiforge_runtime_settings", path)
-    if spec is None or spec.loader is None:
-        raise ApiforgeError(Problem(f"cannot read the server runtime's settings ({path})"))
-    module = importlib.util.module_from_spec(spec)
-    import sys
+_settings_lock = threading.Lock()
 
-    sys.modules[spec.name] = module
-    try:
-        spec.loader.exec_module(module)
-        rows: list[tuple[str, str, str]] = module.Settings.documented()
-    finally:
-        sys.modules.pop(spec.name, None)
-    return [(str(a), str(b), str(c)) for a, b, c in rows]
+
+@functools.cache
+def _runtime_settings() -> tuple[tuple[str, str, str], ...]:
+    """(variable, default, description) of the runtime's Settings, read from its module once
+    per process (under a lock: plans may run in threads, and the import is process-wide)."""
+    with _settings_lock:
+        path = templates_root() / "server" / "runtime" / "settings.py"
+        spec = importlib.util.spec_from_file_location("_apiforge_runtime_settings", path)
+        if spec is None or spec.loader is None:
+            raise ApiforgeError(Problem(f"cannot read the server runtime's settings ({path})"))
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module  # dataclasses look the module up while it executes
+        try:
+            spec.loader.exec_module(module)
+            rows: list[tuple[str, str, str]] = module.Settings.documented()
+        finally:
+            sys.modules.pop(spec.name, None)
+        return tuple((str(a), str(b), str(c)) for a, b, c in rows)
 
 
 def _settings_rows() -> list[tuple[str, str, str]]:
-    rows = _runtime_settings()
+    rows = list(_runtime_settings())
     seen = {r[0] for r in rows}
     for name, _type, default, doc in EXTRA_SETTINGS:
         var = "APIFORGE_" + name.upper()
