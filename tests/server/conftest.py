@@ -38,7 +38,7 @@ WEBHOOK_SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 
 
 def generate(
-    spec: Path, out: Path, package: str
+    spec: Path, out: Path, package: str | None
 ) -> tuple[ServerPlan, WriteReport, list[MissingHandler]]:
     loaded = load_spec(str(spec))
     return write_server(loaded.api, out, spec_source=spec, spec_name=spec.name, package=package)

@@ -13,8 +13,8 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from generator.cli import main
-from tests.golden import GOLDEN, spec_names
-from tests.server.conftest import ROOT, SPECS
+from tests.golden import spec_names
+from tests.server.conftest import ROOT, SPECS, generate
 
 IMPLEMENTED = '''
 from __future__ import annotations
@@ -90,16 +90,19 @@ def _import_all(site: Path | None, cwd: Path, packages: dict[str, Path]) -> str:
 def test_every_example_server_imports(tmp_path: Path) -> None:
     packages: dict[str, Path] = {}
     for spec in spec_names():
-        project = GOLDEN / spec / "server"
-        (package,) = [p.name for p in project.iterdir() if (p / "main.py").is_file()]
-        packages[package] = project
-    out = _import_all(None, tmp_path, packages)
+        project = tmp_path / "projects" / spec
+        plan, _, _ = generate(SPECS / f"{spec}.yaml", project, None)
+        packages[plan.package] = project
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    out = _import_all(None, cwd, packages)
     assert len(out.splitlines()) == len(spec_names())
-    assert not list(tmp_path.iterdir())  # memory:// stores: nothing written
+    assert not list(cwd.iterdir())  # memory:// stores: nothing written
 
 
 def test_generated_server_installs_into_a_fresh_venv(tmp_path: Path) -> None:
-    project = GOLDEN / "acme" / "server"
+    project = tmp_path / "project"
+    generate(SPECS / "acme.yaml", project, None)
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     py = venv / "bin" / "python"

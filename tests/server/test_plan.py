@@ -13,6 +13,7 @@ from generator.render.pytypes import TypeMapper
 from generator.render.server import EXTRA_SETTINGS, _Planner, _settings_rows
 from generator.spec import load_spec
 from tests.golden import GOLDEN
+from tests.server.conftest import SPECS, generate
 
 SPEC = {
     "openapi": "3.1.0",
@@ -77,7 +78,8 @@ def test_readme_documents_every_setting() -> None:
 
 
 def test_generated_server_is_mypy_strict_clean(tmp_path: Path) -> None:
-    project = GOLDEN / "acme" / "server"
+    project = tmp_path / "project"
+    generate(SPECS / "acme.yaml", project, None)
     proc = subprocess.run(
         [
             sys.executable,
