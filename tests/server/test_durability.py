@@ -29,7 +29,16 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.server.conftest import ACME_PACKAGE, Receiver, base_env, poll, problem
+from tests.golden import spec_names
+from tests.server.conftest import (
+    ACME_PACKAGE,
+    SPECS,
+    Receiver,
+    base_env,
+    generate,
+    poll,
+    problem,
+)
 from tests.server.test_contracts import PAYMENT
 from tests.support import stop_process_group, uvicorn_server
 
@@ -258,7 +267,6 @@ def test_jobs_on_redis_run_on_the_documented_arq_worker(
 def test_servers_run_on_sqlite_without_redis_installed(tmp_path: Path) -> None:
     """redis and arq are the generated project's `redis` extra: every example server builds
     its app, serves a request and shuts down on SQLite with both unimportable."""
-    golden = Path(__file__).resolve().parents[2] / "golden"
     code = (
         "import importlib, sys\n"
         "sys.modules['redis'] = sys.modules['arq'] = None  # ImportError on import\n"
@@ -271,9 +279,10 @@ def test_servers_run_on_sqlite_without_redis_installed(tmp_path: Path) -> None:
         "    print(name)\n"
     )
     packages, paths = [], []
-    for project in sorted(golden.glob("*/server")):
-        (package,) = [p.name for p in project.iterdir() if (p / "main.py").is_file()]
-        packages.append(package)
+    for spec in spec_names():
+        project = tmp_path / "projects" / spec
+        plan, _, _ = generate(SPECS / f"{spec}.yaml", project, None)
+        packages.append(plan.package)
         paths.append(str(project))
     env = {k: v for k, v in os.environ.items() if not k.startswith("APIFORGE_")}
     env["PYTHONPATH"] = os.pathsep.join(paths)

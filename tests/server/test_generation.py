@@ -78,7 +78,7 @@ def _import_all(site: Path | None, cwd: Path, packages: dict[str, Path]) -> str:
     if site is None:
         env["PYTHONPATH"] = os.pathsep.join(str(p) for p in packages.values())
     env["APIFORGE_STORE_URL"] = "memory://"
-    env["PYTHONDONTWRITEBYTECODE"] = "1"  # the golden trees stay as generated
+    env["PYTHONDONTWRITEBYTECODE"] = "1"  # the generated trees stay as generated
     python = sys.executable if site is None else str(site)
     proc = subprocess.run(
         [python, "-c", code, *packages], cwd=cwd, env=env, capture_output=True, text=True
