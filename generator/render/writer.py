@@ -236,17 +236,24 @@ def tree_drift(
         except OSError:
             drift.append(path)
     if out.is_dir():
-        produced = set(rendered)
-        for existing in sorted(out.rglob("*")):
-            rel = existing.relative_to(out).as_posix()
-            if (
-                existing.is_file()
-                and rel not in produced
-                and "__pycache__" not in existing.parts
-                and _is_generated(existing)
-            ):
-                drift.append(rel)
+        drift.extend(stale_files(out, set(rendered)))
     return sorted(drift)
+
+
+def stale_files(out: Path, produced: set[str]) -> list[str]:
+    """Files under `out` that an earlier run generated (they carry the marker) and this run
+    no longer produces; hand-written files never count."""
+    stale = []
+    for existing in sorted(out.rglob("*")):
+        rel = existing.relative_to(out).as_posix()
+        if (
+            existing.is_file()
+            and rel not in produced
+            and "__pycache__" not in existing.parts
+            and _is_generated(existing)
+        ):
+            stale.append(rel)
+    return stale
 
 
 def _is_generated(path: Path) -> bool:
@@ -317,13 +324,6 @@ def _move_into_place(
         target.parent.mkdir(parents=True, exist_ok=True)
         os.replace(tmp / f.path, target)
         (report.created if f.create_once else report.written).append(f.path)
-    for existing in sorted(out.rglob("*")):
-        rel = existing.relative_to(out).as_posix()
-        if (
-            existing.is_file()
-            and rel not in produced
-            and "__pycache__" not in existing.parts
-            and _is_generated(existing)
-        ):
-            existing.unlink()
-            report.removed.append(rel)
+    for rel in stale_files(out, produced):
+        (out / rel).unlink()
+        report.removed.append(rel)
