@@ -48,9 +48,10 @@ bench: $(STAMP)
 	$(BIN)/python bench/run.py
 	$(BIN)/python bench/server_bench.py
 
-# the real-world corpus sweep (well over an hour) → docs/corpus.md
+# the real-world corpus sweep (`apiforge generate` on every spec, long) → docs/corpus.md;
+# re-run what was not ok: make corpus CORPUS_ARGS="--specs-from bench/results/corpus.failed.txt"
 corpus: $(STAMP)
-	$(BIN)/python bench/corpus_sweep.py
+	$(BIN)/python bench/corpus_sweep.py $(CORPUS_ARGS)
 
 # the full-size chaos run (make test runs a bounded one) → figures for docs/reliability.md
 chaos: $(STAMP) redis-server
