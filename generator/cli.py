@@ -39,6 +39,17 @@ def reports_bad_input(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+class _StderrHandler(logging.Handler):
+    """Log records on whatever `sys.stderr` is when they are emitted (a handler bound to the
+    stream of the first run would write into a closed stream on the next in-process run)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            click.echo(self.format(record), err=True)
+        except Exception:  # logging's own policy: a failing handler never raises
+            self.handleError(record)
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="apiforge")
 def main() -> None:
@@ -47,7 +58,7 @@ def main() -> None:
     # what the generators cannot support is said as a warning on stderr, never dropped silently
     log = logging.getLogger("apiforge")
     if not log.handlers:
-        handler = logging.StreamHandler(sys.stderr)
+        handler = _StderrHandler()
         handler.setFormatter(logging.Formatter("%(message)s"))
         log.addHandler(handler)
         log.setLevel(logging.WARNING)
@@ -152,9 +163,14 @@ def output_options(what: str) -> Callable[[F], F]:
 
     def decorate(func: F) -> F:
         func = click.option(
+            "--strict",
+            is_flag=True,
+            help="Validation errors stop generation (exit 2) instead of being warnings.",
+        )(func)
+        func = click.option(
             "--validate/--no-validate",
             default=True,
-            help="Run full OpenAPI schema validation first.",
+            help="Run full OpenAPI schema validation first (its errors are warnings).",
         )(func)
         return click.option(
             "-o",
@@ -168,11 +184,11 @@ def output_options(what: str) -> Callable[[F], F]:
     return decorate
 
 
-def load_for_render(spec: str, validate: bool) -> tuple[LoadedSpec, Path | str]:
+def load_for_render(spec: str, validate: bool, strict: bool) -> tuple[LoadedSpec, Path | str]:
     """The loaded spec, and what the models generator reads: the file, or stdin's text."""
     from generator.spec import load_spec
 
-    loaded = load_spec(spec, validate=validate)
+    loaded = load_spec(spec, validate=validate, strict=strict)
     root = loaded.resolver.root
     return loaded, root.path if root.path is not None else root.text.decode("utf-8", "replace")
 
@@ -182,11 +198,11 @@ def load_for_render(spec: str, validate: bool) -> tuple[LoadedSpec, Path | str]:
 @output_options("the client package project")
 @click.option("--package", default=None, help="Python package name (default: from the title).")
 @reports_bad_input
-def client(spec: str, output: str, package: str | None, validate: bool) -> None:
+def client(spec: str, output: str, package: str | None, validate: bool, strict: bool) -> None:
     """Write a typed Python client for SPEC into OUTPUT (an installable package)."""
     from generator.render.client import write_client
 
-    loaded, source = load_for_render(spec, validate)
+    loaded, source = load_for_render(spec, validate, strict)
     root = loaded.resolver.root
     plan, report = write_client(
         loaded.api, output, spec_source=source, spec_name=root.name, package=package
@@ -204,14 +220,14 @@ def client(spec: str, output: str, package: str | None, validate: bool) -> None:
 @output_options("the server project")
 @click.option("--package", default=None, help="Python package name (default: from the title).")
 @reports_bad_input
-def server(spec: str, output: str, package: str | None, validate: bool) -> None:
+def server(spec: str, output: str, package: str | None, validate: bool, strict: bool) -> None:
     """Write a FastAPI server for SPEC into OUTPUT (an installable project).
 
     Handler modules (OUTPUT/<package>/handlers/) are written once and never overwritten; the
     operations they do not implement yet are listed."""
     from generator.render.server import write_server
 
-    loaded, source = load_for_render(spec, validate)
+    loaded, source = load_for_render(spec, validate, strict)
     root = loaded.resolver.root
     plan, report, missing = write_server(
         loaded.api, output, spec_source=source, spec_name=root.name, package=package
@@ -245,7 +261,12 @@ def server(spec: str, output: str, package: str | None, validate: bool) -> None:
 )
 @reports_bad_input
 def generate(
-    spec: str, output: str, package_prefix: str | None, check: bool, validate: bool
+    spec: str,
+    output: str,
+    package_prefix: str | None,
+    check: bool,
+    validate: bool,
+    strict: bool,
 ) -> None:
     """Write the server and the client for SPEC into OUTPUT in one run (the spec is read once),
     and print the lint summary. With --check, compare instead (hand-written handler modules
@@ -259,6 +280,7 @@ def generate(
         package_prefix=package_prefix,
         check=check,
         validate=validate,
+        strict=strict,
         progress=Progress(),
     )
     for p in result.products:

@@ -153,3 +153,142 @@ def test_inspect_table_is_aligned() -> None:
     column = header.index("IDEMPOTENCY")
     rows = [line for line in lines[3:] if line.startswith(("GET", "POST", "PATCH", "DELETE"))]
     assert rows and all(len(r) > column and r[column - 1] == " " for r in rows)
+
+
+# --- validation errors: warnings for the generating commands, errors with --strict ---------
+
+SLOPPY = r"""openapi: 3.0.3
+info: {title: Sloppy, version: '1'}
+paths:
+  /items:
+    get:
+      operationId: listItems
+      parameters:
+        - {name: flag, in: query, schema: {type: string, default: false}}
+      responses:
+        '200':
+          description: ok
+          content:
+            application/json:
+              schema: {$ref: '#/components/schemas/Item'}
+        4xx: {description: client error}
+components:
+  schemas:
+    Item:
+      type: object
+      properties:
+        name: {type: string, pattern: '^[\p{L}\p{N} ]*$'}
+"""
+
+SLOPPY_ERRORS = [
+    "sloppy.yaml:9:7 (#/paths/~1items/get/responses): Additional properties are not allowed "
+    "('4xx' was unexpected)",
+    "sloppy.yaml:8:58 (#/paths/~1items/get/parameters/0/schema/default): "
+    "default: False is not of type 'string'",
+]
+
+
+def _sloppy(tmp_path: Path) -> Path:
+    path = tmp_path / "sloppy.yaml"
+    path.write_text(SLOPPY)
+    return path
+
+
+def _summary(spec: Path, errors: int) -> str:
+    return (
+        f"warning: {spec} is not valid OpenAPI 3.x ({errors} errors); generating anyway — "
+        "pass --strict to make this an error"
+    )
+
+
+@pytest.mark.parametrize("command", ["server", "client", "generate"])
+def test_generating_commands_warn_about_validation_errors_and_generate(
+    tmp_path: Path, command: str
+) -> None:
+    spec = _sloppy(tmp_path)
+    out = tmp_path / "out"
+    proc = apiforge(command, str(spec), "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.splitlines() == [
+        *(f"warning: {tmp_path}/{line}" for line in SLOPPY_ERRORS),
+        _summary(spec, 2),
+    ]
+    assert "wrote sloppy" in proc.stdout
+    assert list(out.rglob("models.py"))
+
+
+@pytest.mark.parametrize("command", ["server", "client", "generate"])
+def test_strict_makes_validation_errors_an_error(tmp_path: Path, command: str) -> None:
+    spec = _sloppy(tmp_path)
+    out = tmp_path / "out"
+    proc = apiforge(command, str(spec), "-o", str(out), "--strict")
+    assert_clear_error(proc, *(f"error: {tmp_path}/{line}" for line in SLOPPY_ERRORS))
+    assert "warning:" not in proc.stderr and "hint: " in proc.stderr
+    assert not out.exists()
+    assert apiforge(command, str(spec), "-o", str(out), "--strict", "--no-validate").returncode == 0
+
+
+def test_validation_warnings_stop_after_20_with_a_count(tmp_path: Path) -> None:
+    paths = "".join(
+        f"  /p{i}:\n    get:\n      responses:\n        '200': {{description: {i}}}\n"
+        for i in range(25)
+    )
+    spec = tmp_path / "many.yaml"
+    spec.write_text(
+        "openapi: 3.1.0\ninfo: {title: Many, version: '1'}\npaths:\n"
+        + paths
+        + "components:\n  schemas:\n    A: {type: string}\n"
+    )
+    proc = apiforge("client", str(spec), "-o", str(tmp_path / "out"))
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 22
+    assert lines[0] == (
+        f"warning: {spec}:7:17 (#/paths/~1p0/get/responses/200/description): "
+        "0 is not of type 'string'"
+    )
+    assert all(line.startswith(f"warning: {spec}:") for line in lines[:20])
+    assert lines[20:] == ["warning: … and 5 more", _summary(spec, 25)]
+
+
+def test_generate_check_warns_as_generate_does(tmp_path: Path) -> None:
+    spec = _sloppy(tmp_path)
+    out = tmp_path / "out"
+    assert apiforge("generate", str(spec), "-o", str(out)).returncode == 0
+    check = apiforge("generate", str(spec), "-o", str(out), "--check")
+    assert check.returncode == 0, check.stderr
+    assert "up to date" in check.stdout
+    assert check.stderr.splitlines()[-1] == _summary(spec, 2)
+    strict = apiforge("generate", str(spec), "-o", str(out), "--check", "--strict")
+    assert_clear_error(strict, *SLOPPY_ERRORS)
+
+
+def test_lint_and_inspect_do_not_validate_unless_asked(tmp_path: Path) -> None:
+    spec = _sloppy(tmp_path)
+    lint = apiforge("lint", str(spec), "--no-config", "--fail-on", "never")
+    assert lint.returncode == 0 and lint.stderr == ""
+    inspect = apiforge("inspect", str(spec))
+    assert inspect.returncode == 0 and inspect.stderr == ""
+    assert_clear_error(apiforge("inspect", "--validate", str(spec)), *SLOPPY_ERRORS)
+
+
+@pytest.mark.parametrize(
+    ("text", "needles"),
+    [
+        (VALID.replace("paths: {}", "paths: [unclosed"), ["invalid YAML"]),
+        ("swagger: '2.0'\ninfo: {title: T, version: '1'}\npaths: {}\n", ["Swagger"]),
+        (VALID.replace("3.1.0", "3.2.0"), ["`openapi` version is '3.2.0'"]),
+        (
+            VALID.replace("paths: {}", "paths:\n  /a:\n    $ref: '#/components/pathItems/A'"),
+            ["bad.yaml:5:5", "does not exist"],
+        ),
+    ],
+)
+def test_what_is_not_a_validation_error_stops_generation(
+    tmp_path: Path, text: str, needles: list[str]
+) -> None:
+    spec = tmp_path / "bad.yaml"
+    spec.write_text(text)
+    proc = apiforge("generate", str(spec), "-o", str(tmp_path / "out"))
+    assert_clear_error(proc, *needles)
+    assert "warning:" not in proc.stderr and not (tmp_path / "out").exists()

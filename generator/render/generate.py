@@ -180,10 +180,12 @@ def generate(
     package_prefix: str | None = None,
     check: bool = False,
     validate: bool = True,
+    strict: bool = False,
     lint: bool = True,
     progress: Progress | None = None,
 ) -> GenerateResult:
-    """Generate (or with `check`, compare) DIR/server and DIR/client for `spec`."""
+    """Generate (or with `check`, compare) DIR/server and DIR/client for `spec`. Validation
+    errors are warnings (on the "apiforge" logger), or with `strict` an ApiforgeError."""
     from generator.render.client import plan_client
     from generator.spec import load_spec
 
@@ -217,7 +219,7 @@ def generate(
                 from generator.spec.validate import validate as run_validation
 
                 progress.stage(f"validating {len(api.operations)} operations")
-                run_validation(loaded.resolver)
+                run_validation(loaded.resolver, strict=strict)
             if lint:
                 progress.stage(f"linting {len(api.operations)} operations")
                 lint_summary, lint_failed = _lint_summary(spec, loaded)

@@ -54,8 +54,11 @@ def check_root(doc: Document) -> None:
         )
 
 
-def load_spec(source: str, *, validate: bool = False) -> LoadedSpec:
-    """Read `source` (a path or "-"), optionally validate it, and build the patterned IR."""
+def load_spec(source: str, *, validate: bool = False, strict: bool = True) -> LoadedSpec:
+    """Read `source` (a path or "-"), optionally validate it, and build the patterned IR.
+
+    Validation errors raise ApiforgeError when `strict`; otherwise they are warnings on the
+    "apiforge" logger and the spec is used as it is (`generator.spec.validate.validate`)."""
     from generator.patterns import attach_patterns
 
     root = load_document(source)
@@ -65,5 +68,5 @@ def load_spec(source: str, *, validate: bool = False) -> LoadedSpec:
     if validate:
         from generator.spec.validate import validate as run_validation
 
-        run_validation(resolver)
+        run_validation(resolver, strict=strict)
     return LoadedSpec(attach_patterns(api), resolver)

@@ -21,6 +21,18 @@ def unescape(token: str) -> str:
     return token.replace("~1", "/").replace("~0", "~")
 
 
+class UnresolvedRef(ApiforgeError):
+    """A `$ref` that leads to no node: its file is missing, its pointer names nothing, it is
+    remote, or it comes back to itself. `at` is where the `$ref` is written, `ref` its text,
+    `reason` why it cannot be resolved (validation reports that as one of its problems)."""
+
+    def __init__(self, problem: Problem, hint: str, *, at: Where, ref: str, reason: str) -> None:
+        super().__init__(problem, hint)
+        self.at = at
+        self.ref = ref
+        self.reason = reason
+
+
 class Resolver:
     def __init__(self, root: Document) -> None:
         self.root = root
@@ -44,8 +56,10 @@ class Resolver:
         line, column = self.locate(where)
         return Problem(message, file=where.file, line=line, column=column, pointer=where.pointer)
 
-    def get(self, where: Where, *, origin: Where | None = None) -> Any:
-        """The node at `where`, without following a `$ref` it may be."""
+    def get(self, where: Where, *, origin: Where | None = None, ref: str = "") -> Any:
+        """The node at `where`, without following a `$ref` it may be. `origin` is where the
+        `$ref` (`ref`) that led here is written, when one did: then a missing node is an
+        UnresolvedRef."""
         node: Any = self.document(where.file).data
         if not where.pointer:
             return node
@@ -62,25 +76,31 @@ class Resolver:
         else:
             return node
         at = origin or where
-        raise ApiforgeError(
-            self.problem(f"$ref target #{where.pointer} does not exist in {where.file}", at),
-            "fix the $ref or add the component it names",
-        )
+        problem = self.problem(f"$ref target #{where.pointer} does not exist in {where.file}", at)
+        hint = "fix the $ref or add the component it names"
+        if origin is None:
+            raise ApiforgeError(problem, hint)
+        reason = f"#{where.pointer} does not exist in {where.file}"
+        raise UnresolvedRef(problem, hint, at=origin, ref=ref, reason=reason)
 
     def deref(self, where: Where, node: Any) -> tuple[Where, Any]:
         """Follow `node` (found at `where`) through `$ref`s to what it finally is."""
         seen: list[Where] = []
         while isinstance(node, dict) and isinstance(node.get("$ref"), str):
+            ref = node["$ref"]
             ref_at = where.child("$ref")
-            target = self.target(where, node["$ref"])
+            target = self.target(where, ref)
             if target in seen:
                 chain = " → ".join(f"{w.file}#{w.pointer}" for w in [*seen, target])
-                raise ApiforgeError(
+                raise UnresolvedRef(
                     self.problem(f"$ref cycle: {chain}", ref_at),
                     "a $ref must end at a real object, not come back to itself",
+                    at=ref_at,
+                    ref=ref,
+                    reason=f"it is a cycle: {chain}",
                 )
             seen.append(target)
-            node = self.get(target, origin=ref_at)
+            node = self.get(target, origin=ref_at, ref=ref)
             where = target
         return where, node
 
@@ -88,9 +108,13 @@ class Resolver:
         """Where a `$ref` written in `where.file` points to."""
         file_part, _, fragment = ref.partition("#")
         if "://" in file_part:
-            raise ApiforgeError(
-                self.problem(f"remote $ref {ref!r} is not followed", where.child("$ref")),
+            ref_at = where.child("$ref")
+            raise UnresolvedRef(
+                self.problem(f"remote $ref {ref!r} is not followed", ref_at),
                 "download the referenced file and refer to it by a relative path",
+                at=ref_at,
+                ref=ref,
+                reason="remote references are not followed",
             )
         name = where.file
         if file_part:
@@ -98,16 +122,23 @@ class Resolver:
             name = os.path.normpath(os.path.join(base, unquote(file_part)))
             if name not in self._docs:
                 if not Path(name).is_file():
-                    raise ApiforgeError(
-                        self.problem(f"$ref {ref!r}: no such file {name}", where.child("$ref")),
+                    ref_at = where.child("$ref")
+                    raise UnresolvedRef(
+                        self.problem(f"$ref {ref!r}: no such file {name}", ref_at),
                         "fix the relative path of the $ref",
+                        at=ref_at,
+                        ref=ref,
+                        reason=f"file not found: {name}",
                     )
                 self.document(name)
         pointer = unquote(fragment)
         if pointer and not pointer.startswith("/"):
-            raise ApiforgeError(
-                self.problem(
-                    f"$ref {ref!r}: only JSON pointers (#/...) are supported", where.child("$ref")
-                ),
+            ref_at = where.child("$ref")
+            raise UnresolvedRef(
+                self.problem(f"$ref {ref!r}: only JSON pointers (#/...) are supported", ref_at),
+                "",
+                at=ref_at,
+                ref=ref,
+                reason="only JSON pointers (#/...) are supported",
             )
         return Where(name, pointer)

@@ -17,7 +17,7 @@ Two parts, the same two openapi-spec-validator runs, in a fraction of its time:
      parameter that the template lacks;
    - every schema under `components/schemas`, a parameter or a media type: checked against
      its dialect's meta-schema (OAS 3.0: draft 4; 3.1: the OAS base dialect or its
-     `$schema` / `jsonSchemaDialect`; `pattern`s must compile as Python regexes) — by
+     `$schema` / `jsonSchemaDialect`; `pattern`s must be ECMA-262 or Python regexes) — by
      jsonschema-rs; then its `allOf`/`anyOf`/`oneOf`/`not`/`items`/`properties`, a
      `required` name no branch of an `allOf` defines, and a `default` that its own schema
      rejects (by openapi-schema-validator's OAS30/OAS31 validators, as before — defaults are
@@ -26,26 +26,36 @@ Two parts, the same two openapi-spec-validator runs, in a fraction of its time:
    Unlike openapi-spec-validator, which gives these errors no location (or one relative to
    the schema they are in), each is reported at the node it is about.
 
-A clean result is cached by content hash, so regenerating an unchanged spec does not pay
-even this.
+   A `$ref` that does not resolve (a missing file, a pointer that names nothing, a remote
+   or cyclic reference) is one of these errors too, at the `$ref` (kind "unresolved-ref"):
+   every one the walk above follows, and in a spec of several files every `$ref` in each of
+   them. It is the IR builder, not validation, that refuses one it needs.
+
+The result is cached by content hash (a clean verdict, or the errors with their locations),
+so regenerating an unchanged spec does not pay even this.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import os
+import re
 import string
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from generator.errors import ApiforgeError, Problem
 from generator.ir import Where
-from generator.spec.load import cache_get, cache_put
-from generator.spec.refs import Resolver
+from generator.spec.load import cache_get, cache_put, load_document
+from generator.spec.refs import Resolver, UnresolvedRef
 
 _CACHE_KIND = "valid2"
-MAX_REPORTED = 50
+_INVALID_KIND = "invalid2"  # (how many errors, the first MAX_REPORTED located) of a spec
+MAX_REPORTED = 50  # as errors (--strict), with a count of the rest
+MAX_WARNED = 20  # as warnings, with a count of the rest
 OAS31_DIALECT = "https://spec.openapis.org/oas/3.1/dialect/base"
 OPERATIONS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 
@@ -61,29 +71,76 @@ class SpecError:
     legacy: str
 
 
-def validate(resolver: Resolver) -> None:
-    """Raise ApiforgeError listing (up to MAX_REPORTED of) the spec's validation errors."""
+def validate(resolver: Resolver, *, strict: bool = True) -> int:
+    """Validate the spec; return how many validation errors it has.
+
+    `strict`: raise ApiforgeError listing (up to MAX_REPORTED of) them. Otherwise each of the
+    first MAX_WARNED is a warning on the "apiforge" logger (stderr, in the command line), then
+    how many more there are and one summary line — the generating commands go on. A `$ref`
+    that does not resolve is one of these errors; what keeps a file from being read at all
+    (bad YAML, ...) is an error either way: it is raised before or while the errors are
+    collected, not counted."""
     root = resolver.root
     single_file = len(resolver.documents) == 1
     if single_file and cache_get(_CACHE_KIND, root.digest):
-        return
-    try:
-        errors = collect_errors(resolver)
-    except RecursionError:
-        raise ApiforgeError(
-            Problem("the spec is nested too deeply to validate", file=root.name)
-        ) from None
-    problems = [
-        resolver.problem(error.message[:500], error.where) for error in errors[:MAX_REPORTED]
-    ]
-    if problems:
-        more = len(errors) - len(problems)
+        return 0
+    found = _cached_problems(resolver) if single_file else None
+    if found is None:
+        try:
+            errors = collect_errors(resolver)
+        except RecursionError:
+            raise ApiforgeError(
+                Problem("the spec is nested too deeply to validate", file=root.name)
+            ) from None
+        problems = [
+            resolver.problem(error.message[:500], error.where) for error in errors[:MAX_REPORTED]
+        ]
+        found = (len(errors), problems)
+        if single_file and len(resolver.documents) == 1:
+            if errors:
+                cache_put(_INVALID_KIND, root.digest, found)
+            else:
+                cache_put(_CACHE_KIND, root.digest, True)
+    total, problems = found
+    if not total:
+        return 0
+    if strict:
+        more = total - len(problems)
         hint = "fix these, or skip validation with --no-validate"
         if more > 0:
             hint = f"{more} more not shown; " + hint
         raise ApiforgeError(problems, hint)
-    if single_file and len(resolver.documents) == 1:
-        cache_put(_CACHE_KIND, root.digest, True)
+    _warn(root.name, total, problems)
+    return total
+
+
+def _cached_problems(resolver: Resolver) -> tuple[int, list[Problem]] | None:
+    """The errors a previous run found in this same content (under whatever name it had)."""
+    root = resolver.root
+    found = cache_get(_INVALID_KIND, root.digest)
+    if not isinstance(found, tuple) or len(found) != 2:
+        return None
+    total, problems = found
+    if not isinstance(total, int) or not isinstance(problems, list):
+        return None
+    if not all(isinstance(p, Problem) for p in problems):
+        return None
+    return total, [replace(p, file=root.name) for p in problems]
+
+
+def _warn(name: str, total: int, problems: list[Problem]) -> None:
+    log = logging.getLogger("apiforge")
+    for problem in problems[:MAX_WARNED]:
+        log.warning("warning: %s", problem.render())
+    if total > MAX_WARNED:
+        log.warning("warning: … and %d more", total - MAX_WARNED)
+    errors = "1 error" if total == 1 else f"{total} errors"
+    log.warning(
+        "warning: %s is not valid OpenAPI 3.x (%s); generating anyway — "
+        "pass --strict to make this an error",
+        name,
+        errors,
+    )
 
 
 def collect_errors(resolver: Resolver) -> list[SpecError]:
@@ -157,11 +214,29 @@ def _plain(value: Any) -> Any:
     return {"$yaml": repr(value)}
 
 
+class _Shown(str):
+    """A YAML value `_plain` wrapped, shown as Python shows the original (`datetime.date(...)`)."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def _unplain(value: Any) -> Any:
+    """`value` from jsonschema-rs with `_plain`'s `{"$yaml": "<repr>"}` shown as the original."""
+    if isinstance(value, dict):
+        if len(value) == 1 and isinstance(value.get("$yaml"), str):
+            return _Shown(value["$yaml"])
+        return {k: _unplain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_unplain(v) for v in value]
+    return value
+
+
 def _message(error: Any) -> str:
     """The error in the words of Python's `jsonschema` (what openapi-spec-validator said)."""
     kind = error.kind
     name = getattr(kind, "name", "")
-    instance = error.instance
+    instance = _unplain(error.instance)
     if name == "required":
         return f"{kind.property!r} is a required property"
     if name == "type":
@@ -226,8 +301,10 @@ def _meta_validator(dialect: str, v30: bool) -> Any | None:
 
 
 def _valid_regex(value: Any) -> bool:
-    """openapi-schema-validator's `regex` format: Python's `re` (it uses the `regress` ECMA
-    engine instead when that optional package is installed; it is not, here)."""
+    """The `regex` format: an ECMA-262 regular expression, as JSON Schema and OpenAPI say
+    (`[\\p{L}\\p{N}]*`, `(?<name>...)`: jsonschema-rs's own check of the format), or one
+    Python's `re` compiles (`(?P<name>...)`, `\\Z`), which openapi-schema-validator accepts
+    without its optional ECMA engine. Only a pattern neither reads (`[a-`) is invalid."""
     import re
 
     if not isinstance(value, str):
@@ -235,8 +312,18 @@ def _valid_regex(value: Any) -> bool:
     try:
         re.compile(value)
     except re.error:
-        return False
+        return bool(_ecma_regex().is_valid(value))
     return True
+
+
+def _ecma_regex() -> Any:
+    validator = _validators.get("ecma-regex")
+    if validator is None:
+        import jsonschema_rs
+
+        validator = jsonschema_rs.validator_for({"format": "regex"}, validate_formats=True)
+        _validators["ecma-regex"] = validator
+    return validator
 
 
 def _any_value(value: Any) -> bool:
@@ -267,6 +354,81 @@ _ANNOTATION_FORMATS = (
 )
 
 
+class _Unresolved:
+    """What a `$ref` that does not resolve stands for in the walk: nothing to check."""
+
+    def __repr__(self) -> str:
+        return "<unresolved $ref>"
+
+
+UNRESOLVED: Any = _Unresolved()
+
+# what may be a `$ref` to another file (`$ref: other.yaml#/A`, `"$ref": "other.json"`; not
+# `#/...`, a URL, or a property called `$ref`): what makes a one-file spec worth scanning for
+# every `$ref` (see `_Semantic.refs`)
+_EXTERNAL_REF = re.compile(rb"""\$ref["']?\s*:\s*["']?(?![#"'\s>|{\[]|https?:)""")
+# values that are data, not spec objects: a `$ref` in them is not a reference (unless the key
+# is a name in a map of names, such as a property called "default")
+_LITERAL_KEYS = frozenset({"example", "examples", "default", "enum", "const", "value"})
+_NAME_MAPS = frozenset(
+    {
+        "properties",
+        "patternProperties",
+        "dependentSchemas",
+        "$defs",
+        "definitions",
+        "schemas",
+        "responses",
+        "parameters",
+        "examples",
+        "requestBodies",
+        "headers",
+        "securitySchemes",
+        "links",
+        "callbacks",
+        "pathItems",
+        "paths",
+        "webhooks",
+        "content",
+        "encoding",
+    }
+)
+
+
+def _ref_nodes(data: Any) -> Iterator[tuple[Any, dict[str, Any]]]:
+    """Every mapping with a string `$ref` in a document's `data`, with its path (see
+    `_path_where`); examples, defaults, enums, constants and extensions (`x-...`) are not
+    looked into. In the order they are written."""
+    todo: list[tuple[Any, Any, bool]] = [(None, data, False)]
+    while todo:
+        path, node, names = todo.pop()
+        if isinstance(node, dict):
+            if isinstance(node.get("$ref"), str):
+                yield path, node
+            for key, value in reversed(node.items()):  # popped in their order
+                if not isinstance(value, (dict, list)):
+                    continue
+                if not names and isinstance(key, str):
+                    if key in _LITERAL_KEYS and not (key == "examples" and isinstance(value, dict)):
+                        continue
+                    if key.startswith("x-"):
+                        continue
+                todo.append(((key, path), value, not names and key in _NAME_MAPS))
+        elif isinstance(node, list):
+            for i in range(len(node) - 1, -1, -1):
+                if isinstance(node[i], (dict, list)):
+                    todo.append(((i, path), node[i], False))
+
+
+def _path_where(file: str, path: Any) -> Where:
+    """The place of a `_ref_nodes` path: (last token, (the one before, (... None)))."""
+    tokens: list[str | int] = []
+    while path is not None:
+        token, path = path
+        tokens.append(token if isinstance(token, (str, int)) else str(token))
+    return Where(file, "").child(*reversed(tokens))
+
+
 class _Semantic:
     """openapi-spec-validator's RootValidator walk (keywords.py), on the parsed document."""
 
@@ -280,12 +442,54 @@ class _Semantic:
         self.operation_id_set: set[Any] = set()
         self.dialect: str | None = None
         self._defaults: _DefaultChecker | None = None
+        self.unresolved_at: set[Where] = set()
+        self.scanned: set[str] = set()  # the files `refs` has looked through
 
     def error(self, message: str, where: Where, kind: str, legacy: str = "") -> None:
         self.errors.append(SpecError(message, where, kind, legacy))
 
     def deref(self, where: Where, node: Any) -> tuple[Where, Any]:
-        return self.resolver.deref(where, node)
+        """`node` through its `$ref`s; one that does not resolve is an error at that `$ref`,
+        and what it stands for is UNRESOLVED (no check looks into it)."""
+        try:
+            return self.resolver.deref(where, node)
+        except UnresolvedRef as exc:
+            self.unresolved(exc)
+            return where, UNRESOLVED
+
+    def unresolved(self, exc: UnresolvedRef) -> None:
+        if exc.at not in self.unresolved_at:
+            self.unresolved_at.add(exc.at)
+            self.error(
+                f"$ref {exc.ref!r} cannot be resolved: {exc.reason}", exc.at, "unresolved-ref"
+            )
+
+    def refs(self) -> None:
+        """Every `$ref` in every file of a spec of several files (or one that refers to
+        another): one that does not resolve is an error where it is written. The walk meets
+        only those it follows; the tools that read such a spec after it (jsonschema-rs here,
+        datamodel-code-generator for the models) read every file. Called before the walk
+        (so that every file is loaded when a `default` is checked) and after it (in case the
+        walk found a file the first call did not)."""
+        resolver = self.resolver
+        if len(resolver.documents) == 1 and not _EXTERNAL_REF.search(resolver.root.text):
+            return
+        resolved: set[tuple[str, str]] = set()  # what a $ref leads to: its file and text
+        while True:
+            pending = [doc for doc in resolver.documents if doc.name not in self.scanned]
+            if not pending:
+                return
+            for doc in pending:
+                self.scanned.add(doc.name)
+                for path, node in _ref_nodes(doc.data):
+                    key = (doc.name, node["$ref"])
+                    if key not in resolved:
+                        try:
+                            resolver.deref(_path_where(doc.name, path), node)
+                        except UnresolvedRef as exc:
+                            self.unresolved(exc)
+                        else:
+                            resolved.add(key)
 
     def run(self) -> list[SpecError]:
         root = self.resolver.root
@@ -293,13 +497,15 @@ class _Semantic:
         data = root.data
         if not isinstance(data, dict):
             return self.errors
+        self.refs()
         if "tags" in data:
             self.tags(*self.deref(where.child("tags"), data["tags"]))
         if "paths" in data:
             at, paths = self.deref(where.child("paths"), data["paths"])
             if isinstance(paths, dict):
                 for url, item in paths.items():
-                    self.path(str(url), *self.deref(at.child(url), item))
+                    if not _extension(url):  # `x-codegen-contextRoot: /apis`, ...
+                        self.path(str(url), *self.deref(at.child(url), item))
         if "components" in data:
             at, components = self.deref(where.child("components"), data["components"])
             if isinstance(components, dict) and "schemas" in components:
@@ -307,6 +513,7 @@ class _Semantic:
                 if isinstance(schemas, dict):
                     for name, schema in schemas.items():
                         self.schema(at.child(name), schema)
+        self.refs()
         return self.errors
 
     def tags(self, where: Where, tags: Any) -> None:
@@ -389,7 +596,8 @@ class _Semantic:
             at, responses = self.deref(where.child("responses"), operation["responses"])
             if isinstance(responses, dict):
                 for code, response in responses.items():
-                    self.response(*self.deref(at.child(code), response))
+                    if not _extension(code):
+                        self.response(*self.deref(at.child(code), response))
         names: list[str] = []
         own_at = where
         if "parameters" in operation:
@@ -441,6 +649,8 @@ class _Semantic:
         self, where: Where, node: Any, require_properties: bool = True, meta_checked: bool = False
     ) -> None:
         where, value = self.deref(where, node)
+        if value is UNRESOLVED:
+            return
         if not isinstance(value, (Mapping, bool)):
             self.error(f"{value!r} is not of type 'object', 'boolean'", where, "schema")
             return
@@ -477,6 +687,8 @@ class _Semantic:
         if require_properties and "allOf" in value:
             required = value.get("required") or []
             _, properties = self.deref(where.child("properties"), value.get("properties") or {})
+            if properties is UNRESOLVED:
+                properties = {}
             try:
                 extra = set(required) - set(properties or []) - nested
             except TypeError:  # malformed `required`: the structural errors say so
@@ -563,6 +775,11 @@ class _Semantic:
             )
 
 
+def _extension(key: Any) -> bool:
+    """An `x-...` key: a specification extension, not a path or a response."""
+    return isinstance(key, str) and key.startswith("x-")
+
+
 def _items(node: Any) -> list[Any]:
     return node if isinstance(node, list) else []
 
@@ -602,25 +819,61 @@ class _DefaultChecker:
             }
         )
         self.formats = formats
-        self.registries: dict[str, Any] = {}
+        self.registries: dict[int, Any] = {}  # by how many files the spec had read
+        self.uris: dict[str, str] = {}
 
     def _uri(self, file: str) -> str:
-        return Path(file).resolve().as_uri() if file != "<stdin>" else "urn:apiforge:stdin"
+        uri = self.uris.get(file)
+        if uri is None:
+            # its path as the resolver reads `$ref`s, relative to the name (symlinks unresolved)
+            uri = (
+                Path(os.path.abspath(file)).as_uri() if file != "<stdin>" else "urn:apiforge:stdin"
+            )
+            self.uris[file] = uri
+        return uri
 
-    def _registry(self, file: str) -> tuple[str, Any]:
-        base = self._uri(file)
-        registry = self.registries.get(base)
-        if registry is None:
+    def _registry(self) -> Any:
+        """Every file of the spec read so far, for jsonschema-rs, or None if it refuses them.
+
+        jsonschema-rs reads every file a `$ref` in them names when the registry is made (and
+        refuses to make it if one is missing): a file not read yet comes from `_retrieve`."""
+        count = len(self.resolver.documents)
+        if count not in self.registries:  # made again only when more files have been read
             resources = [(self._uri(d.name), d.data) for d in self.resolver.documents]
             draft = self.rs.Draft4 if self.v30 else self.rs.Draft202012
+            registry = None
             try:
-                registry = self.rs.Registry(resources, draft=draft)
-            except ValueError:  # YAML values JSON has not: see `_plain`
-                registry = self.rs.Registry(
-                    [(uri, _plain(data)) for uri, data in resources], draft=draft
-                )
-            self.registries[base] = registry
-        return base, registry
+                try:
+                    registry = self.rs.Registry(resources, draft=draft, retriever=self._retrieve)
+                except ValueError:  # YAML values JSON has not: see `_plain`
+                    registry = self.rs.Registry(
+                        [(uri, _plain(data)) for uri, data in resources],
+                        draft=draft,
+                        retriever=self._retrieve,
+                    )
+            except (ValueError, self.rs.ReferencingError):
+                registry = None  # e.g. a `$ref` jsonschema-rs cannot place (from stdin)
+            self.registries = {count: registry}
+        return self.registries[count]
+
+    def _retrieve(self, uri: str) -> Any:
+        """A file that a `$ref` names and the registry was not given. One that is missing
+        or unreadable stands for any value: its `$ref`s are errors where they are written
+        (`_Semantic.refs`), and a `default` is not checked against what is not there."""
+        from urllib.parse import unquote, urlsplit
+
+        parts = urlsplit(uri)
+        if parts.scheme == "file":
+            path = unquote(parts.path)
+            for doc in self.resolver.documents:
+                if doc.path is not None and os.path.abspath(doc.name) == path:
+                    return _plain(doc.data)
+            if os.path.isfile(path):
+                try:
+                    return _plain(load_document(path).data)
+                except ApiforgeError:
+                    pass
+        return {}
 
     def errors(self, where: Where, schema: Any, default: Any) -> Iterator[Any]:
         # jsonschema-rs applies formats to strings only; openapi-schema-validator's int32 and
@@ -634,8 +887,10 @@ class _DefaultChecker:
             # validated where it is in its document, so its `#/...` references resolve there
             from urllib.parse import quote
 
-            base, registry = self._registry(where.file)
-            schema = {"$ref": f"{base}#{quote(where.pointer, safe='/~')}"}
+            registry = self._registry()
+            if registry is None:
+                return
+            schema = {"$ref": f"{self._uri(where.file)}#{quote(where.pointer, safe='/~')}"}
             options["registry"] = registry
         cls = self.rs.Draft4Validator if self.v30 else self.rs.Draft202012Validator
         try:
@@ -651,7 +906,11 @@ class _DefaultChecker:
             yield _Plain(f"the schema of this default cannot be compiled: {exc}"[:300], [])
             return
         wrapped = schema is not original
-        for error in _rs_errors(validator, default):
+        try:
+            found = _rs_errors(validator, default)
+        except (ValueError, self.rs.ReferencingError):
+            return  # a `$ref` jsonschema-rs resolves only now and cannot (reported as such)
+        for error in found:
             if (
                 self.v30
                 and error.instance is None
