@@ -18,7 +18,6 @@ See docs/lint.md.
 from __future__ import annotations
 
 import fnmatch
-import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -102,6 +101,8 @@ def find_config(spec: str) -> Path | None:
 
 
 def _pyproject_section(path: Path) -> dict[str, Any] | None:
+    import tomllib  # only when there is a pyproject.toml to read
+
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError):
@@ -116,6 +117,8 @@ def load_config(path: Path) -> LintConfig:
     """Read one configuration file; every rule id in it must exist."""
     name = str(path)
     if path.name == "pyproject.toml" or path.suffix == ".toml":
+        import tomllib
+
         section = _pyproject_section(path)
         if section is None and path.name != "pyproject.toml":
             try:

@@ -1,5 +1,7 @@
 """Run the rules over a loaded spec: filter by configuration and `x-apiforge-ignore`, then
-locate (file:line:column) only the findings that survive."""
+locate (file:line:column) only the findings that survive — or none at all when the caller only
+counts them (`lint(..., locate=False)`: `apiforge generate`'s one-line summary), since locating
+builds the spec's source map."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from typing import Any
 from generator.ir import Api, Operation, Where
 from generator.lint.config import LintConfig
 from generator.lint.model import SEVERITY_RANK, Severity
-from generator.lint.registry import all_rules, check_ids
+from generator.lint.registry import all_rules, check_ids, rules_by_id
 from generator.spec import LoadedSpec
 from generator.spec.refs import Resolver
 
@@ -75,7 +77,9 @@ class _InSpecIgnores:
                     self.r.problem(f"`{IGNORE_KEY}` must be a list of rule ids", at),
                     f"write e.g. `{IGNORE_KEY}: [etag-missing]`",
                 )
-            line, column = self.r.locate(at)
+            known = rules_by_id()
+            # located only when an id is unknown: the error names file:line:column
+            line, column = (0, 0) if all(v in known for v in value) else self.r.locate(at)
             check_ids(
                 value,
                 source=f"`{IGNORE_KEY}`",
@@ -101,7 +105,11 @@ class _InSpecIgnores:
             self.for_operation(op)
 
 
-def lint(loaded: LoadedSpec, config: LintConfig | None = None) -> LintResult:
+def lint(
+    loaded: LoadedSpec, config: LintConfig | None = None, *, locate: bool = True
+) -> LintResult:
+    """The findings of every enabled rule. `locate=False`: the same findings, counts and
+    order-independent facts, with line and column 0 — for callers that only count them."""
     config = config or LintConfig()
     api, resolver = loaded.api, loaded.resolver
     in_spec = _InSpecIgnores(resolver)
@@ -130,7 +138,7 @@ def lint(loaded: LoadedSpec, config: LintConfig | None = None) -> LintResult:
     for rule_id, severity, hit in hits:
         where = hit.where
         if where not in located:
-            located[where] = resolver.locate(where)
+            located[where] = resolver.locate(where) if locate else (0, 0)
         line, column = located[where]
         findings.setdefault(
             (rule_id, where, hit.message),

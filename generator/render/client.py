@@ -16,19 +16,27 @@ Naming (stable, documented in the generated README):
 from __future__ import annotations
 
 import ast
+import functools
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import cast
 
 from generator.errors import ApiforgeError, Problem
 from generator.ir import Api, MediaType, Operation, Parameter, Webhook
-from generator.render.env import render, templates_root
+from generator.render.env import TemplateFiles, operation_view, templates_root
 from generator.render.escape import py_string
 from generator.render.models import models_for
 from generator.render.names import NameAllocator, safe_identifier, snake_case
 from generator.render.pytypes import TypeMapper, is_plain_class
-from generator.render.writer import GeneratedFile, WriteReport, marker_line, write_tree
+from generator.render.writer import (
+    Deferred,
+    GeneratedFile,
+    WriteReport,
+    marker_line,
+    write_tree,
+)
 
 # Module names that annotations inside generated classes use: no method may shadow them.
 _CLASS_SCOPE_NAMES = ("models", "httpx", "pydantic")
@@ -161,7 +169,12 @@ def check_package_name(name: str) -> str:
 
 def runtime_reserved() -> frozenset[str]:
     """Public names of the runtime's client base classes (methods, properties, attributes)."""
-    tree = ast.parse((templates_root() / "client" / "runtime" / "_base.py").read_text())
+    return _reserved_in((templates_root() / "client" / "runtime" / "_base.py").read_text())
+
+
+@functools.lru_cache(maxsize=4)
+def _reserved_in(source: str) -> frozenset[str]:
+    tree = ast.parse(source)
     names: set[str] = set()
     for node in tree.body:
         if isinstance(node, ast.ClassDef) and node.name in (
@@ -460,8 +473,6 @@ class _Planner:
 
 
 def _with_raw_name(plan: OperationPlan, raw_name: str) -> OperationPlan:
-    from dataclasses import replace
-
     return replace(plan, raw_name=raw_name)
 
 
@@ -483,16 +494,28 @@ def _base_url(api: Api) -> str | None:
 
 
 def plan_client(
-    api: Api, *, spec_source: Path | str, spec_name: str, package: str | None = None
+    api: Api,
+    *,
+    spec_source: Path | str,
+    spec_name: str,
+    package: str | None = None,
+    models: tuple[str | Deferred, Mapping[str, str]] | None = None,
 ) -> ClientPlan:
     """Everything `apiforge client` writes for `api`. `spec_source` is what the models step
     reads (the root file's path, or the spec text from stdin); `spec_name` is the spec's name
-    as messages and markers show it."""
+    as messages and markers show it. `models`: the models module's text (or a `Deferred`
+    one) and the schema → class map of the classes it defines, when the caller has them
+    (`apiforge generate`); otherwise they come from `models_for`."""
     package = check_package_name(package or default_package_name(api))
     marker = marker_line(spec_name)
-    models_source, classes = models_for(
-        api.schemas, spec_source, marker=marker, used_in="client methods"
-    )
+    models_source: str | Deferred
+    classes: Mapping[str, str]
+    if models is None:
+        models_source, classes = models_for(
+            api.schemas, spec_source, marker=marker, used_in="client methods"
+        )
+    else:
+        models_source, classes = models
     mapper = TypeMapper({k: s.data for k, s in api.schemas.items()}, classes)
     planner = _Planner(api, mapper)
     version = _version(api)
@@ -509,20 +532,22 @@ def plan_client(
         auth=planner.auth(),
         webhooks=planner.webhooks(),
     )
-    context = {"plan": plan, "marker": marker, "html_marker": marker_line(spec_name, style="html")}
+    # Templates see each operation only as an OperationView (what they read of it), so the
+    # context a file's cache key covers is exactly what its template can read.
+    view = replace(plan, resources=[_resource_view(r) for r in plan.resources], files=[])
+    context = {"plan": view, "marker": marker, "html_marker": marker_line(spec_name, style="html")}
+    templates = TemplateFiles("client", context, scope=f"{marker}\0{package}")
     pkg = package
     files = [
-        GeneratedFile("pyproject.toml", render("client", "pyproject.toml.j2", **context)),
-        GeneratedFile("README.md", render("client", "README.md.j2", **context)),
+        templates.file("pyproject.toml", "pyproject.toml.j2"),
+        templates.file("README.md", "README.md.j2"),
         GeneratedFile(f"{pkg}/py.typed", ""),
-        GeneratedFile(f"{pkg}/__init__.py", render("client", "__init__.py.j2", **context), True),
-        GeneratedFile(f"{pkg}/_client.py", render("client", "_client.py.j2", **context), True),
+        templates.file(f"{pkg}/__init__.py", "__init__.py.j2", format=True),
+        templates.file(f"{pkg}/_client.py", "_client.py.j2", format=True),
         GeneratedFile(f"{pkg}/models.py", models_source, format=True),
     ]
     if plan.webhooks:
-        files.append(
-            GeneratedFile(f"{pkg}/webhooks.py", render("client", "webhooks.py.j2", **context), True)
-        )
+        files.append(templates.file(f"{pkg}/webhooks.py", "webhooks.py.j2", format=True))
     runtime = templates_root() / "client" / "runtime"
     for source in sorted(runtime.glob("*.py")):
         files.append(
@@ -533,6 +558,14 @@ def plan_client(
         )
     plan.files = files
     return plan
+
+
+def _resource_view(resource: ResourcePlan) -> ResourcePlan:
+    """`resource` as templates see it: each operation as an `OperationView`."""
+    operations = tuple(
+        replace(o, op=cast(Operation, operation_view(o.op))) for o in resource.operations
+    )
+    return replace(resource, operations=operations)
 
 
 def write_client(

@@ -2,15 +2,26 @@
 
 One run:
 
-1. loads the spec once (parse cache by content hash), validates it (cached the same way);
-2. generates the models module once (`models.preloaded`: the parsed document goes to
-   datamodel-code-generator as a dict; the result is cached by content) in a forked process,
-   while this one validates and lints — the server and the client share the module;
-3. plans the server (DIR/server) and the client (DIR/client);
-4. formats every Python file with ruff, through the content-addressed formatting cache;
-5. (the lint summary line comes from step 2, when `generator.lint` is installed);
-6. writes both trees (each all or nothing), or with `check` compares them with the disk and
-   writes nothing.
+1. loads the spec once (parse cache by content hash);
+2. gets the models module once (`models.preloaded`: the parsed document goes to
+   datamodel-code-generator as a dict; the result is cached by content) — the server and the
+   client share it, and its class names are checked once (`_warn_missing` says what it lacks,
+   as `models.models_for` does);
+3. plans the client (DIR/client) and the server (DIR/server) and starts rendering them: each
+   file's final bytes come from the content-addressed caches (`generator.render.env`: whole
+   files by templates + code + exact context, macro calls of the client's big module;
+   `writer`: ruff's output by text), and ruff formats only what no cache has, in another
+   process, in the background (`writer.start_render_tree`);
+4. validates (cached by content hash) and lints (the summary line only counts findings, so
+   nothing is located) meanwhile;
+5. writes both trees (each all or nothing), or with `check` compares them with the disk and
+   writes nothing. Create-once handler modules already on disk are never rendered.
+
+When the models module is not cached (a cold run), datamodel-code-generator runs in a forked
+process, and this one validates, lints, then plans, renders and formats both trees meanwhile
+as if the module defines every component's class; once the module is there, `models.py` is
+formatted while its classes are checked, and if one is missing both trees are planned again
+with the real classes (the output is always what planning after the models step gives).
 
 A run longer than about a second shows its stages and counts on stderr when stderr is a
 terminal; piped, it prints nothing extra.
@@ -19,6 +30,7 @@ terminal; piped, it prints nothing extra.
 from __future__ import annotations
 
 import importlib.util
+import logging
 import os
 import sys
 import threading
@@ -30,17 +42,21 @@ from typing import IO, Any
 
 from generator.errors import ApiforgeError, Problem
 from generator.render.models import (
+    defined_names,
     generate_models,
     model_class_names,
     prefetch_models,
     preloaded,
 )
 from generator.render.writer import (
+    Deferred,
     GeneratedFile,
+    PendingTree,
     WriteReport,
     marker_line,
-    render_tree,
+    start_render_tree,
     tree_drift,
+    tree_roots,
     write_tree,
 )
 
@@ -169,8 +185,187 @@ def _lint_summary(spec: str, loaded: Any) -> tuple[str | None, bool]:
     from generator.lint.report import summary_line
 
     config = resolve_config(spec, None, use_files=True)
-    result = lint(loaded, config)
+    # the summary only counts findings: locating them would build the whole source map
+    result = lint(loaded, config, locate=False)
     return summary_line(result), result.fails(config.fail_on)
+
+
+_USED_IN = {"server": "routers", "client": "client methods"}
+
+
+def _models_module(api: Any, source: Path | str, class_names: dict[str, str], header: str) -> str:
+    """The models module's text (from the memory the prefetch filled, else the caches or the
+    library); a spec without component schemas gets a stub, as `models.models_for` gives."""
+    if not api.schemas:  # datamodel-code-generator refuses a spec without component schemas
+        return f'{header}\n"""The spec declares no component schemas."""\n'
+    return generate_models(source, class_names=class_names, header=header)
+
+
+def _defined_classes(class_names: dict[str, str], models_text: str) -> dict[str, str]:
+    """The schema → class map of the classes `models_text` really defines."""
+    defined = defined_names(models_text)
+    return {k: v for k, v in class_names.items() if v in defined}
+
+
+def _warn_missing(class_names: dict[str, str], models_text: str, used_in: str) -> None:
+    """Warn about each class `models_text` lacks, exactly as `models.models_for` does (the
+    schema is typed Any in the `used_in`)."""
+    defined = defined_names(models_text)
+    for name, cls in sorted(class_names.items()):
+        if cls not in defined:
+            logging.getLogger("apiforge").warning(
+                "warning: schema %r has no class %s in models.py (datamodel-code-generator "
+                "named or merged it differently); it is typed Any in the %s",
+                name,
+                cls,
+                used_in,
+            )
+
+
+@dataclass
+class _Planned:
+    """One tree's plan, and its bytes being computed (`PendingTree`s: ruff in the background)."""
+
+    kind: str
+    plan: Any
+    product: Product
+    models: GeneratedFile
+    pending: list[PendingTree] = field(default_factory=list)
+
+    def result(self) -> dict[str, bytes]:
+        rendered: dict[str, bytes] = {}
+        for pending in self.pending:
+            rendered.update(pending.result())
+        return {path: rendered[path] for path in sorted(rendered)}
+
+
+@dataclass
+class _Build:
+    """Plans the trees of one run and starts rendering them, each as soon as it is planned."""
+
+    api: Any
+    source: Path | str
+    spec_name: str
+    out: Path
+    packages: dict[str, str | None]
+    check: bool
+    progress: Progress
+
+    def plan(
+        self, kinds: list[str], classes: dict[str, dict[str, str]], models_text: str | None
+    ) -> list[_Planned]:
+        """Plan `kinds` (server, client) and start rendering them. `models_text` None: the
+        models module is not there yet — everything else is rendered and formatted now, the
+        module once `with_models` has it."""
+        planned: dict[str, _Planned] = {}
+        # the client first: its one module for every operation is ruff's longest job, which
+        # then runs while the server is planned
+        for kind in sorted(kinds, key=lambda k: k != "client"):
+            content: str | Deferred = models_text if models_text is not None else _Unknown()
+            planned[kind] = item = self._plan_one(kind, (content, classes[kind]))
+            wanted = item.product.files
+            if models_text is None:
+                wanted = [f for f in wanted if f is not item.models]
+            item.pending.append(self._start(item, wanted))
+        return [planned[k] for k in kinds]
+
+    def with_models(self, planned: list[_Planned], models_text: str) -> list[_Planned]:
+        """The speculative plans, now that the models module is there: its file is rendered."""
+        for item in planned:
+            unknown = item.models.content
+            assert isinstance(unknown, _Unknown)
+            unknown.known = models_text
+            item.pending.append(self._start(item, [item.models]))
+        return planned
+
+    def abandon(self, planned: list[_Planned]) -> None:
+        for item in planned:
+            for pending in item.pending:
+                pending.result()  # wait for ruff; what it gave is cached, and correct
+
+    def _plan_one(self, kind: str, models: tuple[str | Deferred, dict[str, str]]) -> _Planned:
+        api = self.api
+        self.progress.stage(f"{kind}: {len(api.operations)} operations")
+        if kind == "server":
+            from generator.render.server import plan_server
+
+            splan = plan_server(
+                api,
+                spec_source=self.source,
+                spec_name=self.spec_name,
+                package=self.packages["server"],
+                models=models,
+            )
+            product = Product(
+                "server",
+                self.out / SERVER_DIR,
+                splan.package,
+                splan.files,
+                {},
+                f"{sum(len(t.operations) for t in splan.tags)} operations in "
+                f"{len(splan.tags)} routers",
+            )
+            plan: Any = splan
+        else:
+            from generator.render.client import plan_client
+
+            cplan = plan_client(
+                api,
+                spec_source=self.source,
+                spec_name=self.spec_name,
+                package=self.packages["client"],
+                models=models,
+            )
+            product = Product(
+                "client",
+                self.out / CLIENT_DIR,
+                cplan.package,
+                cplan.files,
+                {},
+                f"{sum(len(r.operations) for r in cplan.resources)} operations in "
+                f"{len(cplan.resources)} resources, {len(cplan.webhooks)} webhooks",
+            )
+            plan = cplan
+        models_file = next(f for f in product.files if f.path == f"{product.package}/models.py")
+        return _Planned(kind, plan, product, models_file)
+
+    def _start(self, item: _Planned, files: list[GeneratedFile]) -> PendingTree:
+        """Start rendering `files` of `item`'s tree. Create-once files whose bytes are not
+        needed (all of them with --check; those on disk otherwise) are never rendered."""
+        product = item.product
+        skip = {
+            f.path
+            for f in files
+            if f.create_once and (self.check or (product.out_dir / f.path).exists())
+        }
+        return start_render_tree(files, skip=skip, roots=tree_roots(product.files))
+
+
+def _speculate(
+    build: _Build, kinds: list[str], class_names: dict[str, str]
+) -> list[_Planned] | None:
+    """Plan and render both trees before the models module is there, as if it defines every
+    class. None when that fails: the trees are then planned once the module is there, which
+    meets the same error where a run always met it (after the models step's own errors)."""
+    try:
+        return build.plan(kinds, dict.fromkeys(kinds, class_names), None)
+    except Exception:
+        return None
+
+
+class _Unknown(Deferred):
+    """The models module's text in a speculative plan: set once the module is there."""
+
+    __slots__ = ("known",)
+
+    def __init__(self) -> None:
+        self.known: str | None = None
+        super().__init__(self._get)
+
+    def _get(self) -> str:
+        if self.known is None:
+            raise RuntimeError("the models module was read before it was generated")
+        return self.known
 
 
 def generate(
@@ -186,7 +381,6 @@ def generate(
 ) -> GenerateResult:
     """Generate (or with `check`, compare) DIR/server and DIR/client for `spec`. Validation
     errors are warnings (on the "apiforge" logger), or with `strict` an ApiforgeError."""
-    from generator.render.client import plan_client
     from generator.spec import load_spec
 
     progress = progress or Progress(enabled=False)
@@ -208,12 +402,36 @@ def generate(
     class_names = model_class_names(api.schemas)
     header = marker_line(root.name)
 
-    products: list[Product] = []
     lint_summary, lint_failed = (None, False)
+    kinds = [*(["server"] if _server_available() else []), "client"]
+    build = _Build(
+        api,
+        source=source,
+        spec_name=root.name,
+        out=out,
+        packages={"server": server_package, "client": client_package},
+        check=check,
+        progress=progress,
+    )
+    planned: list[_Planned] | None = None
+    speculative: list[_Planned] | None = None
+    models_text: str | None = None
+    early_error: Exception | None = None
     with preloaded(source, root.data):
         # The models module is most of a cold run: it is generated in a forked process while
-        # this one validates and lints (both only read the parsed document).
+        # this one validates, lints, and plans and renders both trees (all only read the
+        # parsed document), as if the module defines every class (checked once it is there).
         prefetch = prefetch_models(source, class_names=class_names, header=header)
+        if prefetch is None:
+            # The module is there already (cached): both trees are planned and rendered first,
+            # so that ruff (another process) formats them while this one validates and lints.
+            # A failure here is reported after validation and lint, as it was before.
+            try:
+                models_text = _models_module(api, source, class_names, header)
+                classes = {kind: _defined_classes(class_names, models_text) for kind in kinds}
+                planned = build.plan(kinds, classes, models_text)
+            except Exception as exc:
+                early_error = exc
         try:
             if validate:
                 from generator.spec.validate import validate as run_validation
@@ -223,52 +441,38 @@ def generate(
             if lint:
                 progress.stage(f"linting {len(api.operations)} operations")
                 lint_summary, lint_failed = _lint_summary(spec, loaded)
+            if prefetch is not None:
+                speculative = _speculate(build, kinds, class_names)
         except BaseException:
             if prefetch is not None:
                 prefetch.cancel()
             raise
-        progress.stage(f"models: {len(api.schemas)} schemas")
+        if early_error is not None:
+            raise early_error
         if prefetch is not None:
+            progress.stage(f"models: {len(api.schemas)} schemas")
             prefetch.join()
-        # the server and the client plans take it from memory
-        generate_models(source, class_names=class_names, header=header)
-        if _server_available():
-            from generator.render.server import plan_server
-
-            progress.stage(f"server: {len(api.operations)} operations")
-            splan = plan_server(
-                api, spec_source=source, spec_name=root.name, package=server_package
-            )
-            products.append(
-                Product(
-                    "server",
-                    out / SERVER_DIR,
-                    splan.package,
-                    splan.files,
-                    {},
-                    f"{sum(len(t.operations) for t in splan.tags)} operations in "
-                    f"{len(splan.tags)} routers",
-                )
-            )
-            server_plan: Any = splan
-        progress.stage(f"client: {len(api.operations)} operations")
-        cplan = plan_client(api, spec_source=source, spec_name=root.name, package=client_package)
-        products.append(
-            Product(
-                "client",
-                out / CLIENT_DIR,
-                cplan.package,
-                cplan.files,
-                {},
-                f"{sum(len(r.operations) for r in cplan.resources)} operations in "
-                f"{len(cplan.resources)} resources, {len(cplan.webhooks)} webhooks",
-            )
-        )
+        if models_text is None:
+            models_text = _models_module(api, source, class_names, header)
+    if speculative is not None:  # ruff formats models.py while its classes are checked
+        build.with_models(speculative, models_text)
+    for kind in kinds:  # what the module lacks is typed Any, and said
+        _warn_missing(class_names, models_text, _USED_IN[kind])
+    if planned is None:
+        classes = {kind: _defined_classes(class_names, models_text) for kind in kinds}
+        if speculative is not None and all(classes[k] == class_names for k in kinds):
+            planned = speculative
+        else:
+            if speculative is not None:  # a class is missing: plan again with the real classes
+                build.abandon(speculative)
+            planned = build.plan(kinds, classes, models_text)
+    products = [p.product for p in planned]
+    server_plan: Any = next((p.plan for p in planned if p.kind == "server"), None)
 
     total = sum(sum(1 for f in p.files if f.format) for p in products)
     progress.stage(f"formatting {total} Python files")
-    for p in products:
-        p.rendered = render_tree(p.files, format_cache=True)
+    for item in planned:
+        item.product.rendered = item.result()
 
     for p in products:
         if check:

@@ -9,6 +9,7 @@ what generated code means.
 from __future__ import annotations
 
 import builtins
+import functools
 import keyword
 import re
 import unicodedata
@@ -19,35 +20,55 @@ RESERVED: frozenset[str] = frozenset(
 )
 
 _WORD_SPLIT = re.compile(r"[A-Z]+(?=[A-Z][a-z0-9])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+_NOT_IDENTIFIER = re.compile(r"[^0-9A-Za-z_]")
+_UNDERSCORES = re.compile(r"_+")
+# The conversions are pure functions of their arguments, and a big spec asks for the same
+# names many times (every parameter `expand`, every plan): they are remembered.
+_MEMO = 65536
 
 
 def words(text: str) -> list[str]:
     """The words of `text`: camelCase, PascalCase, snake_case, kebab-case, spaces, dots."""
-    ascii_text = unicodedata.normalize("NFKD", str(text)).encode("ascii", "ignore").decode()
-    return [w.lower() for w in _WORD_SPLIT.findall(ascii_text)]
+    return list(_words(str(text)))
+
+
+@functools.lru_cache(maxsize=_MEMO)
+def _words(text: str) -> tuple[str, ...]:
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    return tuple(w.lower() for w in _WORD_SPLIT.findall(ascii_text))
 
 
 def snake_case(text: str, *, fallback: str = "value") -> str:
     """`createPayment` → `create_payment`; a safe identifier (see `safe_identifier`)."""
-    return safe_identifier("_".join(words(text)), fallback=fallback)
+    return _snake_case(str(text), fallback)
+
+
+@functools.lru_cache(maxsize=_MEMO)
+def _snake_case(text: str, fallback: str) -> str:
+    return safe_identifier("_".join(_words(text)), fallback=fallback)
 
 
 def pascal_case(text: str, *, fallback: str = "Model") -> str:
     """`payment-event` → `PaymentEvent`; a safe identifier."""
-    return safe_identifier("".join(w.capitalize() for w in words(text)), fallback=fallback)
+    return _pascal_case(str(text), fallback)
+
+
+@functools.lru_cache(maxsize=_MEMO)
+def _pascal_case(text: str, fallback: str) -> str:
+    return safe_identifier("".join(w.capitalize() for w in _words(text)), fallback=fallback)
 
 
 def safe_identifier(text: str, *, fallback: str = "value", avoid: Iterable[str] = ()) -> str:
     """Make `text` a safe identifier: ASCII letters, digits and `_` only, not starting with a
     digit or `_`, not a keyword/builtin/`avoid`ed name (a trailing `_` is added)."""
-    cleaned = re.sub(r"[^0-9A-Za-z_]", "_", str(text))
-    cleaned = re.sub(r"_+", "_", cleaned).strip("_")
+    cleaned = _NOT_IDENTIFIER.sub("_", str(text))
+    cleaned = _UNDERSCORES.sub("_", cleaned).strip("_")
     if not cleaned:
         cleaned = fallback
     if cleaned[0].isdigit():
         cleaned = f"{fallback}_{cleaned}"
-    avoided = RESERVED | frozenset(avoid)
-    while cleaned in avoided:
+    avoided = frozenset(avoid)
+    while cleaned in RESERVED or cleaned in avoided:
         cleaned += "_"
     return cleaned
 

@@ -28,16 +28,23 @@ import sys
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from dataclasses import replace as dc_replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from generator.errors import ApiforgeError, Problem
 from generator.ir import Api, MediaType, Operation, Parameter, Schema, Webhook
-from generator.render.env import render, templates_root
+from generator.render.env import TemplateFiles, operation_view, templates_root
 from generator.render.models import models_for
 from generator.render.names import NameAllocator, pascal_case, safe_identifier, snake_case
 from generator.render.pytypes import TypeMapper, is_plain_class
-from generator.render.writer import GeneratedFile, WriteReport, marker_line, write_tree
+from generator.render.writer import (
+    Deferred,
+    GeneratedFile,
+    WriteReport,
+    marker_line,
+    write_tree,
+)
 
 # Module names that annotations inside generated classes use: no method may shadow them.
 _CLASS_SCOPE_NAMES = ("models", "httpx", "pydantic")
@@ -782,9 +789,24 @@ _settings_lock = threading.Lock()
 @functools.cache
 def _runtime_settings() -> tuple[tuple[str, str, str], ...]:
     """(variable, default, description) of the runtime's Settings, read from its module once
-    per process (under a lock: plans may run in threads, and the import is process-wide)."""
+    per process (under a lock: plans may run in threads, and the import is process-wide).
+    Executing the module takes a while, so the answer is also cached by the module's bytes,
+    apiforge's code and Python's version (it reads nothing else)."""
+    import hashlib
+
+    from generator.render.env import code_digest
+    from generator.spec.load import cache_get, cache_put
+
     with _settings_lock:
         path = templates_root() / "server" / "runtime" / "settings.py"
+        try:
+            material = f"{code_digest()}\0{sys.version}\0".encode() + path.read_bytes()
+        except OSError:
+            material = b""
+        key = hashlib.sha256(material).hexdigest() if material else None
+        hit = cache_get("settings1", key) if key else None
+        if isinstance(hit, tuple):
+            return hit
         spec = importlib.util.spec_from_file_location("_apiforge_runtime_settings", path)
         if spec is None or spec.loader is None:
             raise ApiforgeError(Problem(f"cannot read the server runtime's settings ({path})"))
@@ -795,7 +817,10 @@ def _runtime_settings() -> tuple[tuple[str, str, str], ...]:
             rows: list[tuple[str, str, str]] = module.Settings.documented()
         finally:
             sys.modules.pop(spec.name, None)
-        return tuple((str(a), str(b), str(c)) for a, b, c in rows)
+        result = tuple((str(a), str(b), str(c)) for a, b, c in rows)
+        if key:
+            cache_put("settings1", key, result)
+        return result
 
 
 def _settings_rows() -> list[tuple[str, str, str]]:
@@ -811,12 +836,28 @@ def _settings_rows() -> list[tuple[str, str, str]]:
 
 
 def plan_server(
-    api: Api, *, spec_source: Path | str, spec_name: str, package: str | None = None
+    api: Api,
+    *,
+    spec_source: Path | str,
+    spec_name: str,
+    package: str | None = None,
+    models: tuple[str | Deferred, Mapping[str, str]] | None = None,
 ) -> ServerPlan:
-    """Everything `apiforge server` writes for `api` (see the module docstring)."""
+    """Everything `apiforge server` writes for `api` (see the module docstring).
+
+    `models`: the models module's text (or a `Deferred` one) and the schema → class map of
+    the classes it defines, when the caller has them (`apiforge generate`); otherwise they come
+    from `models_for`, which also warns about the classes the module lacks."""
     package = check_package_name(package or default_package_name(api))
     marker = marker_line(spec_name)
-    models_source, classes = models_for(api.schemas, spec_source, marker=marker, used_in="routers")
+    models_source: str | Deferred
+    classes: Mapping[str, str]
+    if models is None:
+        models_source, classes = models_for(
+            api.schemas, spec_source, marker=marker, used_in="routers"
+        )
+    else:
+        models_source, classes = models
     mapper = TypeMapper({k: s.data for k, s in api.schemas.items()}, classes)
     planner = _Planner(api, mapper)
     tags = planner.tags()
@@ -847,20 +888,25 @@ def plan_server(
         job_event_types=job_event_types,
         job_event_subscribed=job_event_subscribed,
     )
+    # Templates see each operation only as an OperationView (what they read of it), so the
+    # context a file's cache key covers is exactly what its template can read.
+    view_tags = [_tag_view(t) for t in tags]
+    views = dict(zip((t.tag for t in tags), view_tags, strict=True))
     context: dict[str, object] = {
-        "plan": plan,
+        "plan": dc_replace(plan, tags=view_tags, files=[]),
         "marker": marker,
         "html_marker": marker_line(spec_name, style="html"),
         "is_plain_class": is_plain_class,
     }
+    templates = TemplateFiles("server", context, scope=f"{marker}\0{package}")
     pkg = package
 
     def gen(path: str, template: str, **extra: object) -> GeneratedFile:
-        return GeneratedFile(path, render("server", template, **context, **extra), format=True)
+        return templates.file(path, template, format=True, extra=extra)
 
     files = [
-        GeneratedFile("pyproject.toml", render("server", "pyproject.toml.j2", **context)),
-        GeneratedFile("README.md", render("server", "README.md.j2", **context)),
+        templates.file("pyproject.toml", "pyproject.toml.j2"),
+        templates.file("README.md", "README.md.j2"),
         GeneratedFile(f"{pkg}/py.typed", ""),
         gen(f"{pkg}/__init__.py", "__init__.py.j2"),
         gen(f"{pkg}/main.py", "main.py.j2"),
@@ -871,14 +917,16 @@ def plan_server(
         gen(f"{pkg}/handlers/__init__.py", "handlers_init.py.j2"),
     ]
     for tag in tags:
-        files.append(gen(f"{pkg}/routers/{tag.module}.py", "router.py.j2", tag=tag))
+        view = views[tag.tag]
+        files.append(gen(f"{pkg}/routers/{tag.module}.py", "router.py.j2", tag=view))
         if tag.handler_operations:
             files.append(
-                GeneratedFile(
+                templates.file(
                     f"{pkg}/handlers/{tag.module}.py",
-                    render("server", "handler.py.j2", **context, tag=tag),
+                    "handler.py.j2",
                     format=True,
                     create_once=True,
+                    extra={"tag": view},
                 )
             )
     if has_jobs:
@@ -898,6 +946,14 @@ def plan_server(
         )
     plan.files = files
     return plan
+
+
+def _tag_view(tag: TagPlan) -> TagPlan:
+    """`tag` as templates see it: each operation as an `OperationView`."""
+    operations = tuple(
+        dc_replace(o, op=cast(Operation, operation_view(o.op))) for o in tag.operations
+    )
+    return dc_replace(tag, operations=operations)
 
 
 # --- handlers that are still missing ----------------------------------------------------
@@ -921,25 +977,46 @@ def missing_handlers(plan: ServerPlan, out_dir: Path | str) -> list[MissingHandl
     missing: list[MissingHandler] = []
     for tag in plan.handler_tags:
         path = Path(out_dir) / plan.package / "handlers" / f"{tag.module}.py"
-        implemented: set[str] = set()
         try:
-            tree = ast.parse(path.read_text(encoding="utf-8"))
-        except (OSError, SyntaxError, ValueError):
-            tree = None
-        if tree is not None:
-            for node in ast.walk(tree):
-                if isinstance(node, ast.ClassDef):
-                    for item in node.body:
-                        if isinstance(
-                            item, ast.AsyncFunctionDef | ast.FunctionDef
-                        ) and not _is_stub(item):
-                            implemented.add(item.name)
+            implemented = _implemented(path.read_bytes())
+        except OSError:
+            implemented = frozenset()
         for op in tag.handler_operations:
             if op.name not in implemented:
                 missing.append(
                     MissingHandler(f"handlers/{tag.module}.py", op.name, op.op.label, op.op.id)
                 )
     return missing
+
+
+def _implemented(source: bytes) -> frozenset[str]:
+    """The methods a handler module implements (not stubs). Parsing a big module takes a
+    while, so the answer is cached by the module's bytes and apiforge's code."""
+    import hashlib
+
+    from generator.render.env import code_digest
+    from generator.spec.load import cache_get, cache_put
+
+    key = hashlib.sha256(code_digest().encode() + b"\0" + source).hexdigest()
+    hit = cache_get("handlers1", key)
+    if isinstance(hit, frozenset):
+        return hit
+    implemented: set[str] = set()
+    try:
+        tree = ast.parse(source.decode("utf-8"))
+    except (SyntaxError, ValueError):
+        tree = None
+    if tree is not None:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                for item in node.body:
+                    if isinstance(item, ast.AsyncFunctionDef | ast.FunctionDef) and not _is_stub(
+                        item
+                    ):
+                        implemented.add(item.name)
+    result = frozenset(implemented)
+    cache_put("handlers1", key, result)
+    return result
 
 
 def write_server(

@@ -18,17 +18,29 @@ differences. Both, and `write_tree(..., format_cache=True)`, keep ruff's output 
 content-addressed cache (`generator.spec.load.cache_dir()`): the key is the file's bytes, its
 path, the tree's top-level names (ruff's first-party detection looks at them), ruff's version
 and every formatting option, so a hit is exactly what ruff would print.
+
+A file may also carry a `key` (`GeneratedFile.key`): the content-addressed key of what its text
+is made from (for a rendered file, `generator.render.env.render_key`: the templates, apiforge's
+code and the exact context). Its final bytes are then cached under that key too (`out1/`, with
+the formatter's identity, the path and the tree's top-level names for a formatted file), and
+its content may be `Deferred`: on a hit the template is never rendered at all.
+
+`start_render_tree` does the same as `render_tree` but leaves ruff running in the background
+(ruff is another process: the caller plans and renders the other tree meanwhile) until
+`.result()`.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterable, Sequence
+import threading
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -52,23 +64,54 @@ def marker_line(source: str, *, style: str = "#") -> str:
     raise ValueError(f"unknown marker style {style!r}")
 
 
+class Deferred:
+    """Text computed when first asked for (a template render), then kept: a file whose final
+    bytes come from the cache (see `GeneratedFile.key`) is never rendered."""
+
+    __slots__ = ("_lock", "_make", "_text")
+
+    def __init__(self, make: Callable[[], str]) -> None:
+        self._make: Callable[[], str] | None = make
+        self._text: str | None = None
+        self._lock = threading.Lock()
+
+    def text(self) -> str:
+        with self._lock:
+            if self._text is None:
+                assert self._make is not None
+                self._text = self._make()
+                self._make = None
+            return self._text
+
+    def __repr__(self) -> str:
+        return "Deferred(rendered)" if self._text is not None else "Deferred(pending)"
+
+
 @dataclass(frozen=True, slots=True)
 class GeneratedFile:
     """One output file. `path` is relative and POSIX-style ("pkg/_client.py").
 
     - `format`: run ruff's formatter on it (Python files only);
     - `create_once`: a hand-written stub: written when absent, never overwritten;
-    - `executable`: chmod +x.
+    - `executable`: chmod +x;
+    - `key`: the SHA-256 of everything `content` is made from (None: the content is its own
+      key); with one, the final bytes are cached under it and `content` may be `Deferred`.
     """
 
     path: str
-    content: str | bytes
+    content: str | bytes | Deferred
     format: bool = False
     create_once: bool = False
     executable: bool = False
+    key: str | None = None
+
+    def text(self) -> str | bytes:
+        content = self.content
+        return content.text() if isinstance(content, Deferred) else content
 
     def data(self) -> bytes:
-        return self.content if isinstance(self.content, bytes) else self.content.encode()
+        text = self.text()
+        return text if isinstance(text, bytes) else text.encode()
 
 
 @dataclass(slots=True)
@@ -96,6 +139,19 @@ _FORMAT_STEPS = (
     ("format", *_COMMON, "--quiet", "--no-cache"),
 )
 _FORMAT_CACHE_KIND = "fmt1"
+_OUTPUT_CACHE_KIND = "out1"
+
+
+@functools.cache
+def _ruff() -> list[str]:
+    """How to run ruff: its binary, which `python -m ruff` would `exec` anyway (the same
+    program and arguments, without starting a Python first)."""
+    try:
+        from ruff import find_ruff_bin  # type: ignore[import-untyped]
+
+        return [os.fsdecode(find_ruff_bin())]
+    except (ImportError, FileNotFoundError):  # pragma: no cover - ruff is a dependency
+        return [sys.executable, "-m", "ruff"]
 
 
 def format_python(paths: Iterable[Path], *, cwd: Path) -> None:
@@ -106,7 +162,7 @@ def format_python(paths: Iterable[Path], *, cwd: Path) -> None:
         return
     for args in _FORMAT_STEPS:
         proc = subprocess.run(
-            [sys.executable, "-m", "ruff", *args, *targets],
+            [*_ruff(), *args, *targets],
             cwd=cwd,
             capture_output=True,
             text=True,
@@ -144,6 +200,14 @@ def _format_key(identity: str, roots: str, f: GeneratedFile) -> str:
     return h.hexdigest()
 
 
+def _output_key(identity: str, roots: str, f: GeneratedFile) -> str:
+    """The key of `f`'s final bytes: its own key, and for a formatted file everything
+    formatting adds (the formatter, the path, the tree's top-level names)."""
+    assert f.key is not None
+    parts = (f.key, f.path, "format", identity, roots) if f.format else (f.key, f.path, "as is")
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+
 def _format_many(files: Sequence[GeneratedFile], roots: Sequence[str]) -> dict[str, bytes]:
     """Run `format_python` on `files` in a scratch tree shaped like the real one."""
     if not files:
@@ -167,6 +231,12 @@ def _format_many(files: Sequence[GeneratedFile], roots: Sequence[str]) -> dict[s
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def tree_roots(files: Sequence[GeneratedFile]) -> list[str]:
+    """The tree's top-level names: directories (with a trailing `/`), and top-level `.py`
+    files — what ruff's first-party detection sees of the tree."""
+    return _roots(files)
+
+
 def _roots(files: Sequence[GeneratedFile]) -> list[str]:
     """The tree's top-level names: directories, and top-level `.py` files."""
     names = set()
@@ -179,38 +249,123 @@ def _roots(files: Sequence[GeneratedFile]) -> list[str]:
     return sorted(names)
 
 
-def render_tree(files: Sequence[GeneratedFile], *, format_cache: bool = True) -> dict[str, bytes]:
-    """The bytes `write_tree` writes for each of `files` (create-once files included), in path
-    order, computed without touching any output directory. Formatting results come from, and
-    go to, the content-addressed cache unless `format_cache` is false or caching is off."""
+class PendingTree:
+    """The bytes of a tree whose formatting (ruff, another process) may still be running:
+    `result()` waits for it (see `start_render_tree`)."""
+
+    def __init__(
+        self,
+        result: dict[str, bytes],
+        misses: list[GeneratedFile],
+        roots: list[str],
+        format_keys: dict[str, str],
+        output_keys: dict[str, str],
+    ) -> None:
+        self._result = result
+        self._misses = misses
+        self._roots = roots
+        self._format_keys = format_keys
+        self._output_keys = output_keys
+        self._formatted: dict[str, bytes] | None = None
+        self._error: BaseException | None = None
+        self._thread: threading.Thread | None = None
+        if misses:
+            self._thread = threading.Thread(target=self._format, daemon=True)
+            self._thread.start()
+
+    def _format(self) -> None:
+        try:
+            self._formatted = _format_many(self._misses, self._roots)
+        except BaseException as exc:  # re-raised by result(), in the caller's thread
+            self._error = exc
+
+    def result(self) -> dict[str, bytes]:
+        """{path: bytes} in path order (files in `skip` left out)."""
+        from generator.spec.load import cache_put
+
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+            if self._error is not None:
+                raise self._error
+            assert self._formatted is not None
+            for f in self._misses:
+                data = self._formatted[f.path]
+                self._result[f.path] = data
+                if f.path in self._format_keys:
+                    cache_put(_FORMAT_CACHE_KIND, self._format_keys[f.path], data)
+                if f.path in self._output_keys:
+                    cache_put(_OUTPUT_CACHE_KIND, self._output_keys[f.path], data)
+            self._misses = []
+        return {path: self._result[path] for path in sorted(self._result)}
+
+
+def start_render_tree(
+    files: Sequence[GeneratedFile],
+    *,
+    format_cache: bool = True,
+    skip: Collection[str] = (),
+    roots: Sequence[str] | None = None,
+) -> PendingTree:
+    """Start computing what `render_tree` gives: cache lookups and renders happen now, in this
+    thread; ruff, for the files no cache has, runs in the background until `result()`.
+    `skip`: paths whose bytes are not wanted (create-once files already on disk): neither
+    rendered nor formatted, and left out of the result. `roots`: the tree's top-level names,
+    when `files` is only part of the tree."""
     from generator.spec.load import cache_dir, cache_get, cache_put
 
     _check_paths(files)
     ordered = sorted(files, key=lambda f: f.path)
-    roots = _roots(ordered)
+    tree_roots = list(roots) if roots is not None else _roots(ordered)
     use_cache = format_cache and cache_dir() is not None
     identity = _formatter_identity() if use_cache else ""
-    root_key = "\n".join(roots)
+    root_key = "\n".join(tree_roots)
     result: dict[str, bytes] = {}
     misses: list[GeneratedFile] = []
-    keys: dict[str, str] = {}
+    format_keys: dict[str, str] = {}
+    output_keys: dict[str, str] = {}
     for f in ordered:
+        if f.path in skip:
+            continue
+        if use_cache and f.key is not None:
+            out_key = output_keys[f.path] = _output_key(identity, root_key, f)
+            hit = cache_get(_OUTPUT_CACHE_KIND, out_key)
+            if isinstance(hit, bytes):
+                result[f.path] = hit
+                del output_keys[f.path]
+                continue
         if not f.format:
             result[f.path] = f.data()
+            if f.path in output_keys:
+                cache_put(_OUTPUT_CACHE_KIND, output_keys.pop(f.path), result[f.path])
             continue
         if use_cache:
-            key = keys[f.path] = _format_key(identity, root_key, f)
+            key = format_keys[f.path] = _format_key(identity, root_key, f)
             hit = cache_get(_FORMAT_CACHE_KIND, key)
             if isinstance(hit, bytes):
                 result[f.path] = hit
+                if f.path in output_keys:
+                    cache_put(_OUTPUT_CACHE_KIND, output_keys.pop(f.path), hit)
                 continue
         misses.append(f)
-    formatted = _format_many(misses, [r.rstrip("/") for r in roots])
     for f in misses:
-        result[f.path] = formatted[f.path]
-        if use_cache:
-            cache_put(_FORMAT_CACHE_KIND, keys[f.path], formatted[f.path])
-    return {path: result[path] for path in sorted(result)}
+        f.data()  # rendered here, in the caller's thread; only ruff runs in the background
+    return PendingTree(
+        result, misses, [r.rstrip("/") for r in tree_roots], format_keys, output_keys
+    )
+
+
+def render_tree(
+    files: Sequence[GeneratedFile],
+    *,
+    format_cache: bool = True,
+    skip: Collection[str] = (),
+) -> dict[str, bytes]:
+    """The bytes `write_tree` writes for each of `files` (create-once files included, unless
+    in `skip`), in path order, computed without touching any output directory. Formatting
+    results come from, and go to, the content-addressed cache unless `format_cache` is false
+    or caching is off."""
+    return start_render_tree(files, format_cache=format_cache, skip=skip).result()
 
 
 def tree_drift(
@@ -236,7 +391,7 @@ def tree_drift(
         except OSError:
             drift.append(path)
     if out.is_dir():
-        drift.extend(stale_files(out, set(rendered)))
+        drift.extend(stale_files(out, set(rendered) | {f.path for f in files}))
     return sorted(drift)
 
 
@@ -290,10 +445,18 @@ def write_tree(
         staged: list[GeneratedFile] = []
         if rendered is None and format_cache:
             rendered = render_tree(files, format_cache=True)
-        for f in sorted(files, key=lambda f: f.path):
+        ordered = sorted(files, key=lambda f: f.path)
+        for f in ordered:
             if f.create_once and (out / f.path).exists():
                 report.kept.append(f.path)
                 continue
+            if rendered is not None and f.path not in rendered:  # skipped, and gone since
+                rendered = {
+                    **rendered,
+                    **start_render_tree(
+                        [f], format_cache=format_cache, roots=_roots(ordered)
+                    ).result(),
+                }
             target = tmp / f.path
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(rendered[f.path] if rendered is not None else f.data())
