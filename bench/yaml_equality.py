@@ -10,6 +10,19 @@ unquoted one is a date; bool is not int), the same dict key order, datetimes by 
 same sharing: an object reached twice in one result (an anchor and its aliases, or a
 recursive structure) is reached twice at the same places in the other. A file PyYAML rejects
 must be rejected with the same exception class and message. Exits 1 on any difference.
+
+    .venv/bin/python bench/yaml_equality.py --blocks [--split-bytes N] [--mutations N] [FILE ...]
+
+also checks the block-by-block reader (`generator.spec.load.load_yaml_blocks`, what big files
+go through when a cache is on) against the whole parse, on every file: with blocks split down
+to `--split-bytes` (small, so even small files split into many blocks), the data must be the
+same as above, a text the whole parse rejects must be refused (so the whole parse gives its
+error), and the source map put together from the blocks' maps must answer every pointer of
+the whole map (and pointers that do not exist) with the same offset; read again with the
+blocks' cache, nothing is parsed and the data is the same. Then, for every file of at least
+`--mutate-min` bytes, `--mutations` random one-line edits (a description line changed, a line
+inserted, a line deleted; seeded), each read with the original's blocks cached and the
+production split size, compared the same way with the whole parse of the edited text.
 """
 
 from __future__ import annotations
@@ -17,9 +30,13 @@ from __future__ import annotations
 import argparse
 import datetime
 import gc
+import hashlib
 import math
+import random
+import re
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +45,14 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from generator.spec.load import load_yaml  # noqa: E402
+import generator.spec.load as load  # noqa: E402
+from generator.spec.load import load_yaml, load_yaml_blocks  # noqa: E402
+from generator.spec.sourcemap import (  # noqa: E402
+    SourceMap,
+    _BlockIndex,
+    _index_yaml,
+    _line_starts_str,
+)
 
 CORPUS = ROOT.parent / "shared" / "corpus"
 _SCALARS = (str, int, float, bool, bytes, type(None), datetime.date, datetime.datetime)
@@ -124,10 +148,98 @@ def compare(text: str) -> tuple[str | None, bool]:
     return difference(ref, ours), rejected
 
 
+def compare_blocks(
+    raw: bytes, cached: dict[Any, Any] | None = None
+) -> tuple[str, str | None, dict[Any, Any] | None, tuple[int, int]]:
+    """Read `raw` block by block (with `cached` blocks) and whole; (how it was read: "blocks",
+    "whole" when the reader refused it, "rejected" when the whole parse raised too; what
+    differs or None; the blocks' entries; how many blocks were parsed, of how many)."""
+    text = raw.decode("utf-8-sig")
+    kind, ref = outcome(load_yaml, text)
+    gc.disable()
+    try:
+        loaded = load_yaml_blocks(raw, hashlib.sha256(raw).hexdigest(), cached)
+    except Exception as exc:  # it must never raise: refusing is how it reports trouble
+        return "blocks", f"load_yaml_blocks raised {type(exc).__name__}: {exc}", None, (0, 0)
+    finally:
+        gc.enable()
+    if kind == "error":
+        if loaded is not None:
+            return "blocks", f"read block by block, but the whole parse raised: {ref}", None, (0, 0)
+        return "rejected", None, None, (0, 0)
+    if loaded is None:
+        return "whole", None, None, (0, 0)
+    data, layout, entries = loaded
+    counts = (layout.parsed, len(layout.leaves))
+    whole, tree = ref
+    diff = difference(whole, data)
+    if diff is not None:
+        return "blocks", f"data: {diff}", None, counts
+    starts = _line_starts_str(text)
+    reference = _index_yaml(text, starts, tree)
+    index = _BlockIndex(layout)
+    smap = SourceMap(reference, raw, starts)
+    for pointer, offset in reference.items():
+        found = index.offset(pointer, starts)
+        if found != offset:
+            return "blocks", f"source map: {pointer} at {found}, not {offset}", None, counts
+        if index.locate(pointer) != smap.locate(pointer):
+            where = f"{index.locate(pointer)}, not {smap.locate(pointer)}"
+            return "blocks", f"source map: {pointer} located at {where}", None, counts
+    some = list(reference)[:: max(1, len(reference) // 200)]
+    for pointer in ("/nope", "/", "//", *(p + "/~x" for p in some), *(p + "/" for p in some)):
+        found = index.offset(pointer, starts)
+        if found != reference.get(pointer) or index.locate(pointer) != smap.locate(pointer):
+            return "blocks", f"source map: missing {pointer} at {found}", None, counts
+    again = load_yaml_blocks(raw, hashlib.sha256(raw).hexdigest(), entries)
+    if again is None or again[1].parsed or again[2] is not entries:
+        return "blocks", "read again with its blocks cached, it parsed again", None, counts
+    diff = difference(whole, again[0])
+    if diff is not None:
+        return "blocks", f"data read from the blocks' cache: {diff}", None, counts
+    return "blocks", None, entries, counts
+
+
+_DESCRIPTION = re.compile(rb"^ *(?:- )?description:", re.M)
+
+
+def mutate(raw: bytes, rng: random.Random, how: str) -> bytes:
+    """`raw` with one line changed (a description line when there is one), inserted (a copy
+    of a line, a blank or a comment line) or deleted."""
+    lines = raw.split(b"\n")
+    at = rng.randrange(len(lines))
+    if how == "edit":
+        described = [m.start() for m in _DESCRIPTION.finditer(raw)]
+        if described and rng.random() < 0.7:
+            at = raw.count(b"\n", 0, rng.choice(described))
+            if rng.random() < 0.5 and at + 1 < len(lines):
+                at += 1  # the text of a folded description, or the next key
+        line = lines[at]
+        letters = [i for i, c in enumerate(line) if 97 <= c <= 122]
+        if letters:
+            i = rng.choice(letters)
+            lines[at] = line[:i] + rng.choice([b"q", b"x", b"word "]) + line[i + 1 :]
+        else:
+            lines[at] = line + b" x"
+    elif how == "insert":
+        choice = rng.random()
+        indent = lines[at][: len(lines[at]) - len(lines[at].lstrip(b" "))]
+        new = lines[rng.randrange(len(lines))] if choice < 0.5 else indent + b"# inserted"
+        lines.insert(at, b"" if choice > 0.8 else new)
+    else:
+        del lines[at]
+    return b"\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("files", nargs="*", type=Path)
     parser.add_argument("--corpus", type=Path, default=CORPUS)
+    parser.add_argument("--blocks", action="store_true", help="check the block-by-block reader")
+    parser.add_argument("--split-bytes", type=int, default=1024)
+    parser.add_argument("--mutations", type=int, default=9, help="per big file (--blocks)")
+    parser.add_argument("--mutate-min", type=int, default=load.CACHE_MIN_BYTES)
+    parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     files = args.files or sorted(
         p for p in args.corpus.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file()
@@ -135,13 +247,28 @@ def main() -> None:
     start = time.perf_counter()
     same = rejected = undecodable = 0
     differences: list[tuple[Path, str]] = []
+    read: Counter[str] = Counter()
+    leaves: list[int] = []
     for path in files:
+        raw = path.read_bytes()
         try:
-            text = path.read_bytes().decode("utf-8-sig")
+            text = raw.decode("utf-8-sig")
         except UnicodeDecodeError:
             undecodable += 1  # apiforge refuses these before any YAML parser sees them
             continue
         diff, was_rejected = compare(text)
+        if diff is None and args.blocks:
+            production = load.BLOCK_SPLIT_BYTES
+            load.BLOCK_SPLIT_BYTES = args.split_bytes
+            try:
+                how, diff, _, (_, count) = compare_blocks(raw)
+            finally:
+                load.BLOCK_SPLIT_BYTES = production
+            read[how] += 1
+            if how == "blocks" and diff is None:
+                leaves.append(count)
+            if diff is not None:
+                diff = f"block by block: {diff}"
         if diff is None:
             same += 1
             rejected += was_rejected
@@ -155,7 +282,61 @@ def main() -> None:
         f"the same error), {len(differences)} different, {undecodable} not UTF-8 (skipped); "
         f"{elapsed:.0f} s"
     )
+    if args.blocks:
+        print(
+            f"block by block (split at {args.split_bytes} bytes): {read['blocks']} read by "
+            f"blocks ({sum(leaves)} blocks, up to {max(leaves, default=0)} in one file), "
+            f"{read['whole']} refused (read whole), {read['rejected']} refused and rejected "
+            "by the whole parse too"
+        )
+        mutated = mutations(files, args, differences)
+        print(
+            f"one-line edits of {mutated['files']} files of >= {args.mutate_min} bytes: "
+            f"{mutated['total']} edits ({mutated['edit']} changed, {mutated['insert']} "
+            f"inserted, {mutated['delete']} deleted lines): {mutated['blocks']} read by "
+            f"blocks, identical, re-parsing {mutated['parsed']} of their {mutated['leaves']} "
+            f"blocks (at most {mutated['max_parsed']} for one edit); "
+            f"{mutated['whole']} refused (read whole), {mutated['rejected']} rejected by "
+            f"both; {mutated['different']} different; {time.perf_counter() - start:.0f} s "
+            "in all"
+        )
     sys.exit(1 if differences else 0)
+
+
+def mutations(
+    files: list[Path], args: argparse.Namespace, differences: list[tuple[Path, str]]
+) -> Counter[str]:
+    rng = random.Random(args.seed)
+    counts: Counter[str] = Counter()
+    for path in files:
+        if args.mutations <= 0 or path.stat().st_size < args.mutate_min:
+            continue
+        raw = path.read_bytes()
+        try:
+            raw.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            continue
+        how, diff, entries, _ = compare_blocks(raw)
+        if diff is not None:
+            continue  # already reported by the first pass
+        counts["files"] += 1
+        for i in range(args.mutations):
+            kind = ("edit", "insert", "delete")[i % 3]
+            edited = mutate(raw, rng, kind)
+            how, diff, _, (parsed, count) = compare_blocks(edited, entries)
+            counts["total"] += 1
+            counts[kind] += 1
+            counts[how] += 1
+            if how == "blocks" and diff is None:
+                counts["parsed"] += parsed
+                counts["max_parsed"] = max(counts["max_parsed"], parsed)
+                counts["leaves"] += count
+            if diff is not None:
+                counts["different"] += 1
+                differences.append((path, f"{kind} edit: {diff}"))
+                print(f"DIFFERENT {path} after a one-line {kind}: {diff}", flush=True)
+            gc.collect()
+    return counts
 
 
 if __name__ == "__main__":

@@ -8,12 +8,15 @@ document was constructed from (`Document._yaml_tree`), so the text is parsed onc
 map is not going to be cached, only the pointers asked for are looked up in the tree (with
 exactly the answers the whole map would give); otherwise the whole map is built and cached
 by content hash like parsed data. Only a document whose data came from the parse cache, with
-no cached map, is composed again.
+no cached map, is composed again. A big YAML file read block by block (`load.BlockLayout`)
+gets its map from its blocks' maps, each made once per block text and cached like the
+blocks' data, so an edit re-maps only the blocks it changed.
 """
 
 from __future__ import annotations
 
 import bisect
+import pickle
 import re
 from collections.abc import Callable
 from itertools import accumulate, repeat
@@ -23,6 +26,9 @@ from typing import TYPE_CHECKING
 import yaml
 
 from generator.spec.load import (
+    BlockLayout,
+    BlockLeaf,
+    BlockSplit,
     YamlTree,
     _YamlLoader,
     cache_dir,
@@ -45,6 +51,7 @@ _JSON_TOKEN = re.compile(
 )
 _CACHE_KIND = "srcmap1"
 _CACHE_MIN_BYTES = 256 * 1024
+_BLOCK_MAPS_KIND = "ymaps1"  # per file: {block hash: its pickled map}; see `_BlockIndex`
 
 
 def escape(token: str) -> str:
@@ -58,13 +65,20 @@ class SourceMap:
         text: bytes,
         line_starts: list[int] | None = None,
         lookup: Callable[[str], int | None] | None = None,
+        blocks: _BlockIndex | None = None,
     ):
         self._offsets = offsets  # pointer → character offset
-        self._line_starts = line_starts or _line_starts(text)
+        self._blocks = blocks  # when set, it answers instead (a document read by blocks)
+        self._line_starts = line_starts or ([0] if blocks is not None else _line_starts(text))
         self._lookup = lookup or offsets.get  # `lookup` answers as the whole map would
 
     @classmethod
     def for_document(cls, doc: Document) -> SourceMap:
+        if doc._blocks is not None:
+            with gc_paused():
+                index = _BlockIndex(doc._blocks)
+            doc._blocks = None  # the index keeps what it needs
+            return cls({}, doc.text, blocks=index)
         cached = cache_get(_CACHE_KIND, doc.digest)
         if cached is None:
             text = doc.text.decode("utf-8-sig")
@@ -82,6 +96,8 @@ class SourceMap:
         return cls(cached[0], doc.text, cached[1])
 
     def locate(self, pointer: str) -> tuple[int, int]:
+        if self._blocks is not None:
+            return self._blocks.locate(pointer)
         lookup = self._lookup
         offset = lookup(pointer)
         while offset is None and pointer:
@@ -276,3 +292,94 @@ class _TreeIndex:
                     table[str(i)] = [(starts[min(mark.line, last)] + mark.column, item)]
             self._tables[node] = table
         return table
+
+
+class _BlockIndex:
+    """The whole map's answers for a document read block by block: `offset(pointer)` is what
+    `_index_yaml` gives for the whole text and tree, and `locate` what `SourceMap.locate`
+    gives with that map, without the whole text's lines.
+
+    Each block's own map (`_index_yaml` of its text: pointers from its key down, offsets
+    from its first line) is made from the block's tree when it was parsed in this process,
+    by composing the block's text otherwise, and cached per file by the block's hash; a
+    pointer is answered by the one block its tokens lead to (the split keys of a mapping
+    are distinct pointer tokens), from that block's first line. The two agree: a block's
+    marks are the whole parse's, less its first line, and the whole map's depth-first walk
+    visits the nodes of one block together and in the block's own order, so where aliases
+    or duplicate keys make a pointer ambiguous, the block's map picks what the whole one
+    does."""
+
+    def __init__(self, layout: BlockLayout) -> None:
+        self._layout = layout
+        self._maps: dict[bytes, dict[str, int]] = {}
+        self._starts: dict[bytes, list[int]] = {}
+        name = layout.cache_name
+        cached = cache_get(_BLOCK_MAPS_KIND, name) if name is not None else None
+        packed: dict[bytes, bytes] = cached if isinstance(cached, dict) else {}
+        keep: dict[bytes, bytes] = {}
+        body = layout.body
+        line = previous = 0
+        for leaf in layout.leaves:
+            line += body.count(b"\n", previous, leaf.start)
+            previous = leaf.start
+            leaf.line = line
+            blob = keep.get(leaf.key) or packed.get(leaf.key)
+            if blob is None:
+                chunk = layout.leaf_text(leaf)
+                starts = self._starts[leaf.key] = _line_starts_str(chunk)
+                offsets = self._maps[leaf.key] = _index_yaml(chunk, starts, leaf.tree)
+                blob = pickle.dumps(offsets, protocol=pickle.HIGHEST_PROTOCOL)
+            keep[leaf.key] = blob
+            leaf.tree = None
+        self._packed = keep
+        if name is not None and keep.keys() != packed.keys():
+            cache_put(_BLOCK_MAPS_KIND, name, keep)
+
+    def find(self, pointer: str) -> tuple[BlockLeaf, int] | None:
+        """The block that has `pointer`, and its offset in that block (None for "")."""
+        if pointer[:1] != "/":
+            return None
+        tokens = pointer[1:].split("/")
+        last = len(tokens) - 1
+        children = self._layout.root
+        for depth, token in enumerate(tokens):
+            node = children.get(token)
+            if node is None:
+                return None
+            leaf: BlockLeaf
+            if node.__class__ is BlockSplit:
+                assert isinstance(node, BlockSplit)
+                if depth < last:
+                    children = node.children
+                    continue
+                leaf, rel = node.header, "/" + token
+            else:
+                assert isinstance(node, BlockLeaf)
+                leaf, rel = node, "/" + "/".join(tokens[depth:])
+            offsets = self._maps.get(leaf.key)
+            if offsets is None:
+                offsets = self._maps[leaf.key] = pickle.loads(self._packed[leaf.key])
+            offset = offsets.get(rel)
+            return None if offset is None else (leaf, offset)
+        return None
+
+    def offset(self, pointer: str, line_starts: list[int]) -> int | None:
+        """The whole map's offset for `pointer`, given the whole text's line starts."""
+        if not pointer:
+            return 0
+        found = self.find(pointer)
+        return None if found is None else line_starts[found[0].line] + found[1]
+
+    def locate(self, pointer: str) -> tuple[int, int]:
+        found = self.find(pointer)
+        while found is None and pointer:
+            pointer = pointer.rsplit("/", 1)[0]
+            found = self.find(pointer)
+        if found is None:
+            return 1, 1  # offset 0, as the whole map has for ""
+        leaf, offset = found
+        starts = self._starts.get(leaf.key)
+        if starts is None:
+            starts = self._starts[leaf.key] = _line_starts_str(self._layout.leaf_text(leaf))
+        line = bisect.bisect_right(starts, offset)
+        return leaf.line + line, offset - starts[line - 1] + 1
