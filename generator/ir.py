@@ -76,6 +76,8 @@ class Parameter:
     deprecated: bool
     schema: Schema | None
     where: Where
+    style: str = ""  # as declared; "" means OpenAPI's default for the location
+    explode: bool | None = None  # as declared; None means the style's default
 
 
 @dataclass(frozen=True, slots=True)

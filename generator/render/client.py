@@ -29,7 +29,7 @@ from generator.render.env import TemplateFiles, operation_view, templates_root
 from generator.render.escape import py_string
 from generator.render.models import models_for
 from generator.render.names import NameAllocator, safe_identifier, snake_case
-from generator.render.pytypes import TypeMapper, is_plain_class
+from generator.render.pytypes import TypeMapper, is_plain_class, query_shape, query_style
 from generator.render.writer import (
     Deferred,
     GeneratedFile,
@@ -79,6 +79,10 @@ class ParamPlan:
     required: bool
     description: str
     example: str  # a Python expression for the README
+    # a query parameter httpx cannot send as it is (an object, a list of objects, a delimited
+    # list): its OpenAPI style and explode, for the runtime's `Styled`; "" for the others
+    style: str = ""
+    explode: bool = True
 
 
 @dataclass(frozen=True)
@@ -208,7 +212,7 @@ def _example(type_expr: str) -> str:
         "int": "1",
         "float": "1.0",
         "bool": "True",
-    }.get(base, "[]" if base.startswith("list[") else '"..."')
+    }.get(base, "[]" if base.startswith("list[") else "{}" if base.startswith("dict[") else '"..."')
 
 
 def _literal_example(type_expr: str) -> str:
@@ -254,8 +258,7 @@ class _Planner:
         type_expr = self.types.type_of(schema.data if schema else None, mode="param")
         if p.location in ("path", "header") and type_expr.startswith(("list[", "dict[")):
             type_expr = "str"
-        if p.location == "query" and type_expr.startswith("dict["):
-            type_expr = "Any"
+        styled = query_style(p, query_shape(type_expr)) if p.location == "query" else None
         required = p.required or p.location == "path"
         example = (
             _literal_example(type_expr) if type_expr.startswith("Literal[") else _example(type_expr)
@@ -268,6 +271,8 @@ class _Planner:
             required=required,
             description=p.description,
             example=example,
+            style=styled[0] if styled else "",
+            explode=styled[1] if styled else True,
         )
 
     def path_parts(self, op: Operation, params: Sequence[ParamPlan]) -> tuple[PathPart, ...]:

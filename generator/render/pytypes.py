@@ -8,9 +8,12 @@ mapping does not understand becomes `Any` (in a signature a caller can always sa
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from generator.render.escape import py_literal
+
+if TYPE_CHECKING:
+    from generator.ir import Parameter
 
 Mode = Literal["param", "model"]
 _MAX_DEPTH = 8
@@ -99,8 +102,15 @@ class TypeMapper:
                 parts.append(f"list[{items}]")
             elif t == "object":
                 extra = schema.get("additionalProperties")
-                if isinstance(extra, Mapping) and extra and not schema.get("properties"):
+                props = schema.get("properties")
+                if isinstance(extra, Mapping) and extra and not props:
                     parts.append(f"dict[str, {self._type(extra, mode, depth + 1)}]")
+                elif mode == "param" and isinstance(props, Mapping) and props and not extra:
+                    # a query object whose properties share one type (Stripe's `created[gte]`
+                    # range: all integers) validates its values as that type
+                    values = {self._type(v, mode, depth + 1) for v in props.values()}
+                    value = values.pop() if len(values) == 1 else "Any"
+                    parts.append(f"dict[str, {value}]")
                 else:
                     parts.append("dict[str, Any]")
             else:
@@ -133,3 +143,57 @@ def _union(parts: list[str], nullable: bool) -> str:
 def is_plain_class(expr: str) -> bool:
     """Whether `expr` names a class (so `type[T]` APIs accept it as is)."""
     return expr.replace(".", "").replace("_", "").isalnum() and expr not in ("Any", "None")
+
+
+# --- query parameters in OpenAPI's `style`/`explode` forms ---------------------------------
+
+QueryShape = Literal["scalar", "array", "complex"]
+_QUERY_STYLES = ("form", "spaceDelimited", "pipeDelimited", "deepObject")
+
+
+def union_members(expr: str) -> list[str]:
+    """The top-level members of a type expression's union (`a[b | c] | d` → `a[b | c]`, `d`)."""
+    members: list[str] = []
+    depth = start = 0
+    for i, char in enumerate(expr):
+        if char == "[":
+            depth += 1
+        elif char == "]":
+            depth -= 1
+        elif char == "|" and depth == 0:
+            members.append(expr[start:i].strip())
+            start = i + 1
+    members.append(expr[start:].strip())
+    return [m for m in members if m]
+
+
+def query_shape(expr: str) -> QueryShape:
+    """How a query parameter of type `expr` is read: `complex` when a member of its union is
+    an object or a list of objects/lists (FastAPI's `Query` reads neither), `array` when one
+    is a list of scalars, else `scalar`."""
+    shape: QueryShape = "scalar"
+    for member in union_members(expr):
+        if member.startswith("dict["):
+            return "complex"
+        if member.startswith("list["):
+            items = union_members(member[len("list[") : -1])
+            if any(i.startswith(("dict[", "list[")) for i in items):
+                return "complex"
+            shape = "array"
+    return shape
+
+
+def query_style(p: Parameter, shape: QueryShape) -> tuple[str, bool] | None:
+    """(style, explode) when a query parameter of this shape needs them to be read and sent,
+    None when FastAPI's `Query` and httpx's `params` already do what the spec says (a scalar,
+    or a list of scalars as repeated `name=value` keys: `form` exploded).
+
+    The style and explode are the parameter's (OpenAPI's defaults: `form`; explode for
+    `form` only)."""
+    if shape == "scalar":
+        return None
+    style = p.style if p.style in _QUERY_STYLES else "form"
+    explode = p.explode if p.explode is not None else style == "form"
+    if shape == "array" and style == "form" and explode:
+        return None
+    return style, explode

@@ -37,7 +37,13 @@ from generator.ir import Api, MediaType, Operation, Parameter, Schema, Webhook
 from generator.render.env import TemplateFiles, operation_view, templates_root
 from generator.render.models import models_for
 from generator.render.names import NameAllocator, pascal_case, safe_identifier, snake_case
-from generator.render.pytypes import TypeMapper, is_plain_class
+from generator.render.pytypes import (
+    TypeMapper,
+    is_plain_class,
+    query_shape,
+    query_style,
+    union_members,
+)
 from generator.render.writer import (
     Deferred,
     GeneratedFile,
@@ -301,6 +307,12 @@ def _pystr(value: str) -> str:
     return py_string(value)
 
 
+def _tuple(values: Sequence[str]) -> str:
+    """A tuple literal of strings (no trailing comma the formatter would spread out)."""
+    items = [_pystr(v) for v in values]
+    return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+
+
 def _default_literal(schema: Mapping[str, Any] | None, type_expr: str) -> str | None:
     """The schema's default as a Python literal, when it is a value of `type_expr`."""
     if schema is None or "default" not in schema:
@@ -390,23 +402,34 @@ class _Planner:
             skip.add(idem.header.lower())
         allocator = NameAllocator(_HANDLER_ARGUMENTS)
         order = {"path": 0, "query": 1, "header": 2, "cookie": 3}
+        query = tuple(sorted({p.name for p in op.parameters if p.location == "query"}))
         plans = []
         for p in sorted(
             (p for p in op.parameters if p.location in order), key=lambda p: order[p.location]
         ):
             if p.location == "header" and p.name.lower() in skip:
                 continue
-            plans.append(self.param(p, allocator, loose=kind in ("job_status", "job_cancel")))
+            loose = kind in ("job_status", "job_cancel")
+            plans.append(self.param(p, allocator, loose=loose, query=query))
         return tuple(plans)
 
-    def param(self, p: Parameter, allocator: NameAllocator, *, loose: bool) -> ParamPlan:
+    def param(
+        self,
+        p: Parameter,
+        allocator: NameAllocator,
+        *,
+        loose: bool,
+        query: tuple[str, ...] = (),
+    ) -> ParamPlan:
+        """`query`: the wire names of the operation's query parameters."""
         name = allocator.allocate((p.location, p.name), snake_case(p.name, fallback="param"))
         schema = _resolved(p.schema, self.api.schemas)
         type_expr = self.types.type_of(p.schema.data if p.schema else None, mode="param")
         if p.location in ("path", "header", "cookie") and type_expr.startswith(("list[", "dict[")):
             type_expr = "str"
-        if p.location == "query" and type_expr.startswith("dict["):
-            type_expr = "str"
+        styled = query_style(p, query_shape(type_expr)) if p.location == "query" else None
+        if styled is not None:
+            return self.styled_param(p, name, type_expr, styled, query)
         if type_expr == "Any":
             type_expr = "str"
         marker = {"path": "Path", "query": "Query", "header": "Header", "cookie": "Cookie"}[
@@ -440,6 +463,65 @@ class _Planner:
             default=default,
             description=p.description,
         )
+
+    def styled_param(
+        self,
+        p: Parameter,
+        name: str,
+        type_expr: str,
+        styled: tuple[str, bool],
+        query: tuple[str, ...],
+    ) -> ParamPlan:
+        """A query parameter FastAPI's `Query` cannot read (an object, a list of objects, a
+        delimited list): the endpoint gets it from the runtime's `styled_query` dependency,
+        which reads the spec's `style` / `explode` forms and validates the value as
+        `type_expr`."""
+        style, explode = styled
+        args = [_pystr(p.name), type_expr, f"style={_pystr(style)}", f"explode={explode}"]
+        if p.required:
+            args.append("required=True")
+        if style == "form" and explode:
+            names = self._property_names(p.schema.data if p.schema else None)
+            if names:
+                args.append(f"properties={_tuple(names)}")
+            else:  # a free-form object: every key the operation's other parameters leave
+                others = [n for n in query if n != p.name]
+                if others:
+                    args.append(f"exclude={_tuple(others)}")
+        handler_type = type_expr
+        default: str | None = None
+        if not p.required:
+            default = "None"
+            if "None" not in union_members(type_expr):
+                handler_type = f"{type_expr} | None"
+        return ParamPlan(
+            name=name,
+            wire=p.name,
+            location=p.location,
+            type=handler_type,
+            annotation=f"Annotated[{handler_type}, Depends(styled_query({', '.join(args)}))]",
+            default=default,
+            description=p.description,
+        )
+
+    def _property_names(self, schema: Any, depth: int = 0) -> list[str]:
+        """The properties an object schema declares, through `$ref`, `allOf`, `anyOf` and
+        `oneOf` (sorted, each once)."""
+        if not isinstance(schema, Mapping) or depth > 8:
+            return []
+        ref = schema.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/components/schemas/"):
+            target = self.api.schemas.get(
+                ref.rsplit("/", 1)[-1].replace("~1", "/").replace("~0", "~")
+            )
+            return self._property_names(target.data if target else None, depth + 1)
+        props = schema.get("properties")
+        names = set(props) if isinstance(props, Mapping) else set()
+        for key in ("allOf", "anyOf", "oneOf"):
+            parts = schema.get(key)
+            for part in parts if isinstance(parts, list) else ():
+                names.update(self._property_names(part, depth + 1))
+        return sorted(n for n in names if isinstance(n, str))
 
     def route_path(self, op: Operation, params: Sequence[ParamPlan]) -> str:
         by_wire = {p.wire: p.name for p in params if p.location == "path"}

@@ -156,6 +156,8 @@ class Builder:
             deprecated=bool(data.get("deprecated")),
             schema=schema,
             where=at,
+            style=_str(data.get("style")),
+            explode=data["explode"] if isinstance(data.get("explode"), bool) else None,
         )
 
     def response(self, where: Where, status: str, node: Any) -> Response:

@@ -6,7 +6,8 @@ Generated code imports everything it needs from here:
 - `_errors`: `APIError` and its family, `ProblemDetails`, `error_from_response`;
 - `_retry`: `RetryPolicy` and the retry rules; `_ratelimit`: `RateLimit`, `parse_rate_limit`;
 - `_jobs`: `JobHandle`, `AsyncJobHandle`; `_concurrency`: `read_modify_write` (+ async);
-- `_webhooks`: `verify_webhook` and two signing helpers for tests.
+- `_webhooks`: `verify_webhook` and two signing helpers for tests;
+- `_query`: `Styled`, `encode_query` (objects and arrays of objects in the query string).
 
 It depends on the standard library, httpx and pydantic v2 only, and imports itself relatively.
 """
@@ -48,6 +49,7 @@ from ._errors import (
     error_from_response,
 )
 from ._jobs import JOB_STATES, TERMINAL_STATES, AsyncJobHandle, JobHandle
+from ._query import Styled, encode_query
 from ._ratelimit import RateLimit, parse_rate_limit
 from ._retry import (
     RETRY_COUNT_HEADER,
@@ -94,6 +96,7 @@ __all__ = [
     "RequestOptions",
     "RetryPolicy",
     "ServerError",
+    "Styled",
     "SyncAPIClient",
     "Unauthorized",
     "UnexpectedStatus",
@@ -101,6 +104,7 @@ __all__ = [
     "WebhookVerificationError",
     "async_read_modify_write",
     "backoff_delay",
+    "encode_query",
     "error_from_response",
     "is_safe_to_repeat",
     "parse_rate_limit",

@@ -57,6 +57,7 @@ import httpx
 import pydantic
 
 from ._errors import APIConnectionError, APIStatusError, APITimeoutError, error_from_response
+from ._query import Styled, encode_query
 from ._ratelimit import RateLimit, parse_rate_limit
 from ._retry import (
     DEFAULT_MAX_RETRIES,
@@ -73,7 +74,7 @@ DEFAULT_TIMEOUT = httpx.Timeout(60.0, connect=5.0)
 DEFAULT_IDEMPOTENCY_HEADER = "Idempotency-Key"
 
 QueryValue = str | int | float | bool | None
-QueryParams = Mapping[str, QueryValue | Sequence[QueryValue]]
+QueryParams = Mapping[str, QueryValue | Sequence[QueryValue] | Styled]
 FileContent = bytes | IO[bytes]
 FileSpec = (
     FileContent
@@ -102,7 +103,9 @@ class RequestOptions:
 
     - `path`: already formatted and percent-encoded, relative to `base_url`; an absolute URL
       (e.g. a job's `Location`) is used as is.
-    - `params` / `headers`: query parameters and extra headers; None values are left out.
+    - `params` / `headers`: query parameters and extra headers; None values are left out. A
+      `Styled` parameter (an object, a list of objects, a delimited list) is written in its
+      OpenAPI style by `_query.encode_query`.
     - `json`: the body as JSON data or pydantic models (models are dumped by alias, unset
       fields left out); None means no JSON body. `content`: raw bytes, str, a file or a
       (async) byte stream; `data` / `files`: form and multipart bodies.
@@ -342,7 +345,11 @@ class _BaseClient:
             list(self._auth_params.items()) if same_origin else []
         )
         for name, value in (options.params or {}).items():
-            if isinstance(value, str | int | float | bool):
+            if isinstance(value, Styled):
+                params += encode_query(
+                    name, to_jsonable(value.value), style=value.style, explode=value.explode
+                )
+            elif isinstance(value, str | int | float | bool):
                 params.append((name, value))
             elif value is not None:
                 params.extend((name, v) for v in value if v is not None)
