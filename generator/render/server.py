@@ -23,6 +23,7 @@ from __future__ import annotations
 import ast
 import functools
 import importlib.util
+import logging
 import re
 import sys
 import threading
@@ -271,8 +272,9 @@ def _number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def _constraints(schema: Mapping[str, Any], type_expr: str) -> list[str]:
-    """FastAPI `Path/Query/Header/Cookie` keyword arguments for a primitive schema."""
+def _constraints(schema: Mapping[str, Any], type_expr: str, what: str) -> list[str]:
+    """FastAPI `Path/Query/Header/Cookie` keyword arguments for a primitive schema (`what`
+    names the parameter in the warning about a pattern the server cannot enforce)."""
     base = type_expr.replace(" | None", "")
     out: list[str] = []
     if base in ("int", "float"):
@@ -288,15 +290,29 @@ def _constraints(schema: Mapping[str, Any], type_expr: str) -> list[str]:
             if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
                 out.append(f"{kw}={value!r}")
         pattern = schema.get("pattern")
-        if isinstance(pattern, str) and _compiles(pattern):
-            out.append(f"pattern={_pystr(pattern)}")
+        if isinstance(pattern, str):
+            if _compiles(pattern):
+                out.append(f"pattern={_pystr(pattern)}")
+            else:
+                logging.getLogger("apiforge").warning(
+                    "warning: the pattern of %s is not enforced by the server: pydantic's "
+                    "regex engine cannot compile %r (look-around and backreferences are not "
+                    "supported)",
+                    what,
+                    pattern[:200],
+                )
     return out
 
 
+@functools.lru_cache(maxsize=4096)
 def _compiles(pattern: str) -> bool:
+    """Whether the engine FastAPI validates `pattern` with (pydantic-core's Rust regex, which
+    has no look-around) accepts it; the generated app would not start otherwise."""
+    from pydantic_core import SchemaError, SchemaValidator, core_schema
+
     try:
-        re.compile(pattern)
-    except (re.error, RecursionError, OverflowError):
+        SchemaValidator(core_schema.str_schema(pattern=pattern))
+    except (SchemaError, RecursionError, OverflowError):
         return False
     return True
 
@@ -439,7 +455,11 @@ class _Planner:
         if p.location != "path":
             kwargs.append(f"alias={_pystr(p.name)}")
         if schema is not None and not loose:
-            kwargs += _constraints(schema, type_expr)
+            kwargs += _constraints(
+                schema,
+                type_expr,
+                f"{p.location} parameter {p.name!r} ({p.where.file}#{p.where.pointer})",
+            )
         if p.description:
             from generator.render.escape import one_line
 

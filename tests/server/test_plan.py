@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from generator.render.pytypes import TypeMapper
@@ -96,3 +97,19 @@ def test_generated_server_is_mypy_strict_clean(tmp_path: Path) -> None:
         text=True,
     )
     assert proc.returncode == 0, proc.stdout
+
+
+def test_a_pattern_the_server_cannot_run_is_named_in_a_warning_not_written(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """FastAPI validates `pattern` with pydantic-core's Rust regex (no look-around): writing
+    such a pattern would stop the generated app at import, so it is left out and named."""
+    from generator.render.server import _constraints
+
+    lookahead = r"^[a-z0-9](([a-z0-9]|-(?!-))*[a-z0-9])?$"
+    with caplog.at_level("WARNING", logger="apiforge"):
+        kwargs = _constraints({"pattern": lookahead, "maxLength": 63}, "str", "query 'alias'")
+    assert kwargs == ["max_length=63"]
+    assert "query 'alias'" in caplog.text and "not enforced" in caplog.text
+    # ECMA-262 unicode classes are fine for the Rust engine, so they are kept and enforced
+    assert _constraints({"pattern": r"[\p{L}]+"}, "str", "x") == ["pattern='[\\\\p{L}]+'"]
