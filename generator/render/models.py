@@ -15,26 +15,54 @@ Speed (the models step is most of `apiforge generate`'s time on a big spec):
 
 - inside `preloaded(source, data)` (what `apiforge generate` uses) the already-parsed document
   is handed to the library as a dict, never re-read from disk; only `components/schemas` (and
-  whatever they `$ref` elsewhere in the document) go in, with each schema already under its
-  class name, so names like Stripe's `checkout.session` cannot become sub-modules;
+  whatever they `$ref` elsewhere in the document) go in, with each schema already under a
+  name made of its class name (below), so names like Stripe's `checkout.session` cannot
+  become sub-modules;
 - the library's own formatter is off: the writer runs ruff on `models.py` anyway;
 - the result is cached by content: in process (the server and the client ask for the same
   module) and on disk under `generator.spec.load.cache_dir()`. The key is the SHA-256 of the
   schema subset as the library receives it, the header, every option, and the versions of
   apiforge and datamodel-code-generator — everything the output depends on — so a hit is
-  byte-for-byte what a fresh run would give and a changed schema can never be served stale.
+  byte-for-byte what a fresh run would give and a changed schema can never be served stale;
+- schema `description`s do reach the output (`Field(description=...)`, even with the
+  library's `use_*_description` options off), but only as copied text: the library is given
+  numbered placeholders instead (equal texts, equal placeholders; presence and blank texts
+  kept), and the real texts are written over the placeholders' literals afterwards, spelled
+  by the library's own literal writer. So the key does not cover description texts, and
+  editing one (the most common change to a big spec) is a cache hit: milliseconds instead of
+  a run of the library (~10 s on Stripe). Output that holds a placeholder anywhere else than
+  as a whole literal is not used: the run is redone with the real texts.
+  `bench/models_equality.py` checks over the corpus that both ways give the same bytes.
+  Other keywords stay: `title`, `example(s)`, `deprecated`, `externalDocs` reach the output
+  too, the library decides things on the mere presence of `readOnly`/`writeOnly` and of
+  extension keys, and reads several `x-` extensions;
+- the library's run pauses the cyclic garbage collector (`_collector_paused`).
+
+Schemas sit in the subset under their class name with the first letter made lower case
+(`Widget` → `widget`; the library makes the same class name of either). The library matches a
+`model_name_map` key by a model's generated name *and* by the name it was derived from, and
+models made inside component `Widget` (its `oneOf` members, ...) are derived from the name the
+schema sits under: under `Widget` itself, each of them would match the `Widget` →
+`WidgetInline` key, and the second one would fail the run ("already used"). Discriminator
+mappings follow the renamed schemas, and a subtype a mapping leaves out is added to it under
+its name in the document: that name is its discriminator value (OpenAPI), which the library
+would otherwise take from the name in the subset. Instance data (`default`, `example(s)`,
+`enum`, `const`) is copied as written.
 """
 
 from __future__ import annotations
 
 import contextlib
+import gc
 import hashlib
 import io
 import logging
+import re
 import warnings
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote
@@ -47,12 +75,41 @@ _log = logging.getLogger("apiforge")
 # `format`s that would need packages beyond pydantic (email-validator): plain strings.
 _TYPE_MAPPINGS = ["email=string", "idn-email=string"]
 # Bump when anything here changes what the library is asked for (the cache key has it too).
-_MODELS_VERSION = "2"
+_MODELS_VERSION = "3"
 _CACHE_KIND = "models" + _MODELS_VERSION
 _SCHEMAS_PREFIX = "#/components/schemas/"
 _memo: dict[str, str] = {}
 _names_memo: dict[str, frozenset[str]] = {}
 _NAMES_CACHE_KIND = "modelnames1"
+# What the library gets instead of a description text: `@apiforge-description-<n>@`, an ASCII
+# string that the library writes as `'@apiforge-description-<n>@'`.
+_PLACEHOLDER = "@apiforge-description-"
+_PLACEHOLDER_LITERAL = re.compile(r"'@apiforge-description-(\d+)@'")
+# Keywords whose value is a schema, a list of schemas, or a map of names to schemas (JSON
+# Schema 2020-12 and drafts 4 to 7 spellings, OpenAPI 3.0 and 3.1). Anything else in a schema
+# (`default`, `example(s)`, `enum`, `const`, extensions, ...) is data and is copied as it is.
+_SUBSCHEMA = frozenset(
+    {
+        "items",
+        "additionalItems",
+        "additionalProperties",
+        "not",
+        "if",
+        "then",
+        "else",
+        "contains",
+        "propertyNames",
+        "unevaluatedItems",
+        "unevaluatedProperties",
+        "contentSchema",
+    }
+)
+_SUBSCHEMA_LIST = frozenset({"allOf", "anyOf", "oneOf", "prefixItems", "items"})
+_SUBSCHEMA_MAP = frozenset(
+    {"properties", "patternProperties", "dependentSchemas", "$defs", "definitions"}
+)
+# Keywords whose value is instance data: copied as written, even a `$ref` key inside it.
+_DATA = frozenset({"default", "example", "examples", "enum", "const"})
 
 
 @dataclass(frozen=True)
@@ -131,25 +188,115 @@ def generate_models(
     """The models module for the spec at `source` (a path, so relative `$ref`s resolve, or the
     spec's text). Raises ApiforgeError when the library cannot handle the schemas."""
     pre = _preloaded.get()
-    subset = None
-    if pre is not None and pre.source == source and class_names is not None:
-        subset = schema_subset(pre.data, class_names)
-    if subset is None or class_names is None:  # the library reads the file itself, uncached
+    data = pre.data if pre is not None and pre.source == source else None
+    job = None if data is None or class_names is None else _job(data, class_names, header)
+    if job is None or class_names is None:  # the library reads the file itself, uncached
         return _run(source, _options(class_names or {}, header))
-    names = {v: v for v in class_names.values()}  # the schemas are already under their names
-    options = _options(names, header)
-    key = models_cache_key(subset, options)
-    cached = _memo.get(key)
+    text = restore_descriptions(_cached_run(job), job.descriptions)
+    if text is None:  # a placeholder the library wrote otherwise than as a whole literal
+        full = _job(data, class_names, header, placeholders=False)
+        assert full is not None  # the same subset as `job`'s, with the real texts
+        text = _cached_run(full)
+    return text
+
+
+@dataclass(frozen=True)
+class _Job:
+    """One run of the library: its input, its options, its cache key, and the description
+    texts its placeholders stand for (empty: the subset holds the real texts)."""
+
+    subset: dict[str, Any]
+    options: dict[str, Any]
+    key: str
+    descriptions: tuple[str, ...]
+
+
+def _job(
+    data: Any, class_names: Mapping[str, str], header: str, *, placeholders: bool = True
+) -> _Job | None:
+    texts = Placeholders() if placeholders and _literal_writer() is not None else None
+    subset = schema_subset(data, class_names, placeholders=texts)
+    if subset is None:
+        return None
+    if texts is not None and texts.placed and repr(subset).count(_PLACEHOLDER) != texts.placed:
+        # the document itself spells a placeholder somewhere: the real texts go in
+        return _job(data, class_names, header, placeholders=False)
+    options = _options({_subset_name(v): v for v in class_names.values()}, header)
+    texts_ = tuple(texts.texts) if texts is not None else ()
+    return _Job(subset, options, models_cache_key(subset, options), texts_)
+
+
+def _cached_run(job: _Job) -> str:
+    cached = _memo.get(job.key)
     if cached is None:
         from generator.spec.load import cache_get, cache_put
 
-        hit = cache_get(_CACHE_KIND, key)
+        hit = cache_get(_CACHE_KIND, job.key)
         cached = hit if isinstance(hit, str) else None
         if cached is None:
-            cached = _run(subset, options)
-            cache_put(_CACHE_KIND, key, cached)
-        _memo[key] = cached
+            cached = _run(job.subset, job.options)
+            cache_put(_CACHE_KIND, job.key, cached)
+        _memo[job.key] = cached
     return cached
+
+
+class Placeholders:
+    """Collects the description texts of a subset and gives out their placeholders: the
+    same number for the same text, numbered in the order first met."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+        self.placed = 0  # how many descriptions were replaced
+        self._numbers: dict[str, int] = {}
+
+    def clear(self) -> None:
+        self.texts.clear()
+        self.placed = 0
+        self._numbers.clear()
+
+    def __call__(self, text: str) -> str:
+        number = self._numbers.get(text)
+        if number is None:
+            number = self._numbers[text] = len(self.texts)
+            self.texts.append(text)
+        self.placed += 1
+        return f"{_PLACEHOLDER}{number}@"
+
+
+@cache
+def _literal_writer() -> Callable[[Any], str] | None:
+    """The function the library writes a string literal with (it escapes for the newest
+    Python target, not for the running interpreter); None when this version has none."""
+    try:
+        from datamodel_code_generator.python_literal import represent_python_value
+    except ImportError:  # pragma: no cover - another library version: no placeholders
+        return None
+    return represent_python_value
+
+
+def restore_descriptions(text: str, descriptions: Sequence[str]) -> str | None:
+    """`text` (the library's output for a subset with placeholders) with the literal of each
+    placeholder replaced by the literal of its description text; None when a placeholder is
+    left that was not a whole literal (the library combined or changed it: run it again
+    with the real texts)."""
+    if not descriptions:
+        return text
+    write = _literal_writer()
+    if write is None:  # pragma: no cover - no placeholders are made then
+        return None
+    literals: dict[int, str] = {}
+
+    def literal(match: re.Match[str]) -> str:
+        number = int(match.group(1))
+        if number >= len(descriptions):
+            return match.group(0)  # left in place: reported below
+        found = literals.get(number)
+        if found is None:
+            found = literals[number] = write(descriptions[number])
+        return found
+
+    restored = _PLACEHOLDER_LITERAL.sub(literal, text)
+    return None if _PLACEHOLDER in restored else restored
 
 
 class Prefetch:
@@ -204,40 +351,36 @@ def prefetch_models(
     pre = _preloaded.get()
     if pre is None or pre.source != source:
         return None
-    subset = schema_subset(pre.data, class_names)
-    if subset is None:
-        return None
-    options = _options({v: v for v in class_names.values()}, header)
-    key = models_cache_key(subset, options)
-    if key in _memo:
+    job = _job(pre.data, class_names, header)
+    if job is None or job.key in _memo:
         return None
     from generator.spec.load import cache_get
 
-    hit = cache_get(_CACHE_KIND, key)
+    hit = cache_get(_CACHE_KIND, job.key)
     if isinstance(hit, str):
-        _memo[key] = hit
+        _memo[job.key] = hit
         return None
     if "fork" not in multiprocessing.get_all_start_methods():
         return None
     ctx = multiprocessing.get_context("fork")
     parent, child = ctx.Pipe(duplex=False)
-    process = ctx.Process(target=_prefetch_child, args=(child, subset, options), daemon=True)
+    process = ctx.Process(
+        target=_prefetch_child, args=(child, job.subset, job.options), daemon=True
+    )
     process.start()
     child.close()
-    return Prefetch(key, process, parent)
+    return Prefetch(job.key, process, parent)
 
 
 def models_cache_key(subset: Mapping[str, Any], options: Mapping[str, Any]) -> str:
     """SHA-256 of everything the models module depends on (see the module docstring)."""
-    from importlib.metadata import version
-
     from generator import __version__
 
     material = repr(
         (
             _MODELS_VERSION,
             __version__,
-            version("datamodel-code-generator"),
+            _library_version(),
             sorted((k, repr(v)) for k, v in options.items()),
             subset,
         )
@@ -245,11 +388,36 @@ def models_cache_key(subset: Mapping[str, Any], options: Mapping[str, Any]) -> s
     return hashlib.sha256(material.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def schema_subset(data: Any, class_names: Mapping[str, str]) -> dict[str, Any] | None:
+def _library_version() -> str:
+    from importlib.metadata import version
+
+    return version("datamodel-code-generator")
+
+
+def _subset_name(class_name: str) -> str:
+    """The name a schema has in the subset: its class name with a lower-case first letter
+    (see the module docstring). Class names start with an upper-case ASCII letter, so this
+    is never a class name and never the name of another schema."""
+    return class_name[:1].lower() + class_name[1:]
+
+
+def _unescape(token: str) -> str:
+    return unquote(token).replace("~1", "/").replace("~0", "~")
+
+
+def schema_subset(
+    data: Any, class_names: Mapping[str, str], *, placeholders: Placeholders | None = None
+) -> dict[str, Any] | None:
     """What the library needs of the document `data`: `openapi`, each component schema under
-    its class name (`$ref`s rewritten to match), and any other part of the document those
-    schemas point into. None when a schema points into another file (the library must read
-    the files itself then) or the document is not shaped as expected."""
+    its subset name (`_subset_name` of its class name; `$ref`s and discriminator mappings
+    rewritten to match), and any other part of the document those schemas point into. None
+    when a schema points into another file (the library must read the files itself then) or
+    the document is not shaped as expected.
+
+    With `placeholders`, each non-blank string `description` of a component schema (or of a
+    schema inside it, at any depth) is replaced by its placeholder — not a property *named*
+    `description`, nor anything inside `default`, `example(s)`, `enum`, `const` or an
+    extension, which are data."""
     if not isinstance(data, Mapping):
         return None
     components = data.get("components")
@@ -259,26 +427,35 @@ def schema_subset(data: Any, class_names: Mapping[str, str]) -> dict[str, Any] |
     if len(set(class_names.values())) != len(class_names):
         return None
     external = False
+    into_text = False  # a `$ref` that may point at a description text
     wanted: list[tuple[str, ...]] = []  # other parts of the document the schemas point into
 
     def ref(value: str) -> str:
-        nonlocal external
+        nonlocal external, into_text
         if not value.startswith("#"):
             external = True
             return value
         if value.startswith(_SCHEMAS_PREFIX):
             head, sep, rest = value[len(_SCHEMAS_PREFIX) :].partition("/")
-            name = unquote(head).replace("~1", "/").replace("~0", "~")
+            if "description" in rest:
+                into_text = True
+            name = _unescape(head)
             if name in class_names:
-                return _SCHEMAS_PREFIX + quote(class_names[name], safe="") + sep + rest
+                return (
+                    _SCHEMAS_PREFIX + quote(_subset_name(class_names[name]), safe="") + sep + rest
+                )
             return value
-        tokens = tuple(
-            unquote(t).replace("~1", "/").replace("~0", "~") for t in value[2:].split("/")
-        )
+        tokens = tuple(_unescape(t) for t in value[2:].split("/"))
         if tokens and tokens[0]:
             # the whole section (`components/parameters`, `paths`, ...): pointers stay valid
             wanted.append(tokens[:2] if tokens[0] == "components" else tokens[:1])
         return value
+
+    def mapping_ref(value: str) -> str:
+        # a discriminator mapping value: a reference, or the bare name of a component schema
+        if "/" not in value and "#" not in value:
+            return _subset_name(class_names[value]) if value in class_names else value
+        return ref(value)
 
     def copy(node: Any) -> Any:
         if isinstance(node, dict):
@@ -290,8 +467,94 @@ def schema_subset(data: Any, class_names: Mapping[str, str]) -> dict[str, Any] |
             return [copy(v) for v in node]
         return node
 
+    def data_copy(node: Any) -> Any:
+        if isinstance(node, dict):
+            return {k: data_copy(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [data_copy(v) for v in node]
+        return node
+
+    def component(value: Any) -> str | None:
+        # the component schema a `$ref` value or a mapping value names, if it names one
+        if not isinstance(value, str):
+            return None
+        if "/" not in value and "#" not in value:
+            return value if value in class_names else None
+        if not value.startswith(_SCHEMAS_PREFIX) or "/" in value[len(_SCHEMAS_PREFIX) :]:
+            return None
+        name = _unescape(value[len(_SCHEMAS_PREFIX) :])
+        return name if name in class_names else None
+
+    # Subtypes by inheritance: the components whose `allOf` refers to a component, directly
+    # or through others (document order).
+    heirs: dict[str, list[str]] = {}
+    for heir, body in schemas.items():
+        all_of = body.get("allOf") if isinstance(body, dict) else None
+        for member in all_of if isinstance(all_of, list) else ():
+            parent = component(member.get("$ref")) if isinstance(member, dict) else None
+            if parent is not None and parent != heir:
+                heirs.setdefault(parent, []).append(heir)
+
+    def subtypes(name: str) -> list[str]:
+        found: list[str] = []
+        todo = list(heirs.get(name, ()))
+        while todo:
+            heir = todo.pop(0)
+            if heir not in found and heir != name:
+                found.append(heir)
+                todo.extend(heirs.get(heir, ()))
+        return found
+
+    def discriminator(value: dict[Any, Any], node: dict[Any, Any], owner: str | None) -> Any:
+        # Mapping values follow the renamed schemas. A subtype the mapping leaves out is
+        # told by its schema's name (OpenAPI), which the library would take from the name
+        # the schema has in the subset: such subtypes (`$ref` members of the `oneOf`/`anyOf`
+        # beside the discriminator or, without those, the components inheriting from the one
+        # that holds it) are added to the mapping under their names in the document.
+        out = copy(value)
+        mapping = value.get("mapping")
+        given = mapping if isinstance(mapping, dict) else {}
+        new = {k: mapping_ref(v) if isinstance(v, str) else copy(v) for k, v in given.items()}
+        members = [m for k in ("oneOf", "anyOf") if isinstance(node.get(k), list) for m in node[k]]
+        implicit = [component(m.get("$ref")) for m in members if isinstance(m, dict)]
+        if owner is not None and not members:  # (beside a oneOf, the subtypes are its members)
+            implicit += subtypes(owner)
+        mapped = {component(v) for v in given.values()}
+        for name in implicit:
+            if name is not None and name not in new and name not in mapped:
+                new[name] = _SCHEMAS_PREFIX + quote(_subset_name(class_names[name]), safe="")
+                mapped.add(name)
+        if new or isinstance(mapping, dict):
+            out["mapping"] = new
+        return out
+
+    def schema(node: Any, owner: str | None = None) -> Any:
+        if not isinstance(node, dict):
+            return copy(node)
+        out: dict[Any, Any] = {}
+        for k, v in node.items():
+            if k == "$ref" and isinstance(v, str):
+                out[k] = ref(v)
+            elif k == "description" and placeholders is not None and isinstance(v, str):
+                out[k] = placeholders(v) if v.strip() else v
+            elif k == "discriminator" and isinstance(v, dict):
+                out[k] = discriminator(v, node, owner)
+            elif k in _SUBSCHEMA_MAP and isinstance(v, dict):
+                out[k] = {name: schema(s) for name, s in v.items()}
+            elif k in _SUBSCHEMA_LIST and isinstance(v, list):
+                out[k] = [schema(s) for s in v]
+            elif k in _SUBSCHEMA:
+                out[k] = schema(v)
+            elif k in _DATA:
+                out[k] = data_copy(v)
+            else:
+                out[k] = copy(v)
+        return out
+
     subset: dict[str, Any] = {"openapi": data.get("openapi", "3.1.0")}
-    parts: dict[str, Any] = {"schemas": {class_names[k]: copy(v) for k, v in schemas.items()}}
+    parts: dict[str, Any] = {
+        "schemas": {_subset_name(class_names[k]): schema(v, k) for k, v in schemas.items()}
+    }
     done: set[tuple[str, ...]] = set()
     while wanted:
         path = wanted.pop()
@@ -309,6 +572,9 @@ def schema_subset(data: Any, class_names: Mapping[str, str]) -> dict[str, Any] |
             subset[path[0]] = copy(node)
     if external:
         return None
+    if into_text and placeholders is not None:
+        placeholders.clear()  # the real texts go in
+        return schema_subset(data, class_names)
     subset["components"] = parts
     return subset
 
@@ -359,7 +625,11 @@ def _run(source: Path | str | Mapping[str, Any], options: Mapping[str, Any]) -> 
     import datamodel_code_generator as dcg
 
     def call(opts: Mapping[str, Any]) -> Any:
-        with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()):
+        with (
+            warnings.catch_warnings(),
+            contextlib.redirect_stderr(io.StringIO()),
+            _collector_paused(),
+        ):
             warnings.simplefilter("ignore")
             return dcg.generate(source, **opts)
 
@@ -367,9 +637,10 @@ def _run(source: Path | str | Mapping[str, Any], options: Mapping[str, Any]) -> 
         try:
             result = call(options)
         except Exception as exc:
-            # Two inline models that both want `<Name>Inline` (Cloudflare's oneOf members):
-            # without the inline renames the library numbers them itself; a component that then
-            # loses its name is typed Any with a warning (models_for), never dropped silently.
+            # Two inline models that both want `<Name>Inline` (before schemas sat under their
+            # `_subset_name`, the oneOf members of Cloudflare's, just-eat's, ... components
+            # did): without the inline renames the library numbers them itself; a component
+            # that then loses its name is typed Any with a warning (models_for).
             narrowed = _without_inline_renames(options)
             if "already used" not in str(exc) or narrowed is None:
                 raise
@@ -385,6 +656,24 @@ def _run(source: Path | str | Mapping[str, Any], options: Mapping[str, Any]) -> 
     if not isinstance(result, str):
         raise ApiforgeError(Problem("generating models produced no single module"))
     return result
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector off during a run of the library. The library already
+    raises the young generation's threshold for its run; its older collections still
+    re-scan everything alive, the forked child's copy of the parsed spec included, for
+    little: what the run builds mostly lives until it ends. The garbage the run leaves is
+    collected as usual afterwards. Measured on Cloudflare's spec (the models child of
+    `apiforge generate`): CPU 27.9 → 24.8 s, peak RSS 258 → 275 MB."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def _without_inline_renames(options: Mapping[str, Any]) -> dict[str, Any] | None:
