@@ -53,6 +53,7 @@ would otherwise take from the name in the subset. Instance data (`default`, `exa
 from __future__ import annotations
 
 import contextlib
+import datetime
 import gc
 import hashlib
 import io
@@ -75,7 +76,7 @@ _log = logging.getLogger("apiforge")
 # `format`s that would need packages beyond pydantic (email-validator): plain strings.
 _TYPE_MAPPINGS = ["email=string", "idn-email=string"]
 # Bump when anything here changes what the library is asked for (the cache key has it too).
-_MODELS_VERSION = "3"
+_MODELS_VERSION = "4"
 _CACHE_KIND = "models" + _MODELS_VERSION
 _SCHEMAS_PREFIX = "#/components/schemas/"
 _memo: dict[str, str] = {}
@@ -157,7 +158,18 @@ def defined_names(models_source: str) -> frozenset[str]:
         names = hit
     else:
         found: set[str] = set()
-        for node in ast.parse(models_source).body:
+        try:
+            tree = ast.parse(models_source)
+        except SyntaxError as exc:  # the library wrote something that is not Python
+            raise ApiforgeError(
+                Problem(
+                    f"the generated models module is not valid Python (line {exc.lineno}: "
+                    f"{exc.msg}): {(exc.text or '').strip()[:200]}"
+                ),
+                "check the schemas under components/schemas (datamodel-code-generator "
+                "could not handle them)",
+            ) from exc
+        for node in tree.body:
             if isinstance(node, ast.ClassDef):
                 found.add(node.name)
             elif isinstance(node, ast.Assign):
@@ -405,6 +417,15 @@ def _unescape(token: str) -> str:
     return unquote(token).replace("~1", "/").replace("~0", "~")
 
 
+def _json_scalar(value: Any) -> Any:
+    """A YAML timestamp as the string JSON would have held (OpenAPI is JSON): as a date the
+    library wrote `datetime.date(...)` defaults without importing datetime, and enum members
+    like `2010-04-01` that are not Python (linode, telnyx, xero)."""
+    if isinstance(value, datetime.date):
+        return value.isoformat()
+    return value
+
+
 def schema_subset(
     data: Any, class_names: Mapping[str, str], *, placeholders: Placeholders | None = None
 ) -> dict[str, Any] | None:
@@ -465,14 +486,14 @@ def schema_subset(
             }
         if isinstance(node, list):
             return [copy(v) for v in node]
-        return node
+        return _json_scalar(node)
 
     def data_copy(node: Any) -> Any:
         if isinstance(node, dict):
             return {k: data_copy(v) for k, v in node.items()}
         if isinstance(node, list):
             return [data_copy(v) for v in node]
-        return node
+        return _json_scalar(node)
 
     def component(value: Any) -> str | None:
         # the component schema a `$ref` value or a mapping value names, if it names one

@@ -443,3 +443,24 @@ def test_the_collector_is_paused_during_a_run_and_back_after(
     with pytest.raises(models.ApiforgeError):
         _models(_spec({"other": _obj("x")}))
     assert gc.isenabled()
+
+
+def test_yaml_timestamps_reach_the_library_as_the_strings_json_would_hold() -> None:
+    """As dates, the library wrote `datetime.date(...)` defaults without importing datetime
+    and enum members like `2010-04-01` that do not compile (linode, telnyx, xero)."""
+    import datetime
+
+    day = datetime.date(2010, 4, 1)
+    data = {
+        "openapi": "3.0.3",
+        "components": {
+            "schemas": {
+                "Version": {"type": "string", "enum": [day], "default": day},
+                "Holiday": {"type": "object", "properties": {"on": {"example": day}}},
+            }
+        },
+    }
+    subset = schema_subset(data, model_class_names(data["components"]["schemas"]))
+    assert subset is not None
+    text = repr(subset)
+    assert "datetime" not in text and "'2010-04-01'" in text
