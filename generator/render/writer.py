@@ -142,16 +142,26 @@ _FORMAT_CACHE_KIND = "fmt1"
 _OUTPUT_CACHE_KIND = "out1"
 
 
-@functools.cache
+_ruff_lock = threading.Lock()
+
+
 def _ruff() -> list[str]:
     """How to run ruff: its binary, which `python -m ruff` would `exec` anyway (the same
-    program and arguments, without starting a Python first)."""
+    program and arguments, without starting a Python first). Found once, under a lock: the
+    format threads ask at the same moment, and `find_ruff_bin`'s first `sysconfig` lookup is
+    not thread-safe (it returned None to one of them)."""
+    with _ruff_lock:
+        return list(_ruff_command())
+
+
+@functools.cache
+def _ruff_command() -> tuple[str, ...]:
     try:
         from ruff import find_ruff_bin  # type: ignore[import-untyped]
 
-        return [os.fsdecode(find_ruff_bin())]
+        return (os.fsdecode(find_ruff_bin()),)
     except (ImportError, FileNotFoundError):  # pragma: no cover - ruff is a dependency
-        return [sys.executable, "-m", "ruff"]
+        return (sys.executable, "-m", "ruff")
 
 
 def format_python(paths: Iterable[Path], *, cwd: Path) -> None:

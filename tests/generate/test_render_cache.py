@@ -395,3 +395,31 @@ def test_skipped_create_once_files_are_never_rendered_unless_written(tmp_path: P
     report = write_tree(files, tmp_path / "out", rendered=rendered)
     assert (tmp_path / "out" / "pkg" / "h.py").read_bytes() == b"x = 1\n"
     assert report.created == ["pkg/h.py"] and calls == [1]
+
+
+def test_ruff_is_found_once_even_when_the_format_threads_ask_together() -> None:
+    """`find_ruff_bin`'s first sysconfig lookup is not thread-safe: two format threads asking
+    at once gave one of them a TypeError (a whole `generate` lost to a race)."""
+    import threading
+
+    from generator.render import writer
+
+    writer._ruff_command.cache_clear()
+    found: list[list[str]] = []
+    errors: list[BaseException] = []
+    start = threading.Barrier(8)
+
+    def ask() -> None:
+        start.wait()
+        try:
+            found.append(writer._ruff())
+        except BaseException as exc:  # the test reports any failure
+            errors.append(exc)
+
+    threads = [threading.Thread(target=ask) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert len(found) == 8 and all(f == found[0] for f in found)
