@@ -5,8 +5,8 @@ One run:
 1. loads the spec once (parse cache by content hash);
 2. gets the models module once (`models.preloaded`: the parsed document goes to
    datamodel-code-generator as a dict; the result is cached by content) — the server and the
-   client share it, and its class names are checked once (`_warn_missing` says what it lacks,
-   as `models.models_for` does);
+   client share it, and its class names are checked once
+   (`models.warn_missing_classes` says what it lacks, for the server and the client alike);
 3. plans the client (DIR/client) and the server (DIR/server) and starts rendering them: each
    file's final bytes come from the content-addressed caches (`generator.render.env`: whole
    files by templates + code + exact context, macro calls of the client's big module;
@@ -30,7 +30,6 @@ terminal; piped, it prints nothing extra.
 from __future__ import annotations
 
 import importlib.util
-import logging
 import os
 import sys
 import threading
@@ -47,6 +46,7 @@ from generator.render.models import (
     model_class_names,
     prefetch_models,
     preloaded,
+    warn_missing_classes,
 )
 from generator.render.writer import (
     Deferred,
@@ -205,21 +205,6 @@ def _defined_classes(class_names: dict[str, str], models_text: str) -> dict[str,
     """The schema → class map of the classes `models_text` really defines."""
     defined = defined_names(models_text)
     return {k: v for k, v in class_names.items() if v in defined}
-
-
-def _warn_missing(class_names: dict[str, str], models_text: str, used_in: str) -> None:
-    """Warn about each class `models_text` lacks, exactly as `models.models_for` does (the
-    schema is typed Any in the `used_in`)."""
-    defined = defined_names(models_text)
-    for name, cls in sorted(class_names.items()):
-        if cls not in defined:
-            logging.getLogger("apiforge").warning(
-                "warning: schema %r has no class %s in models.py (datamodel-code-generator "
-                "named or merged it differently); it is typed Any in the %s",
-                name,
-                cls,
-                used_in,
-            )
 
 
 @dataclass
@@ -457,7 +442,7 @@ def generate(
     if speculative is not None:  # ruff formats models.py while its classes are checked
         build.with_models(speculative, models_text)
     for kind in kinds:  # what the module lacks is typed Any, and said
-        _warn_missing(class_names, models_text, _USED_IN[kind])
+        warn_missing_classes(class_names, models_text, _USED_IN[kind])
     if planned is None:
         classes = {kind: _defined_classes(class_names, models_text) for kind in kinds}
         if speculative is not None and all(classes[k] == class_names for k in kinds):

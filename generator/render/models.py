@@ -723,8 +723,15 @@ def models_for(
         source_text = generate_models(source, class_names=classes, header=marker)
     else:  # datamodel-code-generator refuses a spec without component schemas
         source_text = f'{marker}\n"""The spec declares no component schemas."""\n'
+    warn_missing_classes(classes, source_text, used_in)
     defined = defined_names(source_text)
-    for name, cls in sorted(classes.items()):
+    return source_text, {k: v for k, v in classes.items() if v in defined}
+
+
+def warn_missing_classes(class_names: Mapping[str, str], models_text: str, used_in: str) -> None:
+    """Say, for each class `models_text` lacks, that its schema is typed Any in `used_in`."""
+    defined = defined_names(models_text)
+    for name, cls in sorted(class_names.items()):
         if cls not in defined:
             _log.warning(
                 "warning: schema %r has no class %s in models.py (datamodel-code-generator "
@@ -733,4 +740,3 @@ def models_for(
                 cls,
                 used_in,
             )
-    return source_text, {k: v for k, v in classes.items() if v in defined}
