@@ -414,6 +414,25 @@ def test_models_cache_key_is_the_same_for_the_same_input() -> None:
     assert models_cache_key(a, options) == models_cache_key(b, options)
 
 
+def test_the_prefetch_and_the_request_after_it_share_one_subset(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    data = _spec(copy.deepcopy(WIDGETS))
+    names = model_class_names(data["components"]["schemas"])
+    built: list[object] = []
+    real = models.schema_subset
+    monkeypatch.setattr(models, "schema_subset", lambda *a, **k: built.append(a) or real(*a, **k))
+    with preloaded("spec.yaml", data):
+        prefetch = models.prefetch_models("spec.yaml", class_names=names, header="# h")
+        if prefetch is not None:
+            prefetch.join()
+        text = generate_models("spec.yaml", class_names=names, header="# h")
+        assert generate_models("spec.yaml", class_names=names, header="# h") == text
+    assert len(built) == 1
+    models.clear_memo()
+    assert text == _models(data)  # and it is the module a plain request gives
+
+
 # --- the library's run ------------------------------------------------------------------------
 
 
