@@ -27,7 +27,8 @@
    JAVA_OPTS, JAVA_TOOL_OPTIONS and _JAVA_OPTIONS are removed from every other tool's
    environment, so "default" means default.
 3. Regeneration: the spec copied to a temporary folder, generated once with a private cache,
-   then timed after a one-line description change and after adding one operation (the copy
+   then timed after a one-line description change and after adding one operation, a new edit
+   in every repetition (the copy
    is edited; ../shared is never touched).
 4. Prints Markdown tables; `--write-docs` puts them into docs/performance.md's "Generation"
    section (other sections are left as they are); then runs bench/lint_bench.py unless
@@ -221,26 +222,28 @@ def run_tool(tool: Tool, spec: Path, scratch: Path) -> Run:
 # --- regeneration ------------------------------------------------------------------------
 
 
-def _edit_description(text: str, is_json: bool) -> str:
+def _edit_description(text: str, is_json: bool, rep: int = 0) -> str:
     """One line changed: the first plain one-line description under `paths` gets a sentence
-    more (the API description in JSON)."""
+    more (the API description in JSON); `rep` makes the sentence differ each repetition."""
+    sentence = f" Regenerated {rep + 1}."
     if is_json:
         data = json.loads(text)
         info = data.setdefault("info", {})
-        info["description"] = str(info.get("description", "")) + " Regenerated."
+        info["description"] = str(info.get("description", "")) + sentence
         return json.dumps(data, indent=2)
     start = text.find("\npaths:\n")  # an operation's, not a schema's
     pattern = re.compile(r"^( +description: )([A-Za-z][^#\n]*[A-Za-z.])$", re.M)
     match = pattern.search(text, max(start, 0))
     if match is None:
         raise SystemExit("no one-line description to edit")
-    return text[: match.end()] + " Regenerated." + text[match.end() :]
+    return text[: match.end()] + sentence + text[match.end() :]
 
 
-def _add_operation(text: str, is_json: bool) -> str:
-    """One new operation: GET /apiforge-bench/ping answering 200 with a string."""
+def _add_operation(text: str, is_json: bool, rep: int = 0) -> str:
+    """One new operation: GET /apiforge-bench/ping<rep> answering 200 with a string."""
+    name = f"ping{rep + 1}"
     op = {
-        "operationId": "ApiforgeBenchPing",
+        "operationId": f"ApiforgeBench_{name}",
         "summary": "Added by the benchmark",
         "responses": {
             "200": {
@@ -251,10 +254,10 @@ def _add_operation(text: str, is_json: bool) -> str:
     }
     if is_json:
         data = json.loads(text)
-        data["paths"]["/apiforge-bench/ping"] = {"get": op}
+        data["paths"][f"/apiforge-bench/{name}"] = {"get": op}
         return json.dumps(data, indent=2)
     block = (
-        "  /apiforge-bench/ping:\n    get:\n      operationId: ApiforgeBenchPing\n"
+        f"  /apiforge-bench/{name}:\n    get:\n      operationId: ApiforgeBench_{name}\n"
         "      summary: Added by the benchmark\n      responses:\n        '200':\n"
         "          description: pong\n          content:\n            application/json:\n"
         "              schema:\n                type: string\n"
@@ -272,15 +275,17 @@ def regeneration(spec: Path, reps: int, extra: list[str]) -> dict[str, Run]:
         copy = base / spec.name
         original = spec.read_text(encoding="utf-8")
         is_json = spec.suffix == ".json"
-        variants = {
-            "unchanged": original,
-            "description": _edit_description(original, is_json),
-            "operation": _add_operation(original, is_json),
-        }
         env = {**base_env(), "APIFORGE_CACHE_DIR": str(base / "cache")}
         out = base / "out"
         argv = [str(APIFORGE), "generate", str(copy), "-o", str(out), *extra]
         for rep in range(reps):
+            # every repetition's edit is new: an edit the cache has seen before would be timed
+            # as a partly unchanged spec (its validation, for one, is cached by content)
+            variants = {
+                "unchanged": original,
+                "description": _edit_description(original, is_json, rep),
+                "operation": _add_operation(original, is_json, rep),
+            }
             for name, text in variants.items():
                 # back to the original (a warm cache of it), then the edit
                 copy.write_text(original, encoding="utf-8")
