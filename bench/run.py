@@ -28,8 +28,7 @@
    environment, so "default" means default.
 3. Regeneration: the spec copied to a temporary folder, generated once with a private cache,
    then timed after a one-line description change and after adding one operation, a new edit
-   in every repetition (the copy
-   is edited; ../shared is never touched).
+   in every repetition (the copy is edited; ../shared is never touched).
 4. Prints Markdown tables; `--write-docs` puts them into docs/performance.md's "Generation"
    section (other sections are left as they are); then runs bench/lint_bench.py unless
    `--no-lint`.
