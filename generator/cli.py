@@ -63,6 +63,14 @@ def main() -> None:
         log.addHandler(handler)
         log.setLevel(logging.WARNING)
         log.propagate = False
+    # after the command, whatever its outcome: the cache stays under its size limit
+    click.get_current_context().call_on_close(_prune_cache)
+
+
+def _prune_cache() -> None:
+    from generator.spec.load import prune_cache
+
+    prune_cache()
 
 
 @main.command()

@@ -433,16 +433,19 @@ def _bytecode_cache() -> jinja2.BytecodeCache:
             return bucket
 
         def load_bytecode(self, bucket: Bucket) -> None:
-            from generator.spec.load import cache_dir
+            from generator.spec.load import cache_dir, mark_used
 
             root = cache_dir()
             if root is None:
                 return
+            path = root / _BYTECODE_KIND / f"{bucket.key}.bc"
             try:
-                with open(root / _BYTECODE_KIND / f"{bucket.key}.bc", "rb") as fh:
+                with open(path, "rb") as fh:
                     bucket.load_bytecode(fh)
             except (OSError, EOFError, ValueError, TypeError):
                 bucket.reset()
+                return
+            mark_used(path)
 
         def dump_bytecode(self, bucket: Bucket) -> None:
             from generator.spec.load import cache_dir

@@ -24,8 +24,9 @@ import os
 import pickle
 import re
 import sys
+import time
 from collections.abc import Hashable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import GeneratorType
@@ -41,6 +42,7 @@ _YamlLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when
 
 MAX_SPEC_BYTES = int(os.environ.get("APIFORGE_MAX_SPEC_BYTES", 32 * 1024 * 1024))
 CACHE_MIN_BYTES = 256 * 1024  # smaller files parse faster than a cache lookup pays off
+_PRUNE_EVERY_SECONDS = 3600
 _CACHE_VERSION = "1"
 
 
@@ -59,11 +61,20 @@ def cache_get(kind: str, digest: str) -> Any | None:
     root = cache_dir()
     if root is None:
         return None
+    path = root / kind / f"{digest}.pickle"
     try:
-        with open(root / kind / f"{digest}.pickle", "rb") as fh, gc_paused():
-            return pickle.load(fh)
+        with open(path, "rb") as fh, gc_paused():
+            value = pickle.load(fh)
     except (OSError, pickle.PickleError, EOFError, AttributeError, ValueError):
         return None
+    mark_used(path)
+    return value
+
+
+def mark_used(path: Path) -> None:
+    """A cache entry's modification time is its last use: `prune_cache` keeps the recent."""
+    with suppress(OSError):
+        os.utime(path)
 
 
 def cache_put(kind: str, digest: str, value: Any) -> None:
@@ -79,6 +90,60 @@ def cache_put(kind: str, digest: str, value: Any) -> None:
         os.replace(tmp, folder / f"{digest}.pickle")
     except OSError:
         pass  # a cache that cannot be written is only slower
+
+
+def cache_limit() -> int:
+    """The most bytes the cache may hold (`APIFORGE_CACHE_MAX_MB`, default 512)."""
+    try:
+        return max(0, int(float(os.environ.get("APIFORGE_CACHE_MAX_MB", "512")) * 1024 * 1024))
+    except ValueError:
+        return 512 * 1024 * 1024
+
+
+def prune_cache(*, force: bool = False) -> None:
+    """Keep the cache under `cache_limit()`: every entry is content-addressed, so an edited spec
+    leaves the old entries behind (about 8 MB per regeneration of Stripe). When the total is
+    over the limit, the least recently used files go (a hit refreshes a file's modification
+    time) until it is under 80% of it; temporary files a killed writer left behind go too.
+    Looks at most once an hour (`<cache>/.pruned`), unless `force`. Another process reading
+    a file being removed still reads it whole (POSIX), and a missing entry is only a miss."""
+    root = cache_dir()
+    if root is None or not root.is_dir():
+        return
+    stamp = root / ".pruned"
+    now = time.time()
+    try:
+        if not force and now - stamp.stat().st_mtime < _PRUNE_EVERY_SECONDS:
+            return
+        stamp.touch()
+    except FileNotFoundError:
+        with suppress(OSError):
+            stamp.touch()
+    except OSError:
+        return
+    entries: list[tuple[float, int, str]] = []
+    for folder, _, names in os.walk(root):
+        for name in names:
+            path = os.path.join(folder, name)
+            try:
+                info = os.stat(path)
+            except OSError:
+                continue
+            if name.endswith(".tmp") and now - info.st_mtime > _PRUNE_EVERY_SECONDS:
+                with suppress(OSError):
+                    os.remove(path)
+            elif path != str(stamp):
+                entries.append((info.st_mtime, info.st_size, path))
+    total = sum(size for _, size, _ in entries)
+    limit = cache_limit()
+    if total <= limit:
+        return
+    for _, size, path in sorted(entries):
+        if total <= limit * 0.8:
+            break
+        with suppress(OSError):
+            os.remove(path)
+            total -= size
 
 
 @dataclass(eq=False)
