@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any, cast
 
+from generator.errors import ApiforgeError
 from generator.ir import (
     HTTP_METHODS,
     Api,
@@ -247,6 +248,19 @@ class Builder:
             path_where=path_where,
         )
 
+    def routed_path(self, path: str, paths: dict[str, Any], where: Where) -> str:
+        """A path key as a server routes it. OpenAPI's keys begin with `/` (validation says
+        so); a key without it (`widgets/{id}`) is read as `/widgets/{id}`, which is what it
+        means next to the server URL, unless the spec has that key as well."""
+        if path.startswith("/"):
+            return path
+        if "/" + path in paths:
+            raise ApiforgeError(
+                self.r.problem(f"paths {path!r} and {'/' + path!r} are the same path", where),
+                f"path keys begin with '/': merge the two entries under {'/' + path!r}",
+            )
+        return "/" + path
+
     def path_item_operations(
         self, path: str, where: Where, node: Any
     ) -> Iterator[tuple[Operation, dict[str, Any]]]:
@@ -263,8 +277,10 @@ class Builder:
         data, root = self.data, self.root
         operations: list[Operation] = []
         callbacks: list[Webhook] = []
-        for path, item in _dict(data.get("paths")).items():
-            for op, raw in self.path_item_operations(_str(path), root.child("paths", path), item):
+        paths = _dict(data.get("paths"))
+        for path, item in paths.items():
+            routed = self.routed_path(_str(path), paths, root.child("paths", path))
+            for op, raw in self.path_item_operations(routed, root.child("paths", path), item):
                 operations.append(op)
                 callbacks.extend(self.callbacks(op, raw))
         order = {m: i for i, m in enumerate(HTTP_METHODS)}

@@ -6,7 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import httpx
+import pytest
 
+from generator.errors import ApiforgeError
+from generator.spec import load_spec
 from tests.server.conftest import generate, serve, write_handler
 
 SHAPES = """\
@@ -75,3 +78,64 @@ def test_repeated_path_variable_and_colliding_inline_models(tmp_path: Path) -> N
         response = httpx.get(f"{base}/accounts/acc_1/maps/m_9/accounts/acc_1")
     assert response.status_code == 200
     assert response.json() == {"account": "acc_1", "map": "m_9"}
+
+
+NO_SLASH = """\
+openapi: 3.1.0
+info: {title: NoSlash, version: "1"}
+paths:
+  widgets/{widget_id}:
+    get:
+      operationId: getWidget
+      tags: [widgets]
+      parameters:
+        - {name: widget_id, in: path, required: true, schema: {type: string}}
+      responses:
+        "200":
+          description: ok
+          content:
+            application/json:
+              schema: {type: object, properties: {id: {type: string}}}
+"""
+
+NO_SLASH_HANDLER = """
+from typing import Any
+
+from ..interfaces import WidgetsBase
+from ..runtime.context import RequestContext
+
+
+class WidgetsHandler(WidgetsBase):
+    async def get_widget(self, ctx: RequestContext, *, widget_id: str) -> Any:
+        return {"id": widget_id}
+"""
+
+
+def test_a_path_key_without_its_leading_slash_is_routed_with_it(tmp_path: Path) -> None:
+    """An invalid key (validation warns) once made a server that stopped at import."""
+    spec = tmp_path / "noslash.yaml"
+    spec.write_text(NO_SLASH)
+    project = tmp_path / "srv"
+    plan, _, _ = generate(spec, project, "noslash_server")
+    (op,) = [o for t in plan.tags for o in t.operations]
+    assert op.route_path == "/widgets/{widget_id}"
+    write_handler(project, "noslash_server", "widgets", NO_SLASH_HANDLER)
+    with serve(project, "noslash_server", tmp_path / "state") as base:
+        response = httpx.get(f"{base}/widgets/w_1")
+    assert response.status_code == 200
+    assert response.json() == {"id": "w_1"}
+
+
+def test_a_path_key_with_and_without_its_slash_is_a_clear_error(tmp_path: Path) -> None:
+    spec = tmp_path / "both.yaml"
+    spec.write_text(
+        NO_SLASH
+        + "  /widgets/{widget_id}:\n    delete:\n      responses: {'204': {description: ok}}\n"
+    )
+    with pytest.raises(ApiforgeError) as caught:
+        load_spec(str(spec))
+    text = caught.value.render()
+    assert (
+        "both.yaml:4:3" in text
+        and "'widgets/{widget_id}' and '/widgets/{widget_id}' are the same path" in text
+    )
