@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from generator.errors import ApiforgeError, Problem
+from generator.forked import Forked
 from generator.render.models import (
     defined_names,
     generate_models,
@@ -59,6 +60,7 @@ from generator.render.writer import (
     tree_roots,
     write_tree,
 )
+from generator.spec.validate import Found, find_problems, report_problems
 
 SERVER_DIR = "server"
 CLIENT_DIR = "client"
@@ -188,6 +190,46 @@ def _lint_summary(spec: str, loaded: Any) -> tuple[str | None, bool]:
     # the summary only counts findings: locating them would build the whole source map
     result = lint(loaded, config, locate=False)
     return summary_line(result), result.fails(config.fail_on)
+
+
+@dataclass
+class _Checks:
+    """Validation and the lint summary: computed in a forked process (they only read the
+    parsed spec) while this one plans and renders, or waits for the models; said here, in
+    this process, in the order a run without the fork says them."""
+
+    spec: str
+    loaded: Any
+    validate: bool
+    lint: bool
+    child: Forked[tuple[Found | None, tuple[str | None, bool]]] | None = None
+
+    def start(self) -> None:
+        if self.validate or self.lint:
+            self.child = Forked.start(self.run)
+
+    def run(self) -> tuple[Found | None, tuple[str | None, bool]]:
+        found = find_problems(self.loaded.resolver) if self.validate else None
+        return found, _lint_summary(self.spec, self.loaded) if self.lint else (None, False)
+
+    def report(self, progress: Progress, *, strict: bool) -> tuple[str | None, bool]:
+        """Warn about (or, `strict`, raise) the validation errors; the lint summary."""
+        operations = len(self.loaded.api.operations)
+        if self.validate:
+            progress.stage(f"validating {operations} operations")
+        elif self.lint:
+            progress.stage(f"linting {operations} operations")
+        result = self.child.result() if self.child is not None else None
+        if result is None:  # no child, or it failed: the same work here meets the same error
+            result = self.run()
+        found, linted = result
+        if found is not None:
+            report_problems(self.loaded.resolver, found, strict=strict)
+        return linted
+
+    def cancel(self) -> None:
+        if self.child is not None:
+            self.child.cancel()
 
 
 _USED_IN = {"server": "routers", "client": "client methods"}
@@ -387,7 +429,6 @@ def generate(
     class_names = model_class_names(api.schemas)
     header = marker_line(root.name)
 
-    lint_summary, lint_failed = (None, False)
     kinds = [*(["server"] if _server_available() else []), "client"]
     build = _Build(
         api,
@@ -402,14 +443,17 @@ def generate(
     speculative: list[_Planned] | None = None
     models_text: str | None = None
     early_error: Exception | None = None
+    checks = _Checks(spec, loaded, validate=validate, lint=lint)
+    checks.start()
     with preloaded(source, root.data):
         # The models module is most of a cold run: it is generated in a forked process while
-        # this one validates, lints, and plans and renders both trees (all only read the
-        # parsed document), as if the module defines every class (checked once it is there).
+        # this one plans and renders both trees (all only read the parsed document), as if
+        # the module defines every class (checked once it is there). Validation and lint run
+        # in a forked process of their own (`_Checks`).
         prefetch = prefetch_models(source, class_names=class_names, header=header)
         if prefetch is None:
-            # The module is there already (cached): both trees are planned and rendered first,
-            # so that ruff (another process) formats them while this one validates and lints.
+            # The module is there already (cached): both trees are planned and rendered while
+            # validation and lint run, and ruff (another process) formats them meanwhile.
             # A failure here is reported after validation and lint, as it was before.
             try:
                 models_text = _models_module(api, source, class_names, header)
@@ -418,20 +462,15 @@ def generate(
             except Exception as exc:
                 early_error = exc
         try:
-            if validate:
-                from generator.spec.validate import validate as run_validation
-
-                progress.stage(f"validating {len(api.operations)} operations")
-                run_validation(loaded.resolver, strict=strict)
-            if lint:
-                progress.stage(f"linting {len(api.operations)} operations")
-                lint_summary, lint_failed = _lint_summary(spec, loaded)
+            lint_summary, lint_failed = checks.report(progress, strict=strict)
             if prefetch is not None:
                 speculative = _speculate(build, kinds, class_names)
         except BaseException:
             if prefetch is not None:
                 prefetch.cancel()
             raise
+        finally:
+            checks.cancel()
         if early_error is not None:
             raise early_error
         if prefetch is not None:

@@ -69,6 +69,7 @@ from typing import Any
 from urllib.parse import quote, unquote
 
 from generator.errors import ApiforgeError, Problem
+from generator.forked import Forked
 from generator.render.names import NameAllocator, pascal_case
 
 _log = logging.getLogger("apiforge")
@@ -330,41 +331,22 @@ def restore_descriptions(text: str, descriptions: Sequence[str]) -> str | None:
 class Prefetch:
     """The models module being generated in a forked process (see `prefetch_models`)."""
 
-    def __init__(self, key: str, process: Any, conn: Any) -> None:
+    def __init__(self, key: str, child: Forked[str]) -> None:
         self.key = key
-        self._process = process
-        self._conn = conn
+        self._child = child
 
     def join(self) -> None:
         """Wait for the result and keep it (memory and disk cache); a failure in the child is
         left for the caller's own `generate_models` call to meet and report."""
-        try:
-            kind, value = self._conn.recv()
-        except (EOFError, OSError):
-            kind, value = "error", None
-        finally:
-            self._conn.close()
-            self._process.join()
-        if kind == "ok" and isinstance(value, str):
+        value = self._child.result()
+        if isinstance(value, str):
             from generator.spec.load import cache_put
 
             _memo[self.key] = value
             cache_put(_CACHE_KIND, self.key, value)
 
     def cancel(self) -> None:
-        if self._process.is_alive():
-            self._process.kill()
-        self._process.join()
-        self._conn.close()
-
-
-def _prefetch_child(conn: Any, subset: Mapping[str, Any], options: Mapping[str, Any]) -> None:
-    try:
-        conn.send(("ok", _run(subset, options)))
-    except BaseException as exc:  # reported again, in the parent, by generate_models
-        conn.send(("error", str(exc)))
-    finally:
-        conn.close()
+        self._child.cancel()
 
 
 def prefetch_models(
@@ -374,8 +356,6 @@ def prefetch_models(
     and lint meanwhile on another core; `join()` the handle before calling `generate_models`,
     which then answers from memory. None when there is nothing to start: the result is already
     cached, `source` is not preloaded, or this platform cannot fork."""
-    import multiprocessing
-
     pre = _preloaded.get()
     if pre is None or pre.source != source:
         return None
@@ -388,16 +368,8 @@ def prefetch_models(
     if isinstance(hit, str):
         _memo[job.key] = hit
         return None
-    if "fork" not in multiprocessing.get_all_start_methods():
-        return None
-    ctx = multiprocessing.get_context("fork")
-    parent, child = ctx.Pipe(duplex=False)
-    process = ctx.Process(
-        target=_prefetch_child, args=(child, job.subset, job.options), daemon=True
-    )
-    process.start()
-    child.close()
-    return Prefetch(job.key, process, parent)
+    child = Forked.start(_run, job.subset, job.options)
+    return None if child is None else Prefetch(job.key, child)
 
 
 def models_cache_key(subset: Mapping[str, Any], options: Mapping[str, Any]) -> str:

@@ -80,10 +80,19 @@ def validate(resolver: Resolver, *, strict: bool = True) -> int:
     that does not resolve is one of these errors; what keeps a file from being read at all
     (bad YAML, ...) is an error either way: it is raised before or while the errors are
     collected, not counted."""
+    return report_problems(resolver, find_problems(resolver), strict=strict)
+
+
+Found = tuple[int, list[Problem]]  # how many errors, and the first MAX_REPORTED of them
+
+
+def find_problems(resolver: Resolver) -> Found:
+    """The validation errors of the spec (cached by the content of a single-file spec). Says
+    nothing: `report_problems` does, so the finding can run in another process."""
     root = resolver.root
     single_file = len(resolver.documents) == 1
     if single_file and cache_get(_CACHE_KIND, root.digest):
-        return 0
+        return 0, []
     found = _cached_problems(resolver) if single_file else None
     if found is None:
         try:
@@ -101,6 +110,11 @@ def validate(resolver: Resolver, *, strict: bool = True) -> int:
                 cache_put(_INVALID_KIND, root.digest, found)
             else:
                 cache_put(_CACHE_KIND, root.digest, True)
+    return found
+
+
+def report_problems(resolver: Resolver, found: Found, *, strict: bool) -> int:
+    """Raise (`strict`) or warn about what `find_problems` found, as `validate` says."""
     total, problems = found
     if not total:
         return 0
@@ -110,11 +124,11 @@ def validate(resolver: Resolver, *, strict: bool = True) -> int:
         if more > 0:
             hint = f"{more} more not shown; " + hint
         raise ApiforgeError(problems, hint)
-    _warn(root.name, total, problems)
+    _warn(resolver.root.name, total, problems)
     return total
 
 
-def _cached_problems(resolver: Resolver) -> tuple[int, list[Problem]] | None:
+def _cached_problems(resolver: Resolver) -> Found | None:
     """The errors a previous run found in this same content (under whatever name it had)."""
     root = resolver.root
     found = cache_get(_INVALID_KIND, root.digest)

@@ -351,3 +351,47 @@ def test_no_progress_when_piped(tmp_path: Path, private_cache: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == b""
     assert b"apiforge:" not in proc.stdout
+
+
+def test_validation_runs_in_another_process_and_is_said_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from generator.render import generate as generate_module
+
+    pids = tmp_path / "pids"
+    real = generate_module.find_problems
+
+    def find_problems(resolver: object) -> object:
+        with pids.open("a") as fh:
+            fh.write(f"{os.getpid()}\n")
+        return real(resolver)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(generate_module, "find_problems", find_problems)
+    spec = tmp_path / "sloppy.yaml"
+    spec.write_text(
+        "openapi: 3.1.0\ninfo: {title: Sloppy, version: '1'}\npaths:\n  /a:\n    get:\n"
+        "      responses:\n        '200': {description: 7}\n"
+    )
+    result = CliRunner().invoke(main, ["generate", str(spec), "-o", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    assert pids.read_text().split() not in ([], [str(os.getpid())])  # found in a child
+    assert result.output.count("7 is not of type 'string'") == 1  # and said here, once
+
+
+def test_a_failing_check_is_met_where_it_always_was(tmp_path: Path) -> None:
+    """The lint config is read in the child too; its error reaches the user from here."""
+    project = tmp_path / "project"
+    project.mkdir()
+    spec = project / "spec.yaml"
+    spec.write_text(ACME.read_text())
+    (project / ".apiforge.yaml").write_text("lint:\n  fail_on: sometimes\n")
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [sys.executable, "-m", "generator.cli", "generate", str(spec), "-o", str(out)],
+        cwd=project,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith("error: ") and "Traceback" not in proc.stderr
+    assert ".apiforge.yaml" in proc.stderr

@@ -1,0 +1,44 @@
+"""Work in a forked process: its value, or None when it failed (the caller redoes it)."""
+
+from __future__ import annotations
+
+import os
+import time
+
+from generator.forked import Forked
+
+
+def _pid_and(value: int) -> tuple[int, int]:
+    return os.getpid(), value * 2
+
+
+def _fails() -> None:
+    raise ValueError("in the child")
+
+
+def _exits() -> None:
+    os._exit(3)  # dies without a word
+
+
+def test_the_value_comes_back_from_another_process() -> None:
+    child = Forked.start(_pid_and, 21)
+    assert child is not None
+    pid, value = child.result() or (os.getpid(), 0)
+    assert value == 42 and pid != os.getpid()
+    assert child.result() is None  # once
+
+
+def test_a_failure_or_a_dead_child_is_none() -> None:
+    for fn in (_fails, _exits):
+        child = Forked.start(fn)
+        assert child is not None
+        assert child.result() is None
+
+
+def test_cancel_stops_a_child_that_still_runs() -> None:
+    child = Forked.start(time.sleep, 30)
+    assert child is not None
+    started = time.monotonic()
+    child.cancel()
+    assert time.monotonic() - started < 10
+    assert child.result() is None
