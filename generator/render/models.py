@@ -77,8 +77,9 @@ _log = logging.getLogger("apiforge")
 # `format`s that would need packages beyond pydantic (email-validator): plain strings.
 _TYPE_MAPPINGS = ["email=string", "idn-email=string"]
 # Bump when anything here changes what the library is asked for (the cache key has it too).
-_MODELS_VERSION = "4"
+_MODELS_VERSION = "5"
 _CACHE_KIND = "models" + _MODELS_VERSION
+_RESTORED_KIND = "modelstext" + _MODELS_VERSION  # the module with its descriptions restored
 _SCHEMAS_PREFIX = "#/components/schemas/"
 _memo: dict[str, str] = {}
 _names_memo: dict[str, frozenset[str]] = {}
@@ -221,7 +222,7 @@ def generate_models(
     )
     if job is None or class_names is None:  # the library reads the file itself, uncached
         return _run(source, _options(class_names or {}, header))
-    text = restore_descriptions(_cached_run(job), job.descriptions)
+    text = _restored_run(job)
     if text is None:  # a placeholder the library wrote otherwise than as a whole literal
         full = _job(data, class_names, header, placeholders=False)
         assert full is not None  # the same subset as `job`'s, with the real texts
@@ -243,7 +244,7 @@ class _Job:
 def _job(
     data: Any, class_names: Mapping[str, str], header: str, *, placeholders: bool = True
 ) -> _Job | None:
-    texts = Placeholders() if placeholders and _literal_writer() is not None else None
+    texts = Placeholders() if placeholders else None
     subset = schema_subset(data, class_names, placeholders=texts)
     if subset is None:
         return None
@@ -267,6 +268,30 @@ def _cached_run(job: _Job) -> str:
             cache_put(_CACHE_KIND, job.key, cached)
         _memo[job.key] = cached
     return cached
+
+
+def _restored_run(job: _Job) -> str | None:
+    """`_cached_run(job)` with its descriptions restored, itself cached by the run's key and
+    the texts (an unchanged regeneration then never imports the library's literal writer)."""
+    if not job.descriptions:
+        return _cached_run(job)
+    material = repr((job.key, job.descriptions)).encode("utf-8", "surrogatepass")
+    key = hashlib.sha256(material).hexdigest()
+    text = _memo.get(key)
+    if text is not None:
+        return text
+    from generator.spec.load import cache_get, cache_put
+
+    hit = cache_get(_RESTORED_KIND, key)
+    if isinstance(hit, str):
+        text = hit
+    else:
+        text = restore_descriptions(_cached_run(job), job.descriptions)
+        if text is None:
+            return None
+        cache_put(_RESTORED_KIND, key, text)
+    _memo[key] = text
+    return text
 
 
 class Placeholders:
@@ -298,7 +323,7 @@ def _literal_writer() -> Callable[[Any], str] | None:
     Python target, not for the running interpreter); None when this version has none."""
     try:
         from datamodel_code_generator.python_literal import represent_python_value
-    except ImportError:  # pragma: no cover - another library version: no placeholders
+    except ImportError:  # pragma: no cover - another library version
         return None
     return represent_python_value
 
@@ -311,7 +336,7 @@ def restore_descriptions(text: str, descriptions: Sequence[str]) -> str | None:
     if not descriptions:
         return text
     write = _literal_writer()
-    if write is None:  # pragma: no cover - no placeholders are made then
+    if write is None:  # pragma: no cover - another library version: run with the real texts
         return None
     literals: dict[int, str] = {}
 
@@ -589,9 +614,8 @@ def schema_subset(
 
 
 def _options(name_map_by_name: Mapping[str, str], header: str) -> dict[str, Any]:
-    from datamodel_code_generator.enums import DataModelType, InputFileType, OpenAPIScope
-    from datamodel_code_generator.format import PythonVersion
-
+    """The library's options, as plain data (its enums are made by `_run`: the cache key is
+    computed without importing the library, ~0.1 s)."""
     name_map = {f"{_SCHEMAS_PREFIX}{k}": v for k, v in sorted(name_map_by_name.items())}
     # An inline model the library would name like a component (Stripe: a property
     # `balance_transaction: anyOf: [string, $ref: balance_transaction]` makes a string model
@@ -605,10 +629,10 @@ def _options(name_map_by_name: Mapping[str, str], header: str) -> dict[str, Any]
             inline += "_"
         name_map.setdefault(name, inline)
     return {
-        "input_file_type": InputFileType.OpenAPI,
-        "output_model_type": DataModelType.PydanticV2BaseModel,
-        "target_python_version": PythonVersion.PY_311,
-        "openapi_scopes": [OpenAPIScope.Schemas],
+        "input_file_type": "openapi",
+        "output_model_type": "pydantic_v2.BaseModel",
+        "target_python_version": "3.11",
+        "openapi_scopes": ["schemas"],
         "use_annotated": True,
         "use_standard_collections": True,
         "use_union_operator": True,
@@ -630,6 +654,20 @@ def _options(name_map_by_name: Mapping[str, str], header: str) -> dict[str, Any]
     }
 
 
+def _library_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    """`_options` with the values the library wants as its enums made into them."""
+    from datamodel_code_generator.enums import DataModelType, InputFileType, OpenAPIScope
+    from datamodel_code_generator.format import PythonVersion
+
+    return {
+        **options,
+        "input_file_type": InputFileType(options["input_file_type"]),
+        "output_model_type": DataModelType(options["output_model_type"]),
+        "target_python_version": PythonVersion(options["target_python_version"]),
+        "openapi_scopes": [OpenAPIScope(scope) for scope in options["openapi_scopes"]],
+    }
+
+
 def _run(source: Path | str | Mapping[str, Any], options: Mapping[str, Any]) -> str:
     import datamodel_code_generator as dcg
 
@@ -640,7 +678,7 @@ def _run(source: Path | str | Mapping[str, Any], options: Mapping[str, Any]) -> 
             _collector_paused(),
         ):
             warnings.simplefilter("ignore")
-            return dcg.generate(source, **opts)
+            return dcg.generate(source, **_library_options(opts))
 
     try:
         try:

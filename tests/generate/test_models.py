@@ -433,6 +433,24 @@ def test_the_prefetch_and_the_request_after_it_share_one_subset(
     assert text == _models(data)  # and it is the module a plain request gives
 
 
+def test_the_restored_module_is_cached_so_a_repeat_needs_no_literal_writer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    data = _spec(copy.deepcopy(WIDGETS))
+    first = _models(data)
+    assert "Free text." in first
+    models.clear_memo()  # from the disk cache now
+
+    def no_writer() -> None:
+        raise AssertionError("the literal writer was asked for")
+
+    monkeypatch.setattr(models, "_literal_writer", no_writer)
+    assert _models(data) == first
+    changed = _changed("widget/properties/id/description", "Another text.")
+    with pytest.raises(AssertionError, match="literal writer"):
+        _models(changed)  # new texts: restored again, with the writer
+
+
 # --- the library's run ------------------------------------------------------------------------
 
 
