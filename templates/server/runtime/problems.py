@@ -55,7 +55,7 @@ from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -314,6 +314,13 @@ class ProblemMiddleware:
         try:
             await self.app(scope, limited_receive, send_with_headers)
         except Exception as exc:
+            if _client_left(exc):
+                # the client closed the connection before its body was read: no one to
+                # answer, and no fault of the server (no 500, no traceback)
+                logger.info(
+                    "client disconnected during %s %s", scope.get("method"), scope.get("path")
+                )
+                return
             if started or replaced:
                 logger.error("exception after the response started", exc_info=exc)
                 raise
@@ -359,6 +366,13 @@ class ProblemMiddleware:
         ]
         await send({"type": "http.response.start", "status": problem.status, "headers": headers})
         await send({"type": "http.response.body", "body": body})
+
+
+def _client_left(exc: BaseException) -> bool:
+    """Whether `exc` only says the client went away (also inside an anyio exception group)."""
+    if isinstance(exc, BaseExceptionGroup):
+        return all(_client_left(e) for e in exc.exceptions)
+    return isinstance(exc, ClientDisconnect)
 
 
 def install_problem_handlers(app: FastAPI, *, max_body_bytes: int) -> None:

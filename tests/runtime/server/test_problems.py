@@ -156,6 +156,31 @@ def test_middleware_reraises_after_response_started(rt: RuntimeModules) -> None:
         asyncio.run(_call_asgi(mw, headers=[], chunks=[b""]))
 
 
+def test_a_client_that_left_during_its_body_gets_no_answer_and_no_traceback(
+    rt: RuntimeModules, caplog: pytest.LogCaptureFixture
+) -> None:
+    """wrk closing its connections at the end of a run made every in-flight POST an
+    "unhandled exception" with a traceback, and a 500 sent to no one."""
+    from starlette.requests import ClientDisconnect, Request
+
+    async def reads_body(scope: Any, receive: Any, send: Any) -> None:
+        await Request(scope, receive).body()  # the client is gone: ClientDisconnect
+        raise AssertionError("the body was read")
+
+    async def in_a_group(scope: Any, receive: Any, send: Any) -> None:
+        raise BaseExceptionGroup("task group", [ClientDisconnect()])
+
+    for app in (reads_body, in_a_group):
+        mw = rt.problems.ProblemMiddleware(app, max_body_bytes=10)
+        with caplog.at_level(logging.INFO):
+            sent = asyncio.run(_call_asgi(mw, headers=[], chunks=[]))
+        assert sent == []
+        problems = [r for r in caplog.records if r.name.endswith("runtime.problems")]
+        assert [r.levelno for r in problems] == [logging.INFO] and problems[0].exc_info is None
+        assert "client disconnected during POST /p" in problems[0].getMessage()
+        caplog.clear()
+
+
 def test_unhandled_exception_is_logged_with_traceback_and_leaks_nothing(
     rt: RuntimeModules, caplog: pytest.LogCaptureFixture
 ) -> None:
