@@ -70,6 +70,7 @@ from urllib.parse import quote, unquote
 
 from generator.errors import ApiforgeError, Problem
 from generator.forked import Forked
+from generator.installed import installed_version
 from generator.render.names import NameAllocator, pascal_case
 
 _log = logging.getLogger("apiforge")
@@ -414,9 +415,7 @@ def models_cache_key(subset: Mapping[str, Any], options: Mapping[str, Any]) -> s
 
 
 def _library_version() -> str:
-    from importlib.metadata import version
-
-    return version("datamodel-code-generator")
+    return installed_version("datamodel_code_generator", "datamodel-code-generator")
 
 
 def _subset_name(class_name: str) -> str:

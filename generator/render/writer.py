@@ -192,12 +192,9 @@ def _formatter_identity() -> str:
     """Everything besides a file's own bytes and path that ruff's output depends on."""
     global _ruff_version
     if _ruff_version is None:
-        from importlib.metadata import PackageNotFoundError, version
+        from generator.installed import installed_version
 
-        try:
-            _ruff_version = version("ruff")
-        except PackageNotFoundError:  # pragma: no cover - ruff is a dependency
-            _ruff_version = "unknown"
+        _ruff_version = installed_version("ruff", "ruff")
     return repr((_ruff_version, _FORMAT_STEPS))
 
 
