@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 import sys
 from collections.abc import Callable
@@ -323,5 +324,15 @@ def generate(
         click.echo("up to date")
 
 
+def run() -> None:
+    """The `apiforge` command: `main`, and at exit no last collection over everything still
+    alive (the parsed spec, the IR, the plans: ~0.15 s of a Stripe regeneration). Only
+    here, in a process of its own; `main` itself stays side-effect free for in-process use."""
+    try:
+        main()
+    finally:
+        gc.freeze()
+
+
 if __name__ == "__main__":
-    main()
+    run()
