@@ -445,7 +445,9 @@ def generate(
     early_error: Exception | None = None
     checks = _Checks(spec, loaded, validate=validate, lint=lint)
     checks.start()
-    with preloaded(source, root.data):
+    with preloaded(
+        source, root.data, digest=root.digest, components_digest=root.entry_digest("components")
+    ):
         # The models module is most of a cold run: it is generated in a forked process while
         # this one plans and renders both trees (all only read the parsed document), as if
         # the module defines every class (checked once it is there). Validation and lint run

@@ -164,6 +164,20 @@ class Document:
     # source map is put together from the blocks' own maps instead of `_yaml_tree`
     _blocks: BlockLayout | None = field(default=None, repr=False)
 
+    def entry_digest(self, token: str) -> str | None:
+        """SHA-256 of the text of the top-level entry `token` (`components`, ...), when this
+        document was read block by block: that text alone made its data (`data[token]`), so
+        an equal digest means equal data. None for a document read whole, or no such entry."""
+        layout = self._blocks
+        entry = layout.root.get(token) if layout is not None else None
+        if layout is None or entry is None:
+            return None
+        first = entry.header if isinstance(entry, BlockSplit) else entry
+        last = entry
+        while isinstance(last, BlockSplit):
+            last = next(reversed(last.children.values())) if last.children else last.header
+        return hashlib.sha256(layout.body[first.start : last.end]).hexdigest()
+
     def locate(self, pointer: str) -> tuple[int, int]:
         """1-based line and column of the node at `pointer` (or its nearest ancestor)."""
         from generator.spec.sourcemap import SourceMap

@@ -214,13 +214,10 @@ def test_models_cache_key_covers_versions_and_options(monkeypatch: pytest.Monkey
     monkeypatch.setattr(models, "_MODELS_VERSION", "999")
     assert models_cache_key(subset, options) != key
     monkeypatch.undo()
-    import importlib.metadata
-
-    real = importlib.metadata.version
     monkeypatch.setattr(
-        importlib.metadata,
-        "version",
-        lambda name: "0.0.1" if name == "datamodel-code-generator" else real(name),
+        models,
+        "installed_version",
+        lambda package, dist: "0.0.1" if dist == "datamodel-code-generator" else "?",
     )
     assert models_cache_key(subset, options) != key
 

@@ -451,6 +451,61 @@ def test_the_restored_module_is_cached_so_a_repeat_needs_no_literal_writer(
         _models(changed)  # new texts: restored again, with the writer
 
 
+def _counting_subsets(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    built: list[object] = []
+    real = models.schema_subset
+    monkeypatch.setattr(models, "schema_subset", lambda *a, **k: built.append(a) or real(*a, **k))
+    return built
+
+
+def _models_of(data: dict[str, Any], **identity: str) -> str:
+    names = model_class_names(data["components"]["schemas"])
+    models.clear_memo()  # a new process: only the disk cache remembers
+    with preloaded("spec.yaml", data, **identity):
+        return generate_models("spec.yaml", class_names=names, header="# h")
+
+
+def test_a_document_seen_before_needs_no_subset(monkeypatch: pytest.MonkeyPatch) -> None:
+    data = _spec(copy.deepcopy(WIDGETS))
+    built = _counting_subsets(monkeypatch)
+    first = _models_of(data, digest="doc-1")
+    assert len(built) == 1
+    assert _models_of(data, digest="doc-1") == first
+    assert len(built) == 1  # recognised by its digest: no subset, no library
+    changed = _changed("widget/properties/id/maxLength", 11)
+    assert _models_of(changed, digest="doc-2") != first  # another text: built again
+    assert len(built) == 2
+
+
+def test_a_components_entry_seen_before_needs_no_subset_unless_it_points_outside(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    built = _counting_subsets(monkeypatch)
+    data = _spec(copy.deepcopy(WIDGETS))
+    first = _models_of(data, digest="doc-1", components_digest="components-1")
+    assert _models_of(data, digest="doc-2", components_digest="components-1") == first
+    assert len(built) == 1  # a path changed, not the components: recognised
+    # a schema taking part of `paths`: the components' text alone does not decide the subset
+    outside = _spec({"Hook": {"$ref": "#/paths/~1hooks/post/requestBody/content/x/schema"}})
+    outside["paths"] = {
+        "/hooks": {
+            "post": {
+                "requestBody": {
+                    "content": {
+                        "x": {"schema": {"type": "object", "properties": {"a": {"type": "string"}}}}
+                    }
+                }
+            }
+        }
+    }
+    one = _models_of(outside, digest="doc-3", components_digest="components-2")
+    outside["paths"]["/hooks"]["post"]["requestBody"]["content"]["x"]["schema"]["properties"] = {
+        "b": {"type": "integer"}
+    }
+    two = _models_of(outside, digest="doc-4", components_digest="components-2")
+    assert len(built) == 3 and one != two and "b: int" in two
+
+
 # --- the library's run ------------------------------------------------------------------------
 
 

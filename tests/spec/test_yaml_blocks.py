@@ -449,3 +449,17 @@ def test_digest_is_only_a_key() -> None:
     digest = hashlib.sha256(raw).hexdigest()
     loaded = load_yaml_blocks(raw, digest, None)
     assert loaded is not None and ("R" + digest) in loaded[2]
+
+
+def test_an_entry_digest_follows_the_text_of_that_entry_only(cache: Path) -> None:
+    spec = cache / "spec.yaml"
+    spec.write_text(SPEC)
+    digest = _load(spec).entry_digest("components")
+    assert digest is not None and _load(spec).entry_digest("nope") is None
+    spec.write_text(SPEC.replace("Folded text", "Other text"))  # under paths
+    assert _load(spec).entry_digest("components") == digest
+    assert _load(spec).entry_digest("paths") != digest
+    spec.write_text(SPEC.replace('example: "x: y"', 'example: "x: z"'))  # under components
+    assert _load(spec).entry_digest("components") != digest
+    whole = parse_document("spec.yaml", None, SPEC.encode())  # not read block by block
+    assert whole._blocks is None and whole.entry_digest("components") is None
