@@ -471,15 +471,10 @@ def prefetch_models(
     found = pre.key(class_names, header)
     if found is None or found.key in _memo:
         return None
-    from generator.spec.load import cache_dir
+    from generator.spec.load import cache_has
 
-    root = cache_dir()
-    if root is not None and (
-        (root / _CACHE_KIND / f"{found.key}.pickle").exists()
-        or (
-            found.descriptions
-            and (root / _RESTORED_KIND / f"{_restored_key(found)}.pickle").exists()
-        )
+    if cache_has(_CACHE_KIND, found.key) or (
+        found.descriptions and cache_has(_RESTORED_KIND, _restored_key(found))
     ):
         return None  # `generate_models` reads it from the cache
     job = pre.job(class_names, header)

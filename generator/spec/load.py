@@ -77,6 +77,12 @@ def mark_used(path: Path) -> None:
         os.utime(path)
 
 
+def cache_has(kind: str, digest: str) -> bool:
+    """Whether `cache_get(kind, digest)` would find an entry (without reading it)."""
+    root = cache_dir()
+    return root is not None and (root / kind / f"{digest}.pickle").exists()
+
+
 def cache_put(kind: str, digest: str, value: Any) -> None:
     root = cache_dir()
     if root is None:
