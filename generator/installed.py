@@ -1,7 +1,7 @@
 """The installed version of a distribution, without importing `importlib.metadata`.
 
-Cache keys carry the versions of datamodel-code-generator and ruff (their output depends on
-them). `importlib.metadata` costs ~0.08 s to import, a tenth of a regeneration; the version
+Cache keys carry the versions of datamodel-code-generator, ruff and Jinja (their output
+depends on them). `importlib.metadata` costs ~0.08 s to import, a tenth of a regeneration; the version
 is also in the name of the `<name>-<version>.dist-info` folder installers put beside the
 package, which one directory listing finds. When that folder is not there (or not alone),
 `importlib.metadata` answers after all.

@@ -11,6 +11,7 @@ import pytest
         ("datamodel_code_generator", "datamodel-code-generator"),
         ("ruff", "ruff"),
         ("yaml", "PyYAML"),
+        ("jinja2", "jinja2"),
     ],
 )
 def test_installed_version_is_what_the_metadata_says(package: str, distribution: str) -> None:

@@ -118,15 +118,10 @@ def code_digest() -> str:
     return hashlib.sha256(f"{__version__}\0{_tree_digest(package, '.py')}".encode()).hexdigest()
 
 
-@functools.cache
-def _jinja_digest() -> str:
-    """The installed Jinja (its `__init__.py` holds its version), read without importing it."""
-    import importlib.util
+def _jinja_version() -> str:
+    from generator.installed import installed_version
 
-    spec = importlib.util.find_spec("jinja2")
-    if spec is None or spec.origin is None:  # pragma: no cover - jinja2 is a dependency
-        return "none"
-    return hashlib.sha256(Path(spec.origin).read_bytes()).hexdigest()
+    return installed_version("jinja2", "jinja2")
 
 
 def render_identity(subdir: str) -> str:
@@ -136,7 +131,7 @@ def render_identity(subdir: str) -> str:
         (
             _IDENTITY_VERSION,
             sys.version,
-            _jinja_digest(),
+            _jinja_version(),
             code_digest(),
             repr(sorted(_ENV_OPTIONS.items())),
             subdir,
@@ -419,7 +414,7 @@ def _bytecode_cache() -> jinja2.BytecodeCache:
                 (
                     _IDENTITY_VERSION,
                     sys.version,
-                    _jinja_digest(),
+                    _jinja_version(),
                     code_digest(),
                     repr(sorted(_ENV_OPTIONS.items())),
                     name,
@@ -722,7 +717,7 @@ def _macros_of(env: jinja2.Environment, template: str) -> tuple[str, dict[str, t
             (
                 _IDENTITY_VERSION,
                 sys.version,
-                _jinja_digest(),
+                _jinja_version(),
                 code_digest(),
                 repr(sorted(_ENV_OPTIONS.items())),
                 template,

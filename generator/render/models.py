@@ -65,7 +65,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import quote, unquote
 
 from generator.errors import ApiforgeError, Problem
@@ -74,6 +74,7 @@ from generator.installed import installed_version
 from generator.render.names import NameAllocator, pascal_case
 
 _log = logging.getLogger("apiforge")
+T = TypeVar("T")
 
 # `format`s that would need packages beyond pydantic (email-validator): plain strings.
 _TYPE_MAPPINGS = ["email=string", "idn-email=string"]
@@ -228,46 +229,63 @@ def defined_names(models_source: str) -> frozenset[str]:
     ~1 s, so the answer is kept by the SHA-256 of the text: in process (the server and the
     client ask for the same module) and on disk (a regeneration whose models did not change).
     The key is the whole text, so a changed module can never get another module's names."""
+    key = hashlib.sha256(models_source.encode("utf-8", "surrogatepass")).hexdigest()
+    names = _remembered(
+        _names_memo, _NAMES_CACHE_KIND, key, frozenset, lambda: _top_level_names(models_source)
+    )
+    assert names is not None  # `_top_level_names` always gives them (or raises)
+    return names
+
+
+def _top_level_names(models_source: str) -> frozenset[str]:
     import ast
 
-    key = hashlib.sha256(models_source.encode("utf-8", "surrogatepass")).hexdigest()
-    names = _names_memo.get(key)
-    if names is not None:
-        return names
+    from generator.spec.load import gc_paused
+
+    found: set[str] = set()
+    try:
+        # the collector would re-scan the whole parsed spec for every batch of AST nodes
+        # (1.1 s instead of 0.3 s on Stripe's module, on the critical path of a cold run)
+        with gc_paused():
+            tree = ast.parse(models_source)
+    except SyntaxError as exc:  # the library wrote something that is not Python
+        raise ApiforgeError(
+            Problem(
+                f"the generated models module is not valid Python (line {exc.lineno}: "
+                f"{exc.msg}): {(exc.text or '').strip()[:200]}"
+            ),
+            "check the schemas under components/schemas (datamodel-code-generator "
+            "could not handle them)",
+        ) from exc
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            found.add(node.name)
+        elif isinstance(node, ast.Assign):
+            found.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            found.add(node.target.id)
+    return frozenset(found)
+
+
+def _remembered(
+    memo: dict[str, T], kind: str, key: str, of: type[T], make: Callable[[], T | None]
+) -> T | None:
+    """`memo[key]`, else the disk cache's entry `kind`/`key` (when it is an `of`), else
+    `make()` — kept in both (None, "cannot be made", is not kept)."""
+    remembered = memo.get(key)
+    if remembered is not None:
+        return remembered
     from generator.spec.load import cache_get, cache_put
 
-    hit = cache_get(_NAMES_CACHE_KIND, key)
-    if isinstance(hit, frozenset):
-        names = hit
-    else:
-        from generator.spec.load import gc_paused
-
-        found: set[str] = set()
-        try:
-            # the collector would re-scan the whole parsed spec for every batch of AST nodes
-            # (1.1 s instead of 0.3 s on Stripe's module, on the critical path of a cold run)
-            with gc_paused():
-                tree = ast.parse(models_source)
-        except SyntaxError as exc:  # the library wrote something that is not Python
-            raise ApiforgeError(
-                Problem(
-                    f"the generated models module is not valid Python (line {exc.lineno}: "
-                    f"{exc.msg}): {(exc.text or '').strip()[:200]}"
-                ),
-                "check the schemas under components/schemas (datamodel-code-generator "
-                "could not handle them)",
-            ) from exc
-        for node in tree.body:
-            if isinstance(node, ast.ClassDef):
-                found.add(node.name)
-            elif isinstance(node, ast.Assign):
-                found.update(t.id for t in node.targets if isinstance(t, ast.Name))
-            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-                found.add(node.target.id)
-        names = frozenset(found)
-        cache_put(_NAMES_CACHE_KIND, key, names)
-    _names_memo[key] = names
-    return names
+    hit = cache_get(kind, key)
+    if isinstance(hit, of):
+        memo[key] = hit
+        return hit
+    made = make()
+    if made is not None:
+        cache_put(kind, key, made)
+        memo[key] = made
+    return made
 
 
 def model_class_names(schema_names: Iterable[str], reserved: Iterable[str] = ()) -> dict[str, str]:
@@ -295,16 +313,16 @@ def generate_models(
         return _run(source, _options(class_names or {}, header))  # itself, uncached
     data, names = pre.data, class_names
 
-    def output() -> str:  # only when the caches lack the module
-        job = pre.job(names, header)
-        assert job is not None and job.key == found.key  # the same data, the same job
-        return _cached_run(job)
+    def job() -> _Job:  # built only when no cache has the module
+        made = pre.job(names, header)
+        assert made is not None and made.key == found.key  # the same data, the same job
+        return made
 
-    text = _restored_run(found, output)
+    text = _restored_run(found, lambda: _module(found.key, job))
     if text is None:  # a placeholder the library wrote otherwise than as a whole literal
         full = _job(data, class_names, header, placeholders=False)
         assert full is not None  # the same subset as `job`'s, with the real texts
-        text = _cached_run(full)
+        text = _module(full.key, lambda: full)
     return text
 
 
@@ -334,43 +352,31 @@ def _job(
     return _Job(subset, options, models_cache_key(subset, options), texts_)
 
 
-def _cached_run(job: _Job) -> str:
-    cached = _memo.get(job.key)
-    if cached is None:
-        from generator.spec.load import cache_get, cache_put
+def _module(key: str, job: Callable[[], _Job]) -> str:
+    """The library's module for the run `key`: from memory, the cache, or `job()` run."""
 
-        hit = cache_get(_CACHE_KIND, job.key)
-        cached = hit if isinstance(hit, str) else None
-        if cached is None:
-            cached = _run(job.subset, job.options)
-            cache_put(_CACHE_KIND, job.key, cached)
-        _memo[job.key] = cached
-    return cached
+    def run() -> str:
+        made = job()
+        return _run(made.subset, made.options)
 
-
-def _restored_run(job: _Key, output: Callable[[], str]) -> str | None:
-    """The module of `job` (`output()`: from memory, the cache or a run) with its
-    descriptions restored, itself cached by the run's key and the texts (an unchanged
-    regeneration then never imports the library's literal writer)."""
-    if not job.descriptions:
-        cached = _memo.get(job.key)
-        return cached if cached is not None else output()
-    key = _restored_key(job)
-    text = _memo.get(key)
-    if text is not None:
-        return text
-    from generator.spec.load import cache_get, cache_put
-
-    hit = cache_get(_RESTORED_KIND, key)
-    if isinstance(hit, str):
-        text = hit
-    else:
-        text = restore_descriptions(_memo.get(job.key) or output(), job.descriptions)
-        if text is None:
-            return None
-        cache_put(_RESTORED_KIND, key, text)
-    _memo[key] = text
+    text = _remembered(_memo, _CACHE_KIND, key, str, run)
+    assert text is not None  # `run` always gives one (or raises)
     return text
+
+
+def _restored_run(job: _Key, module: Callable[[], str]) -> str | None:
+    """The module of `job` (`module()`: see `_module`) with its descriptions restored,
+    itself cached by the run's key and the texts (an unchanged regeneration then never
+    imports the library's literal writer); None when they cannot be restored."""
+    if not job.descriptions:
+        return module()
+    return _remembered(
+        _memo,
+        _RESTORED_KIND,
+        _restored_key(job),
+        str,
+        lambda: restore_descriptions(module(), job.descriptions),
+    )
 
 
 def _restored_key(job: _Key) -> str:

@@ -118,15 +118,11 @@ def prune_cache(*, force: bool = False) -> None:
         return
     stamp = root / ".pruned"
     now = time.time()
-    try:
+    with suppress(FileNotFoundError):  # no stamp yet: look now
         if not force and now - stamp.stat().st_mtime < _PRUNE_EVERY_SECONDS:
             return
+    with suppress(OSError):
         stamp.touch()
-    except FileNotFoundError:
-        with suppress(OSError):
-            stamp.touch()
-    except OSError:
-        return
     entries: list[tuple[float, int, str]] = []
     for folder, _, names in os.walk(root):
         for name in names:

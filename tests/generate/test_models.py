@@ -475,6 +475,9 @@ def test_a_document_seen_before_needs_no_subset(monkeypatch: pytest.MonkeyPatch)
     changed = _changed("widget/properties/id/maxLength", 11)
     assert _models_of(changed, digest="doc-2") != first  # another text: built again
     assert len(built) == 2
+    plain = _spec({"Thing": _obj("a", "b")})  # no descriptions: the module is found as it is
+    assert _models_of(plain, digest="doc-3") == _models_of(plain, digest="doc-3")
+    assert len(built) == 3
 
 
 def test_a_components_entry_seen_before_needs_no_subset_unless_it_points_outside(
