@@ -12,7 +12,7 @@ from typing import Any
 from generator.ir import Api, OperationPatterns, Where
 
 FORMAT = "apiforge-inspect/1"
-PATTERN_NAMES = ("idempotency", "rate_limit", "concurrency", "async_job", "problems")
+PATTERN_NAMES = ("security", "idempotency", "rate_limit", "concurrency", "async_job", "problems")
 
 
 def to_json_value(value: Any) -> Any:
@@ -74,6 +74,19 @@ def render_json(api: Api) -> str:
     return json.dumps(inspect_data(api), indent=2, ensure_ascii=False) + "\n"
 
 
+def _security(p: OperationPatterns) -> str:
+    """`a|b` for alternatives, `a+b` for schemes AND-ed, `[scopes]`, `public`."""
+    if p.security is None:
+        return "-"
+    alternatives = [
+        "+".join(name + (f"[{','.join(scopes)}]" if scopes else "") for name, scopes in alt)
+        for alt in p.security.alternatives
+    ]
+    if p.security.public:
+        alternatives.insert(0, "public")
+    return "|".join(alternatives)
+
+
 def _cells(p: OperationPatterns) -> list[str]:
     idem = rate = etag = job = problems = "-"
     if p.idempotency:
@@ -98,16 +111,26 @@ def _cells(p: OperationPatterns) -> list[str]:
     if p.problems:
         total = len(p.problems.problem_statuses) + len(p.problems.other_statuses)
         problems = f"{len(p.problems.problem_statuses)}/{total}"
-    return [idem, rate, etag, job, problems]
+    return [_security(p), idem, rate, etag, job, problems]
 
 
 def render_table(api: Api) -> str:
-    header = ["OPERATION", "ID", "IDEMPOTENCY", "RATE LIMIT", "CONCURRENCY", "ASYNC", "PROBLEMS"]
+    header = [
+        "OPERATION",
+        "ID",
+        "SECURITY",
+        "IDEMPOTENCY",
+        "RATE LIMIT",
+        "CONCURRENCY",
+        "ASYNC",
+        "PROBLEMS",
+    ]
     rows = [[op.label, op.id, *_cells(op.patterns)] for op in api.operations]
     rows += [
         [
             f"WEBHOOK {h.name}",
             h.operation.id,
+            "-",
             "-",
             "-",
             "-",

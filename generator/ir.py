@@ -116,13 +116,41 @@ class Response:
 
 
 @dataclass(frozen=True, slots=True)
+class OAuthFlow:
+    """One flow of an oauth2 scheme (`flows.<kind>`): URLs as the spec wrote them."""
+
+    kind: str  # implicit, password, clientCredentials, authorizationCode, deviceAuthorization
+    authorization_url: str
+    token_url: str
+    refresh_url: str
+    scopes: tuple[str, ...]  # sorted
+
+
+@dataclass(frozen=True, slots=True)
 class SecurityScheme:
     name: str
     type: str  # apiKey, http, oauth2, openIdConnect, mutualTLS
-    scheme: str  # for http: bearer, basic
+    scheme: str  # for http: bearer, basic (lower case)
     location: str  # for apiKey: header, query, cookie
     parameter_name: str  # for apiKey: the header/query/cookie name
     where: Where
+    description: str = ""
+    bearer_format: str = ""
+    flows: tuple[OAuthFlow, ...] = ()  # oauth2, sorted by kind
+    open_id_connect_url: str = ""
+
+    @property
+    def kind(self) -> str:
+        """What the credential is: "bearer" (http bearer, oauth2, openIdConnect), "basic",
+        "apiKey", or "" for what a server cannot read (mutualTLS, other http schemes,
+        unknown types)."""
+        if self.type == "http":
+            return self.scheme if self.scheme in ("bearer", "basic") else ""
+        if self.type in ("oauth2", "openIdConnect"):
+            return "bearer"
+        if self.type == "apiKey" and self.location in ("header", "query", "cookie"):
+            return "apiKey" if self.parameter_name else ""
+        return ""
 
 
 SecurityRequirement = Mapping[str, tuple[str, ...]]
@@ -178,12 +206,38 @@ class ProblemsSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class SecuritySpec:
+    """Who may call an operation, as OpenAPI defines it: the operation's own `security`, else
+    the API's. `alternatives` is an OR of requirement objects, each an AND of
+    (scheme name, required scopes) in the order the spec wrote them; an empty requirement
+    object (or `security: []`) makes the operation public. Names that are not in
+    `components/securitySchemes` stay (they can never be satisfied) and are listed in
+    `unknown`."""
+
+    alternatives: tuple[tuple[tuple[str, tuple[str, ...]], ...], ...]
+    public: bool
+    own: bool  # the operation declares `security` itself (False: the API's default)
+    unknown: tuple[str, ...]
+    where: Where
+
+    @property
+    def schemes(self) -> tuple[str, ...]:
+        """Every scheme name the alternatives use, first use first."""
+        names: dict[str, None] = {}
+        for alternative in self.alternatives:
+            for name, _ in alternative:
+                names[name] = None
+        return tuple(names)
+
+
+@dataclass(frozen=True, slots=True)
 class OperationPatterns:
     idempotency: IdempotencySpec | None = None
     rate_limit: RateLimitSpec | None = None
     concurrency: ConcurrencySpec | None = None
     async_job: AsyncJobSpec | None = None
     problems: ProblemsSpec | None = None
+    security: SecuritySpec | None = None
 
 
 @dataclass(frozen=True, slots=True)

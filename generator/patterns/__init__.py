@@ -9,9 +9,17 @@ from __future__ import annotations
 from dataclasses import replace
 
 from generator.ir import Api, Operation, OperationPatterns
-from generator.patterns import async_jobs, concurrency, idempotency, problems, ratelimit, webhooks
+from generator.patterns import (
+    async_jobs,
+    concurrency,
+    idempotency,
+    problems,
+    ratelimit,
+    security,
+    webhooks,
+)
 
-MODULES = (idempotency, ratelimit, concurrency, async_jobs, problems, webhooks)
+MODULES = (security, idempotency, ratelimit, concurrency, async_jobs, problems, webhooks)
 
 
 def detect(op: Operation, api: Api) -> OperationPatterns:
@@ -21,6 +29,7 @@ def detect(op: Operation, api: Api) -> OperationPatterns:
         concurrency=concurrency.detect(op),
         async_job=async_jobs.detect(op, api),
         problems=problems.detect(op),
+        security=security.detect(op, api),
     )
 
 

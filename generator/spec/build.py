@@ -18,6 +18,7 @@ from generator.ir import (
     Header,
     HttpMethod,
     MediaType,
+    OAuthFlow,
     Operation,
     Parameter,
     ParamIn,
@@ -345,9 +346,30 @@ class Builder:
                     location=_str(data.get("in")),
                     parameter_name=_str(data.get("name")),
                     where=at,
+                    description=_str(data.get("description")),
+                    bearer_format=_str(data.get("bearerFormat")),
+                    flows=self.oauth_flows(data.get("flows")),
+                    open_id_connect_url=_str(data.get("openIdConnectUrl")),
                 )
             )
         return tuple(schemes)
+
+    @staticmethod
+    def oauth_flows(node: Any) -> tuple[OAuthFlow, ...]:
+        flows = []
+        for kind, flow in sorted(_dict(node).items()):
+            if not isinstance(flow, dict):
+                continue
+            flows.append(
+                OAuthFlow(
+                    kind=_str(kind),
+                    authorization_url=_str(flow.get("authorizationUrl")),
+                    token_url=_str(flow.get("tokenUrl")),
+                    refresh_url=_str(flow.get("refreshUrl")),
+                    scopes=tuple(sorted(str(s) for s in _dict(flow.get("scopes")))),
+                )
+            )
+        return tuple(flows)
 
     @staticmethod
     def unique_ids(operations: list[Operation]) -> list[Operation]:
