@@ -25,7 +25,7 @@ import hmac
 import secrets as _secrets
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 Scheme = Literal["standard", "stripe"]
@@ -72,7 +72,7 @@ def sign_stripe(secret: str, timestamp: int, body: bytes) -> str:
 class WebhookSigner:
     """Signs a body for delivery. ``secrets``: the current secret first, then previous ones."""
 
-    secrets: tuple[str, ...]
+    secrets: tuple[str, ...] = field(repr=False)  # never in a repr, a log line or an error
     scheme: Scheme = "standard"
     header_prefix: str = "Webhook"  # the stripe scheme's header names: <Prefix>-Signature
 

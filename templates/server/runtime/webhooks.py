@@ -1,4 +1,4 @@
-"""Webhook delivery: an event envelope, a persisted outbox, and a dispatcher that retries.
+"""Webhook events and their persisted outbox (sending them is ``delivery.py``).
 
 - Every event is an envelope ``{"id": "evt_…", "type", "createdAt", "data"}``; the id is sent
   on every attempt (``webhook-id``) so consumers dedupe on it. Its bytes are fixed at enqueue
@@ -8,14 +8,15 @@
   To write the event in the *same* transaction as the handler's own data: on SQLite call
   ``SqliteOutbox.enqueue_in(conn, …)`` inside your ``BEGIN … COMMIT`` on the same file; on
   Redis ``await RedisOutbox.enqueue_in(pipe, …)`` adds it to your ``MULTI`` pipeline.
-- ``WebhookDispatcher`` claims due deliveries atomically (a lease: several workers and hosts
-  never send one delivery concurrently; a sender that died leaves it due again when the lease
-  ends), POSTs with a ~5 s timeout, records every attempt (time, status code, error), and
-  after a failure (non-2xx, timeout, connection error) schedules the next attempt
-  1 min, 5 min, 15 min, 1 h, 6 h, 24 h later; after the last one the delivery is ``dead``.
+- ``Outbox.claim_due`` hands due deliveries to one sender at a time (a lease: several workers
+  and hosts never send one delivery concurrently; a sender that died leaves it due again when
+  the lease ends); ``record_attempt`` stores each attempt (time, status code, error) and the
+  delivery's next state, ``release`` gives a claimed delivery back unsent.
 - The clock is injectable, so tests drive the schedule without waiting.
+- No secret is stored here: an endpoint names its signer by key, resolved at send time.
 
 Stores by URL (``storage.parse_store_url``): ``memory://``, ``sqlite:///file.db``, ``redis://…``.
+``WebhookDispatcher`` (``delivery.py``) is importable from here too.
 """
 
 from __future__ import annotations
@@ -31,18 +32,15 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
-
-import httpx
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from .storage import connect_sqlite, parse_store_url
-from .webhook_signing import WebhookSigner
 
 if TYPE_CHECKING:  # redis is the `redis` extra: imported only by the Redis outbox
     import redis.asyncio as aioredis
 
-RETRY_SCHEDULE: tuple[float, ...] = (60, 300, 900, 3600, 6 * 3600, 24 * 3600)
-DELIVERY_TIMEOUT_SECONDS = 5.0
+    from .delivery import WebhookDispatcher as WebhookDispatcher
+
 DeliveryStatus = Literal["pending", "sending", "delivered", "dead"]
 Clock = Callable[[], float]
 T = TypeVar("T")
@@ -223,6 +221,12 @@ class Outbox(abc.ABC):
         """Store the attempt and the delivery's new state, if the claim is still ours."""
 
     @abc.abstractmethod
+    async def release(self, delivery: Delivery, next_attempt_at: float) -> bool:
+        """Give a claimed delivery back unsent, if the claim is still ours: pending again at
+        ``next_attempt_at``, no attempt counted (the dispatcher defers a delivery whose
+        destination already has its share of the sending slots)."""
+
+    @abc.abstractmethod
     async def get_delivery(self, delivery_id: str) -> Delivery | None: ...
 
     @abc.abstractmethod
@@ -313,6 +317,15 @@ class MemoryOutbox(Outbox):
             claim="",
         )
         self._attempts[delivery.id].append(attempt)
+        return True
+
+    async def release(self, delivery: Delivery, next_attempt_at: float) -> bool:
+        current = self._deliveries.get(delivery.id)
+        if current is None or current.claim != delivery.claim:
+            return False
+        self._deliveries[delivery.id] = replace(
+            current, status="pending", next_attempt_at=next_attempt_at, claim=""
+        )
         return True
 
     async def get_delivery(self, delivery_id: str) -> Delivery | None:
@@ -590,6 +603,17 @@ class SqliteOutbox(Outbox):
 
         return await self._db.run(work)
 
+    async def release(self, delivery: Delivery, next_attempt_at: float) -> bool:
+        def work(conn: sqlite3.Connection) -> bool:
+            cur = conn.execute(
+                "UPDATE apiforge_webhook_deliveries SET status = 'pending', next_attempt_at = ?,"
+                " claim = '' WHERE id = ? AND claim = ?",
+                (next_attempt_at, delivery.id, delivery.claim),
+            )
+            return cur.rowcount == 1
+
+        return await self._db.run(work)
+
     async def get_delivery(self, delivery_id: str) -> Delivery | None:
         def work(conn: sqlite3.Connection) -> Delivery | None:
             row = conn.execute(
@@ -702,6 +726,15 @@ return 1
 """
 
 
+_REDIS_RELEASE = """
+-- KEYS[1] delivery hash, KEYS[2] due zset; ARGV: claim, next attempt at, id
+if redis.call('HGET', KEYS[1], 'claim') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'status', 'pending', 'next_attempt_at', ARGV[2], 'claim', '')
+redis.call('ZADD', KEYS[2], ARGV[2], ARGV[3])
+return 1
+"""
+
+
 async def _r(result: Any) -> Any:
     """redis-py types each command as ``Awaitable[T] | T``; the asyncio client always awaits."""
     return await result
@@ -732,6 +765,7 @@ class RedisOutbox(Outbox):
         self._enqueue_script = self.redis.register_script(_REDIS_ENQUEUE)
         self._claim_script = self.redis.register_script(_REDIS_CLAIM)
         self._record_script = self.redis.register_script(_REDIS_RECORD)
+        self._release_script = self.redis.register_script(_REDIS_RELEASE)
 
     def _k(self, *parts: str) -> str:
         return self.prefix + ":".join(parts)
@@ -843,6 +877,13 @@ class RedisOutbox(Outbox):
         )
         return bool(done)
 
+    async def release(self, delivery: Delivery, next_attempt_at: float) -> bool:
+        done = await self._release_script(
+            keys=[self._k("delivery", delivery.id), self._k("due")],
+            args=[delivery.claim, repr(next_attempt_at), delivery.id],
+        )
+        return bool(done)
+
     async def get_delivery(self, delivery_id: str) -> Delivery | None:
         raw = await _r(self.redis.hgetall(self._k("delivery", delivery_id)))
         return self._delivery(raw) if raw else None
@@ -890,131 +931,11 @@ def open_outbox(url: str, *, clock: Clock = time.time) -> Outbox:
     return RedisOutbox(url, clock=clock)
 
 
-# --------------------------------------------------------------------------- dispatcher
+def __getattr__(name: str) -> Any:
+    """``from .webhooks import WebhookDispatcher`` keeps working (it lives in ``delivery``,
+    which imports this module: imported lazily, so either module may be imported first)."""
+    if name == "WebhookDispatcher":
+        from .delivery import WebhookDispatcher
 
-SignerSource: TypeAlias = (
-    WebhookSigner | Mapping[str, WebhookSigner] | Callable[[str], WebhookSigner]
-)
-
-
-class WebhookDispatcher:
-    """Picks due deliveries and sends them. Run ``start()`` in the app lifespan (one per
-    process is fine: claims are atomic), or call ``run_once()`` from tests with a fake clock."""
-
-    def __init__(
-        self,
-        outbox: Outbox,
-        signer: SignerSource,
-        *,
-        clock: Clock | None = None,
-        timeout: float = DELIVERY_TIMEOUT_SECONDS,
-        schedule: Sequence[float] = RETRY_SCHEDULE,
-        poll_interval: float = 1.0,
-        batch_size: int = 20,
-        lease_seconds: float = 60.0,
-        client: httpx.AsyncClient | None = None,
-        user_agent: str = "apiforge-webhooks/1",
-    ) -> None:
-        self.outbox = outbox
-        self._signer = signer
-        self.clock: Clock = clock or outbox.clock
-        self.timeout = timeout
-        self.schedule = tuple(schedule)
-        self.poll_interval = poll_interval
-        self.batch_size = batch_size
-        self.lease_seconds = max(lease_seconds, timeout * 2)
-        self.user_agent = user_agent
-        self._client = client
-        self._own_client = client is None
-        self._task: asyncio.Task[None] | None = None
-        self._wake = asyncio.Event()
-        outbox.add_listener(self.wake)
-
-    def signer_for(self, key: str) -> WebhookSigner:
-        if isinstance(self._signer, WebhookSigner):
-            return self._signer
-        if isinstance(self._signer, Mapping):
-            return self._signer[key]
-        return self._signer(key)
-
-    @property
-    def client(self) -> httpx.AsyncClient:
-        if self._client is None:
-            self._client = httpx.AsyncClient(timeout=self.timeout, follow_redirects=False)
-        return self._client
-
-    def next_attempt(self, failures: int, now: float) -> float | None:
-        """When to try again after ``failures`` failed attempts; None: give up (dead)."""
-        if failures <= len(self.schedule):
-            return now + self.schedule[failures - 1]
-        return None
-
-    async def deliver(self, delivery: Delivery, body: bytes) -> Attempt:
-        """One attempt (POST), recorded with its outcome and the next step."""
-        started = self.clock()
-        number = delivery.attempt_count + 1
-        headers = {"Content-Type": "application/json", "User-Agent": self.user_agent}
-        code: int | None = None
-        error: str | None = None
-        t0 = time.monotonic()
-        try:
-            headers.update(
-                self.signer_for(delivery.signer_key).headers(delivery.event_id, body, int(started))
-            )
-            response = await self.client.post(
-                delivery.url, content=body, headers=headers, timeout=self.timeout
-            )
-            code = response.status_code
-            if not 200 <= code < 300:
-                error = f"HTTP {code}"
-        except httpx.HTTPError as exc:
-            error = f"{type(exc).__name__}: {exc}"[:500]
-        except Exception as exc:  # a signer lookup or URL problem: recorded, retried
-            error = f"{type(exc).__name__}: {exc}"[:500]
-        attempt = Attempt(delivery.id, number, started, code, error, (time.monotonic() - t0) * 1000)
-        if attempt.ok:
-            status: DeliveryStatus = "delivered"
-            next_at: float | None = None
-        else:
-            next_at = self.next_attempt(number, self.clock())
-            status = "pending" if next_at is not None else "dead"
-        await self.outbox.record_attempt(delivery, attempt, status, next_at)
-        return attempt
-
-    async def run_once(self) -> int:
-        """Claim what is due now and send it; returns how many attempts were made."""
-        claimed = await self.outbox.claim_due(self.clock(), self.batch_size, self.lease_seconds)
-        if claimed:
-            await asyncio.gather(*(self.deliver(d, body) for d, body in claimed))
-        return len(claimed)
-
-    def wake(self) -> None:
-        self._wake.set()
-
-    async def run(self) -> None:
-        while True:
-            try:
-                sent = await self.run_once()
-            except asyncio.CancelledError:
-                raise
-            except Exception:  # the store is briefly unavailable: try again next round
-                sent = 0
-            if sent >= self.batch_size:
-                continue
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self.poll_interval)
-            self._wake.clear()
-
-    def start(self) -> None:
-        if self._task is None or self._task.done():
-            self._task = asyncio.create_task(self.run(), name="apiforge-webhook-dispatcher")
-
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
-        if self._own_client and self._client is not None:
-            await self._client.aclose()
-            self._client = None
+        return WebhookDispatcher
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

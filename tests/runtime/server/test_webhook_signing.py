@@ -131,3 +131,10 @@ def test_generated_secret_shape_and_key(ws: ModuleType) -> None:
         ws.WebhookSigner(("whsec_not base64!",))
     with pytest.raises(ValueError):
         ws.WebhookSigner(())
+
+
+def test_the_signer_never_shows_its_secrets(ws: ModuleType) -> None:
+    signer = ws.WebhookSigner((SW_SECRET, "whsec_b2xkLXNlY3JldA=="), scheme="stripe")
+    shown = f"{signer!r} {signer}"
+    assert SW_SECRET not in shown and "whsec_" not in shown
+    assert "stripe" in shown

@@ -1,5 +1,6 @@
 """The webhook outbox and dispatcher on memory, SQLite and a real Redis, delivering to a real
-consumer on 127.0.0.1 that verifies signatures and fails the first N times."""
+consumer on 127.0.0.1 (allow-listed, plain http allowed) that verifies signatures and fails the
+first N times. Destination checks and stall resistance: test_delivery_guard.py."""
 
 from __future__ import annotations
 
@@ -47,6 +48,7 @@ def rt(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimpleNamespace]:
         yield SimpleNamespace(
             wh=importlib.import_module(f"{package}.runtime.webhooks"),
             ws=importlib.import_module(f"{package}.runtime.webhook_signing"),
+            dst=importlib.import_module(f"{package}.runtime.destinations"),
         )
     finally:
         sys.path.remove(str(root))
@@ -135,6 +137,11 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     return url
 
 
+def loopback(rt: SimpleNamespace) -> Any:
+    """The policy of these tests: their consumers listen on http://127.0.0.1."""
+    return rt.dst.DestinationPolicy(allow_http=True, allow=("127.0.0.1",))
+
+
 def open_outbox(rt: SimpleNamespace, url: str, clock: FakeClock) -> Any:
     if url.startswith("redis"):
         return rt.wh.RedisOutbox(url, prefix=f"t:{uuid.uuid4().hex[:8]}:", clock=clock)
@@ -150,7 +157,9 @@ def test_retries_follow_the_schedule_until_delivered(
     async def scenario() -> None:
         clock = FakeClock()
         outbox = open_outbox(rt, store_url, clock)
-        dispatcher = rt.wh.WebhookDispatcher(outbox, rt.ws.WebhookSigner((secret,)), clock=clock)
+        dispatcher = rt.wh.WebhookDispatcher(
+            outbox, rt.ws.WebhookSigner((secret,)), clock=clock, policy=loopback(rt)
+        )
         event = rt.wh.new_event("order.completed", {"orderId": "ord_1"}, now=clock())
         [delivery] = await outbox.enqueue(event, [consumer.url])
         assert delivery.status == "pending" and delivery.event_id == event["id"]
@@ -203,7 +212,10 @@ def test_connection_errors_then_dead_after_the_last_retry(
         clock = FakeClock()
         outbox = open_outbox(rt, url, clock)
         dispatcher = rt.wh.WebhookDispatcher(
-            outbox, rt.ws.WebhookSigner((rt.ws.generate_secret(),)), clock=clock
+            outbox,
+            rt.ws.WebhookSigner((rt.ws.generate_secret(),)),
+            clock=clock,
+            policy=loopback(rt),
         )
         [delivery] = await outbox.enqueue(rt.wh.new_event("ping", {}, now=clock()), [closed])
         times = [T0]
@@ -235,7 +247,7 @@ def test_stripe_scheme_and_rotation_reach_the_consumer(
     async def scenario() -> None:
         outbox = rt.wh.open_outbox("memory://")
         signer = rt.ws.WebhookSigner((new, old), scheme="stripe", header_prefix="Acme")
-        dispatcher = rt.wh.WebhookDispatcher(outbox, {"acme": signer})
+        dispatcher = rt.wh.WebhookDispatcher(outbox, {"acme": signer}, policy=loopback(rt))
         await outbox.enqueue(
             rt.wh.new_event("order.completed", {"n": 1}), [rt.wh.Endpoint(consumer.url, "acme")]
         )
@@ -343,6 +355,26 @@ def test_claims_are_exclusive_and_leases_expire(rt: SimpleNamespace, store_url: 
     run(scenario())
 
 
+def test_release_gives_a_claim_back_unsent(rt: SimpleNamespace, store_url: str) -> None:
+    """The dispatcher gives back deliveries whose destination has no free slot: pending again
+    at the given time, no attempt counted; a stale claim cannot release."""
+
+    async def scenario() -> None:
+        outbox = open_outbox(rt, store_url, FakeClock())
+        [delivery] = await outbox.enqueue(rt.wh.new_event("e", {}), ["https://hooks.example/"])
+        [(claimed, _)] = await outbox.claim_due(T0, 10, 60)
+        assert await outbox.release(claimed, T0 + 5) is True
+        assert await outbox.release(claimed, T0 + 5) is False, "the claim is gone"
+        d = await outbox.get_delivery(delivery.id)
+        assert (d.status, d.attempt_count, d.next_attempt_at) == ("pending", 0, T0 + 5)
+        assert await outbox.claim_due(T0 + 4, 10, 60) == []
+        [(again, _)] = await outbox.claim_due(T0 + 5, 10, 60)
+        assert again.id == delivery.id and await outbox.attempts(delivery.id) == []
+        await outbox.close()
+
+    run(scenario())
+
+
 def test_dispatcher_loop_delivers_promptly(
     rt: SimpleNamespace, consumer_factory: Any, tmp_path: Path
 ) -> None:
@@ -352,7 +384,7 @@ def test_dispatcher_loop_delivers_promptly(
     async def scenario() -> float:
         outbox = rt.wh.open_outbox(f"sqlite:///{tmp_path / 'o.db'}")
         dispatcher = rt.wh.WebhookDispatcher(
-            outbox, rt.ws.WebhookSigner((secret,)), poll_interval=30
+            outbox, rt.ws.WebhookSigner((secret,)), poll_interval=30, policy=loopback(rt)
         )
         dispatcher.start()
         await asyncio.sleep(0.05)
