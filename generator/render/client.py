@@ -10,7 +10,9 @@ Naming (stable, documented in the generated README):
   replay flag, rate limit and the parsed value);
 - keyword arguments: snake_case of the parameter name, unique within the operation, never one of
   the fixed arguments (`body`, `idempotency_key`, `if_match`, `if_none_match`, `extra_headers`,
-  `max_retries`, `timeout`).
+  `max_retries`, `timeout`);
+- credentials: one constructor argument per security scheme, named after it (see
+  `client_auth`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,13 @@ from typing import cast
 
 from generator.errors import ApiforgeError, Problem
 from generator.ir import Api, MediaType, Operation, Parameter, Webhook
+from generator.render.client_auth import (
+    AuthPlan,
+    SecurityPlan,
+    example_arguments,
+    plan_auth,
+    plan_security,
+)
 from generator.render.env import TemplateFiles, operation_view, templates_root
 from generator.render.escape import py_string
 from generator.render.models import models_for
@@ -114,6 +123,7 @@ class OperationPlan:
     summary: str
     description: str
     deprecated: bool
+    security: SecurityPlan | None = None  # what the operation requires (None: nothing declared)
 
 
 @dataclass(frozen=True)
@@ -122,14 +132,6 @@ class ResourcePlan:
     class_name: str
     tag: str
     operations: tuple[OperationPlan, ...]
-
-
-@dataclass(frozen=True)
-class AuthPlan:
-    argument: str
-    kind: str  # bearer, basic, header, query
-    wire: str  # header or query parameter name
-    scheme: str  # the security scheme's name
 
 
 @dataclass(frozen=True)
@@ -155,6 +157,7 @@ class ClientPlan:
     resources: list[ResourcePlan]
     auth: list[AuthPlan]
     webhooks: list[WebhookPlan]
+    auth_example: str = ""  # constructor arguments for the README's first example
     files: list[GeneratedFile] = field(default_factory=list)
 
 
@@ -234,6 +237,7 @@ class _Planner:
     def __init__(self, api: Api, mapper: TypeMapper) -> None:
         self.api = api
         self.types = mapper
+        self.auth = plan_auth(api, CONSTRUCTOR_ARGUMENTS)
 
     def params(self, op: Operation) -> tuple[ParamPlan, ...]:
         pattern_headers = set(_CONCURRENCY_HEADERS)
@@ -390,6 +394,7 @@ class _Planner:
             summary=op.summary,
             description=op.description,
             deprecated=op.deprecated,
+            security=plan_security(op.patterns.security, self.auth),
         )
 
     def resources(self, reserved: frozenset[str]) -> list[ResourcePlan]:
@@ -417,37 +422,6 @@ class _Planner:
                 for plan in ops
             ]
             plans.append(ResourcePlan(attribute, class_name, tag, tuple(ops)))
-        return plans
-
-    def auth(self) -> list[AuthPlan]:
-        allocator = NameAllocator(CONSTRUCTOR_ARGUMENTS)
-        plans: list[AuthPlan] = []
-        api_keys = [s for s in self.api.security_schemes if s.type == "apiKey"]
-        bearer_done = basic_done = False
-        for s in sorted(self.api.security_schemes, key=lambda s: s.name):
-            kind = s.scheme.lower()
-            if (s.type == "http" and kind == "bearer") or s.type in ("oauth2", "openIdConnect"):
-                if not bearer_done:
-                    plans.append(
-                        AuthPlan(
-                            allocator.allocate("bearer", "bearer_token"),
-                            "bearer",
-                            "Authorization",
-                            s.name,
-                        )
-                    )
-                    bearer_done = True
-            elif s.type == "http" and kind == "basic":
-                if not basic_done:
-                    user = allocator.allocate("username", "username")
-                    password = allocator.allocate("password", "password")
-                    plans.append(AuthPlan(f"{user},{password}", "basic", "Authorization", s.name))
-                    basic_done = True
-            elif s.type == "apiKey" and s.location in ("header", "query"):
-                base = "api_key" if len(api_keys) == 1 else snake_case(s.name, fallback="api_key")
-                plans.append(
-                    AuthPlan(allocator.allocate(s.name, base), s.location, s.parameter_name, s.name)
-                )
         return plans
 
     def webhooks(self) -> list[WebhookPlan]:
@@ -534,7 +508,8 @@ def plan_client(
         base_url=_base_url(api),
         user_agent=f"{package}/{version}",
         resources=planner.resources(runtime_reserved()),
-        auth=planner.auth(),
+        auth=planner.auth,
+        auth_example=example_arguments(api, planner.auth),
         webhooks=planner.webhooks(),
     )
     # Templates see each operation only as an OperationView (what they read of it), so the

@@ -94,7 +94,7 @@ def test_every_payment_executes_exactly_once_under_faults(
             wires.append(wire)
             with acme.Client(
                 base_url=proxy.url,
-                bearer_token="chaos-payments",
+                bearer_auth="chaos-payments",
                 timeout=TIMEOUT,
                 max_retries=MAX_RETRIES,
                 transport=wire,

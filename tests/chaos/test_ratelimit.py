@@ -61,7 +61,7 @@ class Measured:
 
 
 def hammer(acme: ModuleType, served: Served) -> Measured:
-    with acme.Client(base_url=served.url, bearer_token="chaos-rate-setup") as setup:
+    with acme.Client(base_url=served.url, bearer_auth="chaos-rate-setup") as setup:
         payment = setup.payments.create_payment(
             body=payment_body(), idempotency_key=str(uuid.uuid4())
         )
@@ -70,7 +70,7 @@ def hammer(acme: ModuleType, served: Served) -> Measured:
     outcomes: Counter[str] = Counter()
 
     clients = [
-        acme.Client(base_url=served.url, bearer_token=RATE_TOKEN, max_retries=0)
+        acme.Client(base_url=served.url, bearer_auth=RATE_TOKEN, max_retries=0)
         for _ in range(CLIENTS)
     ]
     t_ref = time.time()

@@ -90,7 +90,7 @@ def increment(acme: ModuleType, client: Any, customer_id: str, tally: Tally) -> 
 def test_concurrent_increments_lose_nothing_through_faults(
     acme: ModuleType, acme_server: Served
 ) -> None:
-    with acme.Client(base_url=acme_server.url, bearer_token="chaos-storm") as direct:
+    with acme.Client(base_url=acme_server.url, bearer_auth="chaos-storm") as direct:
         created = direct.customers.create_customer(
             body={"email": "storm@example.com", "name": "Storm", "metadata": {"counter": "0"}}
         )
@@ -112,7 +112,7 @@ def test_concurrent_increments_lose_nothing_through_faults(
             wires.append(wire)
             with acme.Client(
                 base_url=proxy.url,
-                bearer_token="chaos-storm",
+                bearer_auth="chaos-storm",
                 timeout=TIMEOUT,
                 max_retries=MAX_RETRIES,
                 transport=wire,
@@ -124,7 +124,7 @@ def test_concurrent_increments_lose_nothing_through_faults(
         run_threads([worker] * STORM_CLIENTS)
     elapsed = time.monotonic() - started
 
-    with acme.Client(base_url=acme_server.url, bearer_token="chaos-storm") as direct:
+    with acme.Client(base_url=acme_server.url, bearer_auth="chaos-storm") as direct:
         final = direct.customers.get_customer(customer_id=customer_id)
     expected = STORM_CLIENTS * STORM_INCREMENTS
     counter = int(final.metadata.root["counter"])

@@ -52,9 +52,10 @@ def test_hostile_spec_compiles_and_executes_nothing(
         "def handler(request):\n"
         "    seen.append(request)\n"
         "    return httpx.Response(200, json={'def': 'x'})\n"
-        "c = m.Client(base_url='http://t', transport=httpx.MockTransport(handler))\n"
+        "c = m.Client(base_url='http://t', transport=httpx.MockTransport(handler), key_s='k')\n"
         "r = c.tag.import_os_system_touch_canary(item_id='a/b', class_=1, import_='{{ x }}', self_=True)\n"
         "assert r.def_ == 'x', r\n"
+        "assert seen[0].headers['X-Key\"\"\" __import__(\\'os\\')'] == 'k', seen[0].headers\n"
         "assert seen[0].url.raw_path == b'/items/a%2Fb/1?import=%7B%7B+x+%7D%7D&self=true', seen[0].url\n"
         "print(m.Client.__doc__, m._client.TagResource.import_os_system_touch_canary.__doc__)\n"
     )

@@ -107,7 +107,7 @@ def test_readme_has_an_example_for_every_operation(generated: dict[str, Generate
 
 
 def test_naming(acme: object) -> None:
-    client = acme.Client(bearer_token="t")  # type: ignore[attr-defined]
+    client = acme.Client(bearer_auth="t")  # type: ignore[attr-defined]
     for resource, methods in {
         "payments": ["create_payment", "list_payments", "get_payment"],
         "customers": ["create_customer", "get_customer", "update_customer", "delete_customer"],

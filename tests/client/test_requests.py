@@ -43,7 +43,7 @@ class Recorder:
 
 def make_client(acme: Any, recorder: Recorder, sleeps: list[float] | None = None, **kw: Any) -> Any:
     return acme.Client(
-        bearer_token="secret-token",
+        bearer_auth="secret-token",
         transport=httpx.MockTransport(recorder),
         sleep=(sleeps.append if sleeps is not None else lambda s: None),
         jitter=lambda: 0.0,
@@ -187,7 +187,7 @@ def test_errors_are_typed(acme: Any) -> None:
 
 def test_api_key_auth(acme: Any) -> None:
     rec = Recorder(httpx.Response(200, json=PAYMENT))
-    with acme.Client(api_key="k1", transport=httpx.MockTransport(rec)) as client:
+    with acme.Client(api_key_auth="k1", transport=httpx.MockTransport(rec)) as client:
         client.payments.get_payment(payment_id="p")
     assert rec.requests[0].headers["X-API-Key"] == "k1"
     assert "Authorization" not in rec.requests[0].headers
@@ -210,7 +210,7 @@ def test_async_client(acme: Any) -> None:
 
     async def main() -> Any:
         async with acme.AsyncClient(
-            bearer_token="t", transport=httpx.MockTransport(handler), sleep=sleep
+            bearer_auth="t", transport=httpx.MockTransport(handler), sleep=sleep
         ) as client:
             return await client.payments.create_payment(
                 body={"amount": 1, "currency": "usd", "customerId": "c", "paymentMethod": {}}

@@ -60,7 +60,7 @@ def test_429_is_honoured_waiting_exactly_retry_after(
 ) -> None:
     # tier "tiny" allows 2 requests per second; the server measures the wait, so sleep for real
     wire, waits = Wire(), Waits(real=True)
-    client = make_client(wire, waits, bearer_token=THROTTLED_TOKEN)
+    client = make_client(wire, waits, bearer_auth=THROTTLED_TOKEN)
 
     limited = None
     for _ in range(10):  # exhaust the quota: a typed error carrying Retry-After
@@ -173,7 +173,7 @@ def test_async_client_awaits_a_job(acme: ModuleType, server: Server) -> None:
 
     async def main() -> Any:
         async with acme.AsyncClient(
-            base_url=server.url, bearer_token="e2e-async", sleep=waits.asleep, clock=waits.clock
+            base_url=server.url, bearer_auth="e2e-async", sleep=waits.asleep, clock=waits.clock
         ) as client:
             handle = await client.reports.create_report(body={**REPORT, "type": "payments"})
             assert isinstance(handle, acme.AsyncJobHandle)

@@ -337,7 +337,7 @@ def test_async_client_survives_a_dropped_response(
 
     async def main() -> Any:
         async with acme.AsyncClient(
-            base_url=proxy.url, bearer_token="e2e-token", sleep=waits.asleep, jitter=lambda: 0.0
+            base_url=proxy.url, bearer_auth="e2e-token", sleep=waits.asleep, jitter=lambda: 0.0
         ) as client:
             return await client.payments.create_payment_raw(body=payment_body())
 

@@ -3,6 +3,8 @@
 Generated code imports everything it needs from here:
 
 - `_base`: `SyncAPIClient`, `AsyncAPIClient`, `RequestOptions`, `APIResponse`;
+- `_auth`: `Scheme`, `Security`, `Credentials` and the credential types (`BasicAuth`,
+  `ClientCredentials`, `TokenProvider`, `AsyncTokenProvider`);
 - `_errors`: `APIError` and its family, `ProblemDetails`, `error_from_response`;
 - `_retry`: `RetryPolicy` and the retry rules; `_ratelimit`: `RateLimit`, `parse_rate_limit`;
 - `_jobs`: `JobHandle`, `AsyncJobHandle`; `_concurrency`: `read_modify_write` (+ async);
@@ -12,6 +14,15 @@ Generated code imports everything it needs from here:
 It depends on the standard library, httpx and pydantic v2 only, and imports itself relatively.
 """
 
+from ._auth import (
+    AsyncTokenProvider,
+    BasicAuth,
+    ClientCredentials,
+    Credentials,
+    Scheme,
+    Security,
+    TokenProvider,
+)
 from ._base import (
     DEFAULT_IDEMPOTENCY_HEADER,
     DEFAULT_TIMEOUT,
@@ -30,18 +41,21 @@ from ._errors import (
     APITimeoutError,
     BadRequest,
     Conflict,
+    CredentialsError,
     Forbidden,
     IdempotencyConflict,
     IdempotencyInProgress,
     JobCancelled,
     JobFailed,
     JobTimeout,
+    MissingCredentials,
     NotFound,
     PreconditionFailed,
     PreconditionRequired,
     ProblemDetails,
     RateLimited,
     ServerError,
+    TokenRequestFailed,
     Unauthorized,
     UnexpectedStatus,
     UnprocessableEntity,
@@ -78,8 +92,13 @@ __all__ = [
     "APITimeoutError",
     "AsyncAPIClient",
     "AsyncJobHandle",
+    "AsyncTokenProvider",
     "BadRequest",
+    "BasicAuth",
+    "ClientCredentials",
     "Conflict",
+    "Credentials",
+    "CredentialsError",
     "Forbidden",
     "IdempotencyConflict",
     "IdempotencyInProgress",
@@ -87,6 +106,7 @@ __all__ = [
     "JobFailed",
     "JobHandle",
     "JobTimeout",
+    "MissingCredentials",
     "NotFound",
     "PreconditionFailed",
     "PreconditionRequired",
@@ -95,9 +115,13 @@ __all__ = [
     "RateLimited",
     "RequestOptions",
     "RetryPolicy",
+    "Scheme",
+    "Security",
     "ServerError",
     "Styled",
     "SyncAPIClient",
+    "TokenProvider",
+    "TokenRequestFailed",
     "Unauthorized",
     "UnexpectedStatus",
     "UnprocessableEntity",

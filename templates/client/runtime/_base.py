@@ -3,18 +3,21 @@
 Public API:
 
 - `SyncAPIClient(base_url, *, timeout=DEFAULT_TIMEOUT, max_retries=2, default_headers=None,
-  auth_headers=None, auth_params=None, user_agent=None, http_client=None, transport=None,
+  schemes=(), credentials=None, user_agent=None, http_client=None, transport=None,
   sleep=time.sleep, clock=time.time, jitter=random.random, wait_on_rate_limit=False,
-  max_retry_delay=60.0)`; `AsyncAPIClient(...)` takes the same arguments with an
-  `httpx.AsyncClient`, an `httpx.AsyncBaseTransport` and an async `sleep`.
+  max_retry_delay=60.0)`: `schemes` are the spec's security schemes (`_auth.Scheme`),
+  `credentials` what the caller gave for each (by scheme name; see `_auth`);
+  `AsyncAPIClient(...)` takes the same arguments with an `httpx.AsyncClient`, an
+  `httpx.AsyncBaseTransport` and an async `sleep`.
   - `.request(options: RequestOptions) -> APIResponse` (awaitable on the async client);
   - `.last_rate_limit: RateLimit | None`, from the latest response that carried one;
   - `.close()` / `with` (`aclose()` / `async with`): closes the httpx client only if this
     object created it.
 - `RequestOptions(method, path, *, params, headers, json, content, data, files,
-  idempotency_header, idempotency_key, max_retries, timeout)`: one logical call.
+  idempotency_header, idempotency_key, security, max_retries, timeout)`: one logical call.
 - `APIResponse`: `.status_code`, `.headers`, `.etag`, `.replayed`, `.rate_limit`,
-  `.not_modified`, `.idempotency_key`, `.retries_taken`, `.http_response`, `.json()`,
+  `.not_modified`, `.idempotency_key`, `.retries_taken`, `.security` (what the call
+  required: a job handle polls with the same), `.http_response`, `.json()`,
   `.parse(type_)` (a pydantic model class, any type, or a `TypeAdapter`).
 - `RESERVED_ATTRIBUTES`: names the base classes use; generated resource attributes must avoid
   them.
@@ -32,8 +35,13 @@ What one `request()` does:
 5. raises the typed error from `_errors` for any status outside 2xx, except that a 304 is
    returned when the request carried `If-None-Match`;
 6. wraps httpx connection and timeout errors in `APIConnectionError` / `APITimeoutError`.
-7. sends `auth_headers` / `auth_params` only to the origin of `base_url` (an absolute URL
-   elsewhere, such as a job Location on another host, gets no credentials).
+7. sends credentials as `_auth.Credentials` chooses them for the call's `security` (the
+   first requirement the client holds everything for; none for public operations; raises
+   `MissingCredentials` before anything is sent when it holds none of them), and only to the
+   origin of `base_url` (an absolute URL elsewhere, such as a job Location on another host,
+   gets none and needs none). Credentials are applied to each attempt; after a 401, an OAuth2
+   client-credentials token is fetched anew and the call tried once more. The caller's own
+   headers (`extra_headers`) win over a credential header of the same name.
 
 With `wait_on_rate_limit=True`, a call made after a response that said `remaining == 0`
 first sleeps until that window's reset.
@@ -56,6 +64,7 @@ from typing import IO, Any, Self, TypeVar, cast, overload
 import httpx
 import pydantic
 
+from ._auth import Applied, Credential, Credentials, Scheme, Security, Selection
 from ._errors import APIConnectionError, APIStatusError, APITimeoutError, error_from_response
 from ._query import Styled, encode_query
 from ._ratelimit import RateLimit, parse_rate_limit
@@ -112,6 +121,8 @@ class RequestOptions:
     - `idempotency_header`: the header the operation declares for idempotency keys (None if it
       declares none); `idempotency_key`: the caller's key, which wins over a generated one. A
       caller's key on an operation that declares no header is sent as `Idempotency-Key`.
+    - `security`: what the operation requires (see `_auth.Security`); None: it declares
+      nothing, so no credentials are sent.
     - `max_retries` / `timeout`: per-call overrides of the client's settings.
     """
 
@@ -125,6 +136,7 @@ class RequestOptions:
     files: Mapping[str, FileSpec] | None = None
     idempotency_header: str | None = None
     idempotency_key: str | None = None
+    security: Security | None = None
     max_retries: int | None = None
     timeout: TimeoutTypes = None
 
@@ -139,11 +151,13 @@ class APIResponse:
         rate_limit: RateLimit | None = None,
         idempotency_key: str | None = None,
         retries_taken: int = 0,
+        security: Security | None = None,
     ) -> None:
         self.http_response = http_response
         self.rate_limit = rate_limit
         self.idempotency_key = idempotency_key
         self.retries_taken = retries_taken
+        self.security = security
 
     @property
     def status_code(self) -> int:
@@ -228,6 +242,8 @@ class _Prepared:
     idempotency_key: str | None
     max_retries: int
     timeout: TimeoutTypes
+    security: Security | None
+    own_headers: frozenset[str]  # lower-case names the call set itself: credentials yield
 
 
 def _read_file(content: FileContent) -> bytes:
@@ -278,8 +294,8 @@ class _BaseClient:
         timeout: TimeoutTypes,
         max_retries: int,
         default_headers: Mapping[str, str] | None,
-        auth_headers: Mapping[str, str] | None,
-        auth_params: Mapping[str, str] | None,
+        schemes: Sequence[Scheme],
+        credentials: Mapping[str, Credential | None] | None,
         user_agent: str | None,
         clock: Callable[[], float],
         jitter: Callable[[], float],
@@ -301,8 +317,7 @@ class _BaseClient:
         if user_agent is not None:
             headers["User-Agent"] = user_agent
         self._headers = httpx.Headers(headers)
-        self._auth_headers = dict(auth_headers or {})
-        self._auth_params = dict(auth_params or {})
+        self._auth = Credentials(schemes, credentials or {}, base_url=self.base_url, clock=clock)
         self._origin = _origin(httpx.URL(self.base_url))
 
     def _policy(self, max_retries: int) -> RetryPolicy:
@@ -315,14 +330,17 @@ class _BaseClient:
             return path
         return f"{self.base_url}/{path.lstrip('/')}"
 
+    def _select(self, options: RequestOptions) -> Selection:
+        """The credentials this call sends; raises `MissingCredentials` (before anything is
+        sent) when the client holds none that satisfy the operation. Credentials go to the
+        API's own origin only: a job Location on another host gets none."""
+        if _origin(httpx.URL(self._url(options.path))) != self._origin:
+            return ()
+        return self._auth.select(options.security, f"{options.method.upper()} {options.path}")
+
     def _prepare(self, options: RequestOptions, content: bytes | None) -> _Prepared:
         url = self._url(options.path)
-        # Credentials go to the API's own origin only: a job Location on another host must
-        # not receive the bearer token or API key.
-        same_origin = _origin(httpx.URL(url)) == self._origin
         headers = httpx.Headers(self._headers)
-        if same_origin:
-            headers.update(self._auth_headers)
         body = content
         if options.json is not None:
             # Serialised once, so every attempt sends byte-identical JSON.
@@ -331,7 +349,8 @@ class _BaseClient:
             ).encode()
             headers["Content-Type"] = "application/json"
         # Optional header parameters arrive as None when the caller did not set them.
-        headers.update({k: v for k, v in (options.headers or {}).items() if v is not None})
+        own = {k: v for k, v in (options.headers or {}).items() if v is not None}
+        headers.update(own)
 
         key_header = options.idempotency_header
         key = options.idempotency_key
@@ -341,9 +360,7 @@ class _BaseClient:
             key = key or headers.get(key_header) or str(uuid.uuid4())
             headers[key_header] = key
 
-        params: list[tuple[str, QueryValue]] = (
-            list(self._auth_params.items()) if same_origin else []
-        )
+        params: list[tuple[str, QueryValue]] = []
         for name, value in (options.params or {}).items():
             if isinstance(value, Styled):
                 params += encode_query(
@@ -364,16 +381,31 @@ class _BaseClient:
             idempotency_key=key,
             max_retries=self.max_retries if options.max_retries is None else options.max_retries,
             timeout=self.timeout if options.timeout is None else options.timeout,
+            security=options.security,
+            own_headers=frozenset(k.lower() for k in own),
         )
 
     def _build_request(
-        self, client: httpx.Client | httpx.AsyncClient, prepared: _Prepared, retries_taken: int
+        self,
+        client: httpx.Client | httpx.AsyncClient,
+        prepared: _Prepared,
+        retries_taken: int,
+        applied: Applied,
     ) -> httpx.Request:
-        headers = {**prepared.headers, RETRY_COUNT_HEADER: str(retries_taken)}
+        headers = httpx.Headers(prepared.headers)
+        for name, value in applied.headers.items():
+            if name.lower() not in prepared.own_headers:
+                headers[name] = value
+        if applied.cookies:  # this request's Cookie header only, after the caller's own
+            own_cookie = headers.get("cookie")
+            cookie = applied.cookie_header()
+            headers["Cookie"] = f"{own_cookie}; {cookie}" if own_cookie else cookie
+        headers[RETRY_COUNT_HEADER] = str(retries_taken)
+        params = [*applied.params, *prepared.params]
         return client.build_request(
             prepared.method,
             prepared.url,
-            params=prepared.params or None,
+            params=params or None,
             headers=headers,
             content=prepared.content,
             data=prepared.data,
@@ -404,6 +436,7 @@ class _BaseClient:
                 rate_limit=rate_limit,
                 idempotency_key=prepared.idempotency_key,
                 retries_taken=retries_taken,
+                security=prepared.security,
             )
         error = error_from_response(response, now=now)
         delay = self._policy(prepared.max_retries).decide(
@@ -440,6 +473,19 @@ class _BaseClient:
         )
         return error, delay
 
+    def _refresh(
+        self, error: APIStatusError, refreshed: bool, selection: Selection, applied: Applied
+    ) -> bool:
+        """After a 401, once per call: forget the managed tokens the attempt sent, so the
+        next attempt fetches fresh ones (the server refused before doing anything, so
+        repeating is safe). True: try again now."""
+        if error.status_code != 401 or refreshed:
+            return False
+        if not self._auth.invalidate(selection, applied):
+            return False
+        log.info("HTTP 401 with a cached OAuth2 token: trying once more with a new one")
+        return True
+
     def _log_retry(self, prepared: _Prepared, retries_taken: int, delay: float, why: str) -> None:
         log.info(
             "retrying %s %s in %.3f s (retry %d of %d): %s",
@@ -462,8 +508,8 @@ class SyncAPIClient(_BaseClient):
         timeout: TimeoutTypes = DEFAULT_TIMEOUT,
         max_retries: int = DEFAULT_MAX_RETRIES,
         default_headers: Mapping[str, str] | None = None,
-        auth_headers: Mapping[str, str] | None = None,
-        auth_params: Mapping[str, str] | None = None,
+        schemes: Sequence[Scheme] = (),
+        credentials: Mapping[str, Credential | None] | None = None,
         user_agent: str | None = None,
         http_client: httpx.Client | None = None,
         transport: httpx.BaseTransport | None = None,
@@ -478,8 +524,8 @@ class SyncAPIClient(_BaseClient):
             timeout=timeout,
             max_retries=max_retries,
             default_headers=default_headers,
-            auth_headers=auth_headers,
-            auth_params=auth_params,
+            schemes=schemes,
+            credentials=credentials,
             user_agent=user_agent,
             clock=clock,
             jitter=jitter,
@@ -496,14 +542,17 @@ class SyncAPIClient(_BaseClient):
         """Send one logical call, retrying as the policy allows; see the module docstring."""
         if isinstance(options.content, AsyncIterable):
             raise TypeError("an async byte stream needs the async client")
+        selection = self._select(options)
         content = _buffer_sync(options.content) if options.content is not None else None
         prepared = self._prepare(options, content)
         retries_taken = 0
+        refreshed = False
         while True:
             wait = self._rate_limit_wait()
             if wait > 0:
                 self._sleep(wait)
-            request = self._build_request(self._client, prepared, retries_taken)
+            applied = self._auth.apply(selection, self._client)
+            request = self._build_request(self._client, prepared, retries_taken, applied)
             error: APIStatusError | APIConnectionError
             try:
                 response = self._client.send(request)
@@ -516,6 +565,9 @@ class SyncAPIClient(_BaseClient):
                 if isinstance(outcome, APIResponse):
                     return outcome
                 error, delay = outcome
+                if self._refresh(error, refreshed, selection, applied):
+                    refreshed = True
+                    continue
                 if delay is None:
                     raise error
             self._log_retry(prepared, retries_taken, delay, error.message)
@@ -549,8 +601,8 @@ class AsyncAPIClient(_BaseClient):
         timeout: TimeoutTypes = DEFAULT_TIMEOUT,
         max_retries: int = DEFAULT_MAX_RETRIES,
         default_headers: Mapping[str, str] | None = None,
-        auth_headers: Mapping[str, str] | None = None,
-        auth_params: Mapping[str, str] | None = None,
+        schemes: Sequence[Scheme] = (),
+        credentials: Mapping[str, Credential | None] | None = None,
         user_agent: str | None = None,
         http_client: httpx.AsyncClient | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
@@ -565,8 +617,8 @@ class AsyncAPIClient(_BaseClient):
             timeout=timeout,
             max_retries=max_retries,
             default_headers=default_headers,
-            auth_headers=auth_headers,
-            auth_params=auth_params,
+            schemes=schemes,
+            credentials=credentials,
             user_agent=user_agent,
             clock=clock,
             jitter=jitter,
@@ -581,14 +633,17 @@ class AsyncAPIClient(_BaseClient):
 
     async def request(self, options: RequestOptions) -> APIResponse:
         """Send one logical call, retrying as the policy allows; see the module docstring."""
+        selection = self._select(options)
         content = await _buffer_async(options.content) if options.content is not None else None
         prepared = self._prepare(options, content)
         retries_taken = 0
+        refreshed = False
         while True:
             wait = self._rate_limit_wait()
             if wait > 0:
                 await self._sleep(wait)
-            request = self._build_request(self._client, prepared, retries_taken)
+            applied = await self._auth.apply_async(selection, self._client)
+            request = self._build_request(self._client, prepared, retries_taken, applied)
             error: APIStatusError | APIConnectionError
             try:
                 response = await self._client.send(request)
@@ -601,6 +656,9 @@ class AsyncAPIClient(_BaseClient):
                 if isinstance(outcome, APIResponse):
                     return outcome
                 error, delay = outcome
+                if self._refresh(error, refreshed, selection, applied):
+                    refreshed = True
+                    continue
                 if delay is None:
                     raise error
             self._log_retry(prepared, retries_taken, delay, error.message)

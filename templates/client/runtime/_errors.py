@@ -17,13 +17,20 @@ Public API:
 - `error_from_response(response, now=None) -> APIStatusError`: the one mapping.
 - Job outcomes: `JobFailed(problem, job)`, `JobCancelled(job)`, `JobTimeout(timeout, job)`.
 - `WebhookVerificationError(message)`.
+- Credentials, raised on the client's side: `CredentialsError` (base) ←
+  - `MissingCredentials(what, alternatives, undefined=())`: the call needs a credential the
+    client was not given; raised before anything is sent. `.alternatives`: the (constructor
+    argument, scheme) pairs of each way to satisfy it; `.arguments`: their arguments;
+  - `TokenRequestFailed(message, status_code=None, error=None)`: an OAuth2 token endpoint
+    refused the client's credentials or could not be reached.
+  Their messages never carry a secret.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -300,3 +307,55 @@ class JobTimeout(APIError):
 
 class WebhookVerificationError(APIError):
     """A webhook's signature, timestamp or headers failed verification: do not trust it."""
+
+
+class CredentialsError(APIError):
+    """The client could not authenticate a call on its side (see the subclasses)."""
+
+
+class MissingCredentials(CredentialsError):
+    """The operation needs credentials this client was not given; nothing was sent.
+
+    `alternatives`: each way the operation can be authenticated, as the (constructor
+    argument, security scheme) pairs it needs together; `undefined`: scheme names the spec
+    requires but never defines (no client can satisfy them)."""
+
+    def __init__(
+        self,
+        what: str,
+        alternatives: Sequence[Sequence[tuple[str, str]]],
+        *,
+        undefined: Sequence[str] = (),
+    ) -> None:
+        self.alternatives = tuple(tuple(a) for a in alternatives if a)
+        self.undefined = tuple(undefined)
+        ways = [
+            " and ".join(f"`{argument}=` ({scheme})" for argument, scheme in pairs)
+            for pairs in self.alternatives
+        ]
+        if ways:
+            message = f"{what} needs credentials this client was not given: pass "
+            message += ", or ".join(ways) + " to the client"
+        else:
+            message = f"{what} needs credentials this client cannot send"
+        if self.undefined:
+            message += "; the spec requires security schemes it does not define: "
+            message += ", ".join(self.undefined)
+        super().__init__(message)
+
+    @property
+    def arguments(self) -> tuple[tuple[str, ...], ...]:
+        """The constructor arguments of each alternative."""
+        return tuple(tuple(argument for argument, _ in pairs) for pairs in self.alternatives)
+
+
+class TokenRequestFailed(CredentialsError):
+    """An OAuth2 token endpoint refused the client's credentials or could not be reached.
+    `status_code`: its HTTP status (None: no answer); `error`: the OAuth2 `error` code."""
+
+    def __init__(
+        self, message: str, *, status_code: int | None = None, error: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+        self.error = error

@@ -11,6 +11,8 @@ Public API (`AsyncJobHandle` is the same with awaitable methods):
   raises `JobFailed` (with the job's `error` problem) on `failed`, `JobCancelled` on
   `cancelled`, `JobTimeout` as soon as the next allowed poll would fall after the deadline.
 - `.refresh() -> str`: one poll; returns the new status.
+- Polls and cancels send the credentials the starting call's operation requires (the
+  `security` of its response), so the job's owner asks about it.
 - `.cancel() -> None`: `DELETE` on `Location`, or `cancel_method` on `cancel_path` (a path
   relative to the client's base URL, as generated code formats it).
 - `.job` (last job body), `.status`, `.id`, `.location`, `.retry_after`, `.done`,
@@ -60,6 +62,9 @@ class _JobState(Generic[T]):
         self.job: dict[str, Any] = {}
         self.retry_after: float | None = None
         self.last_response = response
+        # Polls and cancels authenticate as the call that started the job did: the job
+        # belongs to that principal.
+        self._security = response.security
         self._clock = client._clock
         location = response.headers.get("location")
         self.location: str | None = None
@@ -98,13 +103,13 @@ class _JobState(Generic[T]):
     def _poll_options(self) -> RequestOptions:
         if self.location is None:
             raise APIError("this job has no Location to poll")
-        return RequestOptions("GET", self.location)
+        return RequestOptions("GET", self.location, security=self._security)
 
     def _cancel_options(self) -> RequestOptions:
         path = self._cancel_path or self.location
         if path is None:
             raise APIError("this job has no Location to cancel")
-        return RequestOptions(self._cancel_method, path)
+        return RequestOptions(self._cancel_method, path, security=self._security)
 
     def _outcome(self) -> tuple[T] | None:
         """`(result,)` when completed; raises for failed/cancelled; None while the job is

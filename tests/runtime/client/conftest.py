@@ -12,9 +12,7 @@ relative imports only; `test_packaging.py` checks it also works copied as `<pkg>
 from __future__ import annotations
 
 import sys
-import threading
 from collections.abc import Iterator
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -23,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[3]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from .fakes import FakeClock, ScriptServer, handler_for  # noqa: E402
+from .fakes import FakeClock, ScriptServer, serving  # noqa: E402
 
 
 @pytest.fixture
@@ -33,17 +31,5 @@ def clock() -> FakeClock:
 
 @pytest.fixture
 def server() -> Iterator[ScriptServer]:
-    script = ScriptServer()
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler_for(script))
-    httpd.daemon_threads = True
-    script.url = f"http://127.0.0.1:{httpd.server_address[1]}"
-    thread = threading.Thread(
-        target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-    )
-    thread.start()
-    try:
+    with serving(ScriptServer()) as script:
         yield script
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join(5)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 
@@ -133,3 +134,21 @@ def problem(status: int, kind: str, detail: str = "", **extra: Any) -> dict[str,
 
 
 PROBLEM_HEADERS = {"Content-Type": "application/problem+json"}
+
+
+@contextlib.contextmanager
+def serving(script: ScriptServer) -> Iterator[ScriptServer]:
+    """`script` answering on a real socket on 127.0.0.1 (its `url` set) until the block ends."""
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler_for(script))
+    httpd.daemon_threads = True
+    script.url = f"http://127.0.0.1:{httpd.server_address[1]}"
+    thread = threading.Thread(
+        target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+    )
+    thread.start()
+    try:
+        yield script
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(5)

@@ -21,6 +21,8 @@ from templates.client.runtime import (
     RateLimit,
     RateLimited,
     RequestOptions,
+    Scheme,
+    Security,
     ServerError,
     SyncAPIClient,
     UnexpectedStatus,
@@ -67,14 +69,18 @@ def test_a_success_carries_the_pattern_headers_and_parses(
         clock,
         user_agent="acme-sdk/1.0",
         default_headers={"X-Tenant": "t1"},
-        auth_headers={"Authorization": "Bearer tok"},
-        auth_params={"api_key": "k"},
+        schemes=[
+            Scheme("bearer", "bearer", argument="bearer"),
+            Scheme("key", "apiKey", argument="key", location="query", parameter="api_key"),
+        ],
+        credentials={"bearer": "tok", "key": "k"},
     ) as client:
         result = client.request(
             RequestOptions(
                 "GET",
                 "/v1/payments/pay_1",
                 params={"expand": ["customer", "card"], "limit": 5, "flag": True, "skip": None},
+                security=Security(({"bearer": (), "key": ()},)),
             )
         )
     assert result.status_code == 200
@@ -432,17 +438,30 @@ def test_wire_level_request_through_an_injected_client(clock: FakeClock) -> None
     client = SyncAPIClient(
         "https://api.example.com/base/",
         http_client=http_client,
-        auth_headers={"X-API-Key": "s3cret"},
-        auth_params={"sig": "q"},
+        schemes=[
+            Scheme("key", "apiKey", argument="key", location="header", parameter="X-API-Key"),
+            Scheme("sig", "apiKey", argument="sig", location="query", parameter="sig"),
+        ],
+        credentials={"key": "s3cret", "sig": "q"},
         sleep=clock.sleep,
         clock=clock,
     )
+    both = Security(({"key": (), "sig": ()},))
     with client:
         result = client.request(
-            RequestOptions("DELETE", "users/u%2F1", headers={"If-Match": '"v3"', "X-Opt": None})
+            RequestOptions(
+                "DELETE",
+                "users/u%2F1",
+                headers={"If-Match": '"v3"', "X-Opt": None},
+                security=both,
+            )
         )
-        absolute = client.request(RequestOptions("GET", "https://other.example.com/jobs/1?x=1"))
-        same_host = client.request(RequestOptions("GET", "https://api.example.com/jobs/2"))
+        absolute = client.request(
+            RequestOptions("GET", "https://other.example.com/jobs/1?x=1", security=both)
+        )
+        same_host = client.request(
+            RequestOptions("GET", "https://api.example.com/jobs/2", security=both)
+        )
     assert result.status_code == 204 and result.parse(type(None)) is None
     assert str(seen[0].url) == "https://api.example.com/base/users/u%2F1?sig=q"
     assert seen[0].headers["if-match"] == '"v3"'

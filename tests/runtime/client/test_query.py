@@ -12,7 +12,14 @@ import httpx
 import pydantic
 import pytest
 
-from templates.client.runtime import RequestOptions, Styled, SyncAPIClient, encode_query
+from templates.client.runtime import (
+    RequestOptions,
+    Scheme,
+    Security,
+    Styled,
+    SyncAPIClient,
+    encode_query,
+)
 
 
 def test_deep_object() -> None:
@@ -80,7 +87,8 @@ def test_styled_params_go_on_the_url() -> None:
     client = SyncAPIClient(
         "https://api.example.com",
         http_client=httpx.Client(transport=httpx.MockTransport(handler)),
-        auth_params={"key": "k"},
+        schemes=[Scheme("key", "apiKey", argument="key", location="query", parameter="key")],
+        credentials={"key": "k"},
     )
     params: dict[str, Any] = {
         "filter": Styled({"status": "open", "color": Color.RED}, "deepObject", True),
@@ -91,7 +99,9 @@ def test_styled_params_go_on_the_url() -> None:
         "limit": 10,
     }
     with client:
-        client.request(RequestOptions("GET", "/v1/things", params=params))
+        client.request(
+            RequestOptions("GET", "/v1/things", params=params, security=Security(({"key": ()},)))
+        )
     (url,) = seen
     assert parse_qsl(urlsplit(str(url)).query) == [
         ("key", "k"),
