@@ -14,6 +14,10 @@
      Idempotency-Key per request (wrk Lua script), records in SQLite / in Redis
      (`APIFORGE_REDIS_URL`, a throwaway redis-server; resources stay in SQLite).
 
+   - authentication (`--only auth`): GET with the layer on, with the spec's bearer check
+     (a verifier that looks the token up in an in-memory dict) and with the security guard
+     taken out of the same app (`noauth_app.py`), to measure what authenticating costs.
+
 3. Loads each with `wrk` (installed from Debian's packages when missing; `oha` or `hey` if
    one is on PATH instead; a Python load generator only if none is), alternating the
    configurations in every repetition so a busy machine hurts all alike, and prints the
@@ -115,6 +119,34 @@ class PaymentsHandler(PaymentsBase):
         return Reply(value, headers={"Location": f"/v1/payments/{pid}"})
 """
 
+# the bench's credential check: one token, looked up in a dict (a realistic cheapest verifier)
+VERIFIER = """
+from __future__ import annotations
+
+from .auth import VerifierBase
+from .runtime.security import AuthContext, Principal
+
+ISSUED = {"@TOKEN@": Principal("acct_bench")}
+
+
+class Verifier(VerifierBase):
+    async def bearer_auth(
+        self, token: str, *, scopes: tuple[str, ...], ctx: AuthContext
+    ) -> Principal | None:
+        return ISSUED.get(token)
+""".replace("@TOKEN@", TOKEN)
+
+# the same app with the security guards taken out, for the "auth off" twin
+NOAUTH_APP = """
+from PACKAGE.main import app
+from PACKAGE.runtime.security import AuthRequirement
+
+for route in app.routes:
+    guards = getattr(route, "guards", None)
+    if guards is not None:  # the route's handler holds this very list
+        guards[:] = [g for g in guards if not isinstance(g, AuthRequirement)]
+""".replace("PACKAGE", PACKAGE)
+
 POST_LUA = """
 wrk.method = "POST"
 local body = '%(body)s'
@@ -143,6 +175,7 @@ class Config:
     redis: bool = False
     key: bool = False
     baseline: str | None = None  # the "off" twin this is compared against
+    app: str = f"{PACKAGE}.main:app"
     runs: list[float] = field(default_factory=list)
     cpu: list[float] = field(default_factory=list)  # server CPU µs per request
     pid: int = 0
@@ -158,6 +191,13 @@ CONFIGS = [
     Config("POST idempotency (SQLite)", "post", patterns=True, key=True, baseline="POST off"),
     Config(
         "POST idempotency (Redis)", "post", patterns=True, redis=True, key=True, baseline="POST off"
+    ),
+    Config("GET patterns, no authentication", "auth", patterns=True, app="noauth_app:app"),
+    Config(
+        "GET patterns + bearer authentication",
+        "auth",
+        patterns=True,
+        baseline="GET patterns, no authentication",
     ),
 ]
 
@@ -196,6 +236,8 @@ def generate(out: Path) -> Path:
     handlers = project / PACKAGE / "handlers"
     (handlers / "customers.py").write_text(CUSTOMERS.lstrip())
     (handlers / "payments.py").write_text(PAYMENTS.lstrip())
+    (project / PACKAGE / "verifier.py").write_text(VERIFIER.lstrip())
+    (project / "noauth_app.py").write_text(NOAUTH_APP.lstrip())
     return project
 
 
@@ -229,7 +271,7 @@ def load(tool: str, config: Config, seconds: float, connections: int, scripts: P
         if "Non-2xx" in out or "Socket errors" in out:
             raise RuntimeError(f"{config.name}: errors under load:\n{out}")
         return float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
-    if tool in ("oha", "hey") and config.kind == "get":
+    if tool in ("oha", "hey") and config.kind != "post":
         flag = ["-z", f"{seconds}s"]
         cmd = [tool, *flag, "-c", str(connections), "-H", auth, url]
         if tool == "oha":
@@ -253,7 +295,7 @@ def python_load(config: Config, seconds: float, connections: int) -> float:
             async def loop() -> None:
                 nonlocal done
                 while time.monotonic() < stop:
-                    if config.kind == "get":
+                    if config.kind != "post":
                         r = await c.get(config.path)
                     else:
                         extra = {"Idempotency-Key": str(uuid.uuid4())} if config.key else {}
@@ -270,7 +312,7 @@ def python_load(config: Config, seconds: float, connections: int) -> float:
 
 def prepare(config: Config) -> None:
     headers = {"Authorization": f"Bearer {TOKEN}", "Idempotency-Key": str(uuid.uuid4())}
-    if config.kind == "get":
+    if config.kind in ("get", "auth"):
         created = httpx.post(config.base + "/v1/customers", json=CUSTOMER, headers=headers)
         assert created.status_code == 201, created.text
         config.path = f"/v1/customers/{created.json()['id']}"
@@ -290,10 +332,10 @@ def main() -> None:
     parser.add_argument("--duration", type=float, default=5.0, help="seconds per run")
     parser.add_argument("--warmup", type=float, default=1.0, help="seconds before each config")
     parser.add_argument("--connections", type=int, default=16)
-    parser.add_argument("--only", default="", help="get, post or both (default)")
+    parser.add_argument("--only", default="", help="get, post, auth (default: all three)")
     parser.add_argument("--json", type=Path, default=None, help="write the results here too")
     args = parser.parse_args()
-    kinds = set(args.only.split(",")) if args.only else {"get", "post"}
+    kinds = set(args.only.split(",")) if args.only else {"get", "post", "auth"}
     configs = [c for c in CONFIGS if c.kind in kinds]
 
     tool = ensure_load_generator()
@@ -320,7 +362,7 @@ def main() -> None:
             state.mkdir()
             base, proc = stack.enter_context(
                 uvicorn_server(
-                    f"{PACKAGE}.main:app",
+                    config.app,
                     cwd=state,
                     pythonpath=[project],
                     env=env_for(config, state, redis_url),

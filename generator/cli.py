@@ -234,7 +234,7 @@ def server(spec: str, output: str, package: str | None, validate: bool, strict: 
 
     Handler modules (OUTPUT/<package>/handlers/) are written once and never overwritten; the
     operations they do not implement yet are listed."""
-    from generator.render.server import write_server
+    from generator.render.server import missing_verifiers, write_server
 
     loaded, source = load_for_render(spec, validate, strict)
     root = loaded.resolver.root
@@ -253,6 +253,14 @@ def server(spec: str, output: str, package: str | None, validate: bool, strict: 
             click.echo(f"  {m.module}: {m.method}  ({m.label}, {m.operation_id})")
     else:
         click.echo("every operation has a handler")
+    unverified = missing_verifiers(plan, output)
+    if unverified:
+        click.echo(
+            f"{len(unverified)} security schemes have no verifier yet "
+            "(the operations that need them answer 501):"
+        )
+        for scheme in unverified:
+            click.echo(f"  verifier.py: {scheme.method}  ({scheme.name})")
 
 
 @main.command()

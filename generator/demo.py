@@ -4,7 +4,8 @@
 2. `apiforge generate`: the server and the client into `.demo/`, with small demo handler modules
    (handler modules are create-once: written only when absent, so edits to them survive);
 3. the server under uvicorn on 127.0.0.1, on its embedded SQLite default;
-4. a scripted session with the generated client: a response lost in transit and retried with
+4. a scripted session with the generated client: a 401 without a token and the call accepted
+   with one, a response lost in transit and retried with
    the same idempotency key (replayed, one execution), a 429 honoured, a 412 resolved by the
    read-modify-write helper, a 202 job awaited from queued to completed;
 5. the server stopped.
@@ -35,12 +36,45 @@ CLIENT_PACKAGE = f"{PACKAGE_PREFIX}_client"
 LIMITED_TOKEN = "demo-limited"  # this token's rate-limit tier allows 2 requests per second
 SERVER_ENV = {
     "APIFORGE_RATE_LIMIT_TIERS": "tiny=2/second",
-    "APIFORGE_RATE_LIMIT_KEYS": f"{LIMITED_TOKEN}=tiny",
     "APIFORGE_JOBS_RETRY_AFTER_SECONDS": "1",
     "APIFORGE_WEBHOOK_SECRETS": "whsec_ZGVtby1zZWNyZXQtZGVtby1zZWNyZXQ=",
 }
 
 # -- the demo's business logic: what a developer writes into the generated handler modules --
+
+# the credential check a developer writes into the generated verifier.py (create-once too)
+VERIFIER = f'''
+"""Demo credentials: two issued API tokens, kept as their SHA-256 (never the secret)."""
+
+from __future__ import annotations
+
+import hashlib
+
+from .auth import VerifierBase
+from .runtime.security import AuthContext, Principal
+
+
+def _digest(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+ISSUED = {{
+    _digest("demo-token"): Principal("acct_demo"),
+    _digest("{LIMITED_TOKEN}"): Principal("acct_limited", tier="tiny"),  # 2 requests/second
+}}
+
+
+class Verifier(VerifierBase):
+    async def bearer_auth(
+        self, token: str, *, scopes: tuple[str, ...], ctx: AuthContext
+    ) -> Principal | None:
+        return ISSUED.get(_digest(token))
+
+    async def api_key_auth(
+        self, key: str, *, scopes: tuple[str, ...], ctx: AuthContext
+    ) -> Principal | None:
+        return ISSUED.get(_digest(key))
+'''
 
 HANDLERS = {
     "payments": '''
@@ -238,11 +272,13 @@ def lint_and_inspect(specs: Path) -> None:
 
 
 def write_handlers(server_dir: Path) -> list[str]:
-    """The demo's handler modules, written only where none exists yet (create-once)."""
+    """The demo's handler modules and verifier, written only where none exists yet
+    (create-once)."""
     written = []
     folder = server_dir / SERVER_PACKAGE / "handlers"
-    for module, source in HANDLERS.items():
-        path = folder / f"{module}.py"
+    sources = {folder / f"{module}.py": source for module, source in HANDLERS.items()}
+    sources[server_dir / SERVER_PACKAGE / "verifier.py"] = VERIFIER
+    for path, source in sources.items():
         if not path.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(source.lstrip())
@@ -254,8 +290,8 @@ def generate(specs: Path, out: Path) -> None:
     heading("2. Generate the server and the client")
     written = write_handlers(out / "server")
     if written:
-        where = display(out / "server" / SERVER_PACKAGE / "handlers")
-        show(f"(demo handlers written to {where}/: {', '.join(written)})", 0)
+        where = display(out / "server" / SERVER_PACKAGE)
+        show(f"(demo handlers and verifier written to {where}/: {', '.join(written)})", 0)
     # the server goes to OUT/server (package acme_server), the client to OUT/client (acme_client)
     result = apiforge(
         "generate",
@@ -399,7 +435,7 @@ class Session:
         # no jitter, so the backoff reads the same on every run
         return self.acme.Client(
             base_url=self.url,
-            bearer_token=token,
+            bearer_auth=token,
             transport=self.transport,
             sleep=sleep,
             jitter=lambda: 0.0,
@@ -417,6 +453,27 @@ class Session:
         with contextlib.closing(sqlite3.connect(self.ledger)) as db:
             query = "SELECT COUNT(*) FROM executions WHERE key = ?"
             return int(db.execute(query, (key,)).fetchone()[0])
+
+    def authentication(self) -> None:
+        import httpx
+
+        self.start("Authentication: the spec's bearerAuth, checked by the demo verifier")
+        payments = self.url + "/v1/payments"
+        for label, headers in (
+            ("no token", {}),
+            ("a made-up token", {"Authorization": "Bearer made-up"}),
+        ):
+            r = httpx.get(payments, headers=headers, timeout=10)
+            challenge = r.headers.get("www-authenticate", "")
+            show(
+                f"GET /v1/payments with {label} → {r.status_code}, WWW-Authenticate: {challenge}", 4
+            )
+        page = self.client().payments.list_payments_raw()
+        show(
+            f"GET /v1/payments with demo-token → {page.status_code} "
+            "(the verifier knows its SHA-256; principal acct_demo)",
+            4,
+        )
 
     def idempotent_retry(self) -> None:
         self.start("Idempotent retry: the first response is lost in transit")
@@ -528,6 +585,7 @@ class Session:
 def client_session(url: str, out: Path) -> None:
     heading(f"4. A client session with the generated client ({CLIENT_PACKAGE})")
     session = Session(url, out)
+    session.authentication()
     session.idempotent_retry()
     session.rate_limit()
     session.concurrency()

@@ -22,11 +22,8 @@ from __future__ import annotations
 
 import ast
 import functools
-import importlib.util
 import logging
 import re
-import sys
-import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from dataclasses import replace as dc_replace
@@ -34,7 +31,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from generator.errors import ApiforgeError, Problem
-from generator.ir import Api, MediaType, Operation, Parameter, Schema, Webhook
+from generator.ir import Api, Operation, Parameter
 from generator.render.env import TemplateFiles, operation_view, templates_root
 from generator.render.models import models_for
 from generator.render.names import NameAllocator, pascal_case, safe_identifier, snake_case
@@ -45,6 +42,11 @@ from generator.render.pytypes import (
     query_style,
     union_members,
 )
+from generator.render.server_events import EventPlan, EventPlanner
+from generator.render.server_events import is_json as _is_json
+from generator.render.server_events import resolved as _resolved
+from generator.render.server_security import AuthPlan, SchemePlan, auth_plan, scheme_plans
+from generator.render.server_settings import EXTRA_SETTINGS, settings_rows
 from generator.render.writer import (
     Deferred,
     GeneratedFile,
@@ -66,67 +68,6 @@ _FAMILY_HEADERS = {
     "ratelimit": "RateLimit-Limit/-Remaining/-Reset",
     "ietf": "RateLimit + RateLimit-Policy",
 }
-
-#: Settings this server adds to the runtime's (name, type, default literal, description).
-EXTRA_SETTINGS: tuple[tuple[str, str, str, str], ...] = (
-    (
-        "redis_url",
-        "str",
-        '""',
-        "One switch to Redis for several processes or hosts: when set, rate limits, "
-        "idempotency records, jobs and the webhook outbox use this `redis://host:port/db` "
-        "(unless their own setting names another store). Resources stay in `STORE_URL`.",
-    ),
-    (
-        "idempotency_store_url",
-        "str",
-        '""',
-        "Idempotency records: `memory://`, `sqlite:///FILE` or `redis://…`; "
-        "empty: `REDIS_URL`, else `STORE_URL`.",
-    ),
-    (
-        "idempotency_lock_timeout_seconds",
-        "int",
-        "60",
-        "How long a claimed key stays locked after its worker died (live handlers keep "
-        "their claim with a heartbeat).",
-    ),
-    (
-        "jobs_store_url",
-        "str",
-        '""',
-        "202 jobs: `sqlite:///FILE` (in-process worker, the default) or `redis://…` (arq "
-        "workers); empty: `REDIS_URL`, else `STORE_URL`.",
-    ),
-    ("jobs_retry_after_seconds", "int", "5", "`Retry-After` on 202 answers and job polls."),
-    (
-        "jobs_lease_seconds",
-        "float",
-        "30.0",
-        "How long a running job stays claimed by the in-process worker without a renewal (it "
-        "renews every third of it); after a crash, the job is retried once this has passed.",
-    ),
-    (
-        "jobs_max_attempts",
-        "int",
-        "3",
-        "Runs a job gets (interrupted runs included) before it fails as `job-abandoned`.",
-    ),
-    ("jobs_concurrency", "int", "4", "Jobs the in-process worker runs at once, per process."),
-    (
-        "webhooks_store_url",
-        "str",
-        '""',
-        "The webhook outbox; empty: `REDIS_URL`, else `STORE_URL` (with jobs in the same "
-        "SQLite file, a job's end and its callback event are one transaction).",
-    ),
-    (
-        "webhook_endpoints",
-        "tuple[str, ...]",
-        "()",
-        "URLs every event is delivered to unless the handler names others, comma-separated.",
-    ),
-)
 
 
 @dataclass(frozen=True)
@@ -167,6 +108,7 @@ class OperationPlan:
     if_match_required: bool
     job_name: str | None
     callback_property: str | None
+    auth: AuthPlan | None  # None: the spec declares no security for it
     summary: str
     patterns: tuple[str, ...]  # README lines
 
@@ -182,14 +124,6 @@ class TagPlan:
     @property
     def handler_operations(self) -> tuple[OperationPlan, ...]:
         return tuple(o for o in self.operations if o.kind in ("handler", "job"))
-
-
-@dataclass(frozen=True)
-class EventPlan:
-    name: str  # event type
-    method: str
-    data_type: str
-    summary: str
 
 
 @dataclass
@@ -210,7 +144,8 @@ class ServerPlan:
     has_outbox: bool
     signature_scheme: str  # standard, stripe
     signature_prefix: str
-    credential_headers: tuple[str, ...]
+    schemes: list[SchemePlan]
+    has_auth: bool  # some operation declares security
     settings: list[tuple[str, str, str]]  # env var, default, description
     # the `type` of the webhook a job sends when it ends, per final status (see job_events)
     job_event_types: dict[str, str] = field(default_factory=dict)
@@ -252,11 +187,6 @@ def check_package_name(name: str) -> str:
             "use lower-case letters, digits and underscores, e.g. `--package acme_server`",
         )
     return name
-
-
-def _is_json(media: MediaType) -> bool:
-    ct = media.content_type.split(";")[0].strip().lower()
-    return ct == "application/json" or ct.endswith("+json") or ct == "*/*"
 
 
 def _version(api: Api) -> str:
@@ -349,21 +279,6 @@ def _default_literal(schema: Mapping[str, Any] | None, type_expr: str) -> str | 
         if literal in type_expr:
             return literal
     return None
-
-
-def _resolved(schema: Schema | None, schemas: Mapping[str, Schema]) -> Mapping[str, Any] | None:
-    if schema is None:
-        return None
-    data: Mapping[str, Any] = schema.data
-    for _ in range(8):
-        ref = data.get("$ref")
-        if not isinstance(ref, str) or not ref.startswith("#/components/schemas/"):
-            break
-        target = schemas.get(ref.rsplit("/", 1)[-1].replace("~1", "/").replace("~0", "~"))
-        if target is None:
-            break
-        data = target.data
-    return data
 
 
 class _Planner:
@@ -673,7 +588,11 @@ class _Planner:
             response_model = response_type if response_type and response_type != "Any" else None
             if status in (204, 205, 304):  # FastAPI refuses a response model on a bodiless status
                 response_model = None
-        patterns: list[str] = ["problem details"]
+        auth = auth_plan(op, self.api)
+        patterns: list[str] = []
+        if auth is not None:
+            patterns.append(f"security: {auth.summary}")
+        patterns.append("problem details")
         if family:
             patterns.append(f"rate limit ({_FAMILY_HEADERS[family]}; 429 + Retry-After)")
         if idem:
@@ -720,6 +639,7 @@ class _Planner:
             if_match_required=if_match_required,
             job_name=op.id if kind == "job" else None,
             callback_property=callback_property,
+            auth=auth,
             summary=op.summary or op.description,
             patterns=tuple(patterns),
         )
@@ -758,184 +678,6 @@ class _Planner:
             plans.append(TagPlan(tag or "default", module, base, handler, ops))
         return plans
 
-    # -- events ----------------------------------------------------------------------
-
-    def events(self) -> list[EventPlan]:
-        allocator = NameAllocator({"emit", "outbox", "endpoints"})
-        plans = []
-        for hook in self.api.webhooks:
-            plans.append(self.event(hook, allocator))
-        return plans
-
-    def event(self, hook: Webhook, allocator: NameAllocator) -> EventPlan:
-        data_type = "Any"
-        body = hook.operation.request_body
-        media = next((m for m in body.content if _is_json(m)), None) if body else None
-        if media is not None and media.schema is not None:
-            data = _resolved(media.schema, self.api.schemas) or {}
-            props = data.get("properties")
-            if isinstance(props, Mapping) and "data" in props and "type" in props:
-                data_type = self.types.type_of(props["data"])
-            else:
-                data_type = self.types.type_of(media.schema.data, name=media.schema.name)
-        if data_type != "Any" and not data_type.startswith("dict["):
-            data_type = f"{data_type} | dict[str, Any]"
-        method = allocator.allocate(
-            (hook.source, hook.name), snake_case(hook.name, fallback="event")
-        )
-        return EventPlan(
-            name=hook.name,
-            method=method,
-            data_type=data_type,
-            summary=hook.operation.summary or hook.operation.description,
-        )
-
-    def job_events(self) -> tuple[dict[str, str], bool]:
-        """The event type a job's webhook carries when the job ends, per final status, as the
-        spec declares it: the submit operation's callback, else one of the API's webhooks about
-        jobs (named `job…`, or whose `data` is the 202 response's schema). The type values come
-        from the event schema's `type` enum, else the webhook names: one value serves every
-        status (`job.finished`); several are matched by their `.completed`/`.failed`/
-        `.cancelled` suffix. Without a declaration: `job.<status>`."""
-        submits = [op for op in self.api.operations if self.is_job(op)]
-        job_schemas = set()
-        for op in submits:
-            response = op.response("202")
-            for media in response.content if response else ():
-                if media.schema is not None:
-                    job_schemas.add(media.schema.name or id(media.schema))
-        callbacks = [
-            hook
-            for hook in self.api.webhooks
-            if hook.source == "callback"
-            and any(hook.name.startswith(f"{op.id}.") for op in submits)
-        ]
-        subscribed = False
-        hooks = callbacks
-        if not hooks:
-            hooks = [
-                hook
-                for hook in self.api.webhooks
-                if hook.source != "callback"
-                and (
-                    re.match(r"(?i)jobs?([._-]|[A-Z]|$)", hook.name)
-                    or self._event_data_schema(hook) in job_schemas
-                )
-            ]
-            subscribed = bool(hooks)
-        values: list[str] = []
-        for hook in sorted(hooks, key=lambda h: h.name):
-            declared = self._event_type_enum(hook)
-            for value in declared or [hook.name]:
-                if value not in values:
-                    values.append(value)
-        types: dict[str, str] = {}
-        for status in ("completed", "failed", "cancelled"):
-            exact = [v for v in values if v == status or re.search(rf"[._-]{status}$", v)]
-            if exact:
-                types[status] = exact[0]
-            elif len(values) == 1:
-                types[status] = values[0]
-            else:
-                types[status] = f"job.{status}"
-        return types, subscribed
-
-    def _event_body(self, hook: Webhook) -> Mapping[str, Any]:
-        body = hook.operation.request_body
-        media = next((m for m in body.content if _is_json(m)), None) if body else None
-        if media is None or media.schema is None:
-            return {}
-        return _resolved(media.schema, self.api.schemas) or {}
-
-    def _event_type_enum(self, hook: Webhook) -> list[str]:
-        props = self._event_body(hook).get("properties")
-        kind = props.get("type") if isinstance(props, Mapping) else None
-        enum = kind.get("enum") if isinstance(kind, Mapping) else None
-        if not isinstance(enum, list):
-            const = kind.get("const") if isinstance(kind, Mapping) else None
-            enum = [const] if isinstance(const, str) else []
-        return [v for v in enum if isinstance(v, str) and v]
-
-    def _event_data_schema(self, hook: Webhook) -> object:
-        props = self._event_body(hook).get("properties")
-        data = props.get("data") if isinstance(props, Mapping) else None
-        ref = data.get("$ref") if isinstance(data, Mapping) else None
-        if isinstance(ref, str) and ref.startswith("#/components/schemas/"):
-            return ref.rsplit("/", 1)[-1]
-        return None
-
-    def signature(self) -> tuple[str, str]:
-        for hook in self.api.webhooks:
-            sig = hook.signature
-            if sig and sig.scheme == "stripe-style" and sig.signature_header:
-                prefix = re.sub(r"-?signature$", "", sig.signature_header, flags=re.I)
-                prefix = re.sub(r"[^A-Za-z0-9-]", "", prefix) or "Webhook"
-                return "stripe", prefix
-        return "standard", "Webhook"
-
-    def credential_headers(self) -> tuple[str, ...]:
-        names = ["authorization"]
-        for scheme in self.api.security_schemes:
-            if scheme.type == "apiKey" and scheme.location == "header" and scheme.parameter_name:
-                lowered = scheme.parameter_name.lower()
-                if re.fullmatch(r"[a-z0-9!#$%&'*+.^_`|~-]+", lowered) and lowered not in names:
-                    names.append(lowered)
-        if len(names) == 1:
-            names.append("x-api-key")
-        return tuple(names)
-
-
-_settings_lock = threading.Lock()
-
-
-@functools.cache
-def _runtime_settings() -> tuple[tuple[str, str, str], ...]:
-    """(variable, default, description) of the runtime's Settings, read from its module once
-    per process (under a lock: plans may run in threads, and the import is process-wide).
-    Executing the module takes a while, so the answer is also cached by the module's bytes,
-    apiforge's code and Python's version (it reads nothing else)."""
-    import hashlib
-
-    from generator.render.env import code_digest
-    from generator.spec.load import cache_get, cache_put
-
-    with _settings_lock:
-        path = templates_root() / "server" / "runtime" / "settings.py"
-        try:
-            material = f"{code_digest()}\0{sys.version}\0".encode() + path.read_bytes()
-        except OSError:
-            material = b""
-        key = hashlib.sha256(material).hexdigest() if material else None
-        hit = cache_get("settings1", key) if key else None
-        if isinstance(hit, tuple):
-            return hit
-        spec = importlib.util.spec_from_file_location("_apiforge_runtime_settings", path)
-        if spec is None or spec.loader is None:
-            raise ApiforgeError(Problem(f"cannot read the server runtime's settings ({path})"))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module  # dataclasses look the module up while it executes
-        try:
-            spec.loader.exec_module(module)
-            rows: list[tuple[str, str, str]] = module.Settings.documented()
-        finally:
-            sys.modules.pop(spec.name, None)
-        result = tuple((str(a), str(b), str(c)) for a, b, c in rows)
-        if key:
-            cache_put("settings1", key, result)
-        return result
-
-
-def _settings_rows() -> list[tuple[str, str, str]]:
-    rows = list(_runtime_settings())
-    seen = {r[0] for r in rows}
-    for name, _type, default, doc in EXTRA_SETTINGS:
-        var = "APIFORGE_" + name.upper()
-        if var in seen:
-            continue
-        shown = {'""': "", "()": ""}.get(default, default)
-        rows.append((var, shown, doc))
-    return rows
-
 
 def plan_server(
     api: Api,
@@ -963,11 +705,12 @@ def plan_server(
     mapper = TypeMapper({k: s.data for k, s in api.schemas.items()}, classes)
     planner = _Planner(api, mapper)
     tags = planner.tags()
-    events = planner.events()
+    event_planner = EventPlanner(api, mapper, planner.is_job)
+    events = event_planner.events()
     all_ops = [o for t in tags for o in t.operations]
     has_jobs = any(o.kind == "job" for o in all_ops)
-    scheme, prefix = planner.signature()
-    job_event_types, job_event_subscribed = planner.job_events() if has_jobs else ({}, False)
+    scheme, prefix = event_planner.signature()
+    job_event_types, job_event_subscribed = event_planner.job_events() if has_jobs else ({}, False)
     plan = ServerPlan(
         package=package,
         distribution=package.replace("_", "-"),
@@ -985,8 +728,9 @@ def plan_server(
         has_outbox=bool(events) or any(o.callback_property for o in all_ops) or has_jobs,
         signature_scheme=scheme,
         signature_prefix=prefix,
-        credential_headers=planner.credential_headers(),
-        settings=_settings_rows(),
+        schemes=scheme_plans(api),
+        has_auth=any(o.auth for o in all_ops),
+        settings=settings_rows(),
         job_event_types=job_event_types,
         job_event_subscribed=job_event_subscribed,
     )
@@ -1014,6 +758,8 @@ def plan_server(
         gen(f"{pkg}/main.py", "main.py.j2"),
         gen(f"{pkg}/settings.py", "settings.py.j2"),
         gen(f"{pkg}/interfaces.py", "interfaces.py.j2"),
+        gen(f"{pkg}/auth.py", "auth.py.j2"),
+        templates.file(f"{pkg}/verifier.py", "verifier.py.j2", format=True, create_once=True),
         GeneratedFile(f"{pkg}/models.py", models_source, format=True),
         gen(f"{pkg}/routers/__init__.py", "routers_init.py.j2"),
         gen(f"{pkg}/handlers/__init__.py", "handlers_init.py.j2"),
@@ -1091,6 +837,19 @@ def missing_handlers(plan: ServerPlan, out_dir: Path | str) -> list[MissingHandl
     return missing
 
 
+def missing_verifiers(plan: ServerPlan, out_dir: Path | str) -> list[SchemePlan]:
+    """Security schemes whose method in the user's `verifier.py` is missing or a stub: the
+    operations that need them answer 501 (fail closed)."""
+    checkable = [s for s in plan.schemes if s.kind]
+    if not checkable:
+        return []
+    try:
+        implemented = _implemented((Path(out_dir) / plan.package / "verifier.py").read_bytes())
+    except OSError:
+        implemented = frozenset()
+    return [s for s in checkable if s.method not in implemented]
+
+
 def _implemented(source: bytes) -> frozenset[str]:
     """The methods a handler module implements (not stubs). Parsing a big module takes a
     while, so the answer is cached by the module's bytes and apiforge's code."""
@@ -1138,6 +897,7 @@ __all__ = [
     "MissingHandler",
     "ServerPlan",
     "missing_handlers",
+    "missing_verifiers",
     "plan_server",
     "write_server",
 ]

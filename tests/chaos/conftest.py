@@ -7,6 +7,7 @@ Sizes are module constants sized for `make test`, overridden from the environmen
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from typing import Any
@@ -41,7 +42,7 @@ RATE_TOKEN = "chaos-rate-limited"  # that credential: tier "measured"
 LIMIT_ENV = {
     "APIFORGE_RATE_LIMIT_DEFAULT": NO_LIMIT,
     "APIFORGE_RATE_LIMIT_TIERS": f"measured={RATE_LIMIT}",
-    "APIFORGE_RATE_LIMIT_KEYS": f"{RATE_TOKEN}=measured",
+    "TEST_TOKEN_TIERS": json.dumps({RATE_TOKEN: "measured"}),
 }
 
 

@@ -6,6 +6,7 @@ store, and a fault proxy in front of it."""
 from __future__ import annotations
 
 import importlib
+import json
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -19,6 +20,7 @@ import pytest
 from tests.e2e import handlers
 from tests.e2e.faultproxy import FaultProxy
 from tests.e2e.harness import Ledger, Receiver, Waits, Wire, summary_lines
+from tests.server import acme_handlers
 from tests.support import uvicorn_server
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,6 +53,7 @@ def products(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Products]:
     assert done.returncode == 0, f"apiforge generate failed:\n{done.stdout}{done.stderr}"
     for module, source in handlers.ALL.items():
         (out / "server" / SERVER_PACKAGE / "handlers" / f"{module}.py").write_text(source.lstrip())
+    (out / "server" / SERVER_PACKAGE / "verifier.py").write_text(acme_handlers.VERIFIER.lstrip())
     sys.path.insert(0, str(out / "client"))
     try:
         acme = importlib.import_module(CLIENT_PACKAGE)
@@ -88,8 +91,10 @@ def server(
         "APIFORGE_STORE_URL": f"sqlite:///{state / 'app.db'}",
         "APIFORGE_RATE_LIMIT_DEFAULT": "100000/minute",
         "APIFORGE_RATE_LIMIT_TIERS": "tiny=2/second",
-        "APIFORGE_RATE_LIMIT_KEYS": f"{THROTTLED_TOKEN}=tiny",
+        "TEST_TOKEN_TIERS": json.dumps({THROTTLED_TOKEN: "tiny"}),
         "APIFORGE_WEBHOOK_SECRETS": WEBHOOK_SECRET,
+        "APIFORGE_WEBHOOK_ALLOW_HTTP": "1",  # the receiver: http://127.0.0.1
+        "APIFORGE_WEBHOOK_ALLOW_DESTINATIONS": "127.0.0.1",
         "APIFORGE_WEBHOOK_ENDPOINTS": receiver.url,
         "APIFORGE_JOBS_RETRY_AFTER_SECONDS": "1",
         "E2E_LEDGER": str(state / "ledger.db"),
@@ -119,7 +124,7 @@ def make_client(acme: ModuleType, server: Server) -> Iterator[MakeClient]:
 
     def make(wire: Wire, waits: Waits, **kw: Any) -> Any:
         kw.setdefault("base_url", server.url)
-        kw.setdefault("bearer_token", "e2e-token")
+        kw.setdefault("bearer_auth", "e2e-token")
         kw.setdefault("jitter", lambda: 0.0)
         client = acme.Client(transport=wire, sleep=waits.sleep, clock=waits.clock, **kw)
         made.append(client)

@@ -54,12 +54,17 @@ def test_demo_runs_end_to_end(tmp_path: Path) -> None:
         r"\n  \d+:\d+ +error +[a-z-]+ ",
         r"\d+ findings: \d+ errors?, .* \(exit 1\)",
         # generation: the demo wrote two handler modules and kept ours
-        r"demo handlers written to .*: payments\.py, customers\.py\)",
+        r"demo handlers and verifier written to .*: payments\.py, customers\.py, verifier\.py\)",
         r"\$ apiforge generate specs/acme.yaml -o .* --package-prefix acme\n",
-        r"wrote acme_server to .*1 handler files created, 3 kept",
+        r"wrote acme_server to .*1 handler files created, 4 kept",
         r"wrote acme_client to ",
         r"lint: no findings",
         r"listening on http://127\.0\.0\.1:\d+",
+        # who calls: 401 without a token or with a made-up one, 200 with the demo's
+        r'GET /v1/payments with no token → 401, WWW-Authenticate: Bearer realm="Acme Payments API"',
+        r'with a made-up token → 401, WWW-Authenticate: Bearer realm="Acme Payments API", '
+        r'error="invalid_token"',
+        r"GET /v1/payments with demo-token → 200",
         # the idempotent retry: lost once, replayed, executed once
         r"→ 201 sent by the server, lost on the way\n\s+the client retries after 0\.5 s",
         r"→ 201, Idempotent-Replayed: true",

@@ -130,8 +130,12 @@ def test_a_changed_spec_gives_fresh_output(
         marker = b"amount_in_cents"
     after = _generate(spec, out, monkeypatch)
     fresh = _generate(spec, tmp_path / "fresh", monkeypatch, cache=False)
-    # hand-written handler modules are created once: a regeneration keeps the old one
-    kept = {p for p in before if "/handlers/" in p and not p.endswith("__init__.py")}
+    # hand-written handler modules and the verifier are created once: a regeneration keeps them
+    kept = {
+        p
+        for p in before
+        if ("/handlers/" in p and not p.endswith("__init__.py")) or p.endswith("/verifier.py")
+    }
     assert {p: after[p] for p in kept} == {p: before[p] for p in kept}
     assert {p: d for p, d in after.items() if p not in kept} == {
         p: d for p, d in fresh.items() if p not in kept

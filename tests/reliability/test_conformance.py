@@ -23,6 +23,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -153,6 +154,30 @@ def _read_events(spec: str, path: Path) -> Outcome:
     return outcome
 
 
+TOKEN = "conformance"
+
+
+def permissive_verifier(plan: Any) -> str:
+    """A verifier that accepts every credential with every scope: conformance is about what
+    the operations answer once a caller is in (security itself: tests/server/test_security)."""
+    lines = [
+        "from .auth import VerifierBase",
+        "from .runtime.security import Principal",
+        "",
+        "",
+        "class Verifier(VerifierBase):",
+        "    pass",
+    ]
+    for scheme in plan.schemes:
+        if scheme.kind:
+            lines += [
+                "",
+                f"    async def {scheme.method}(self, *credential, scopes, ctx):",
+                "        return Principal('conformance', scopes=frozenset(scopes))",
+            ]
+    return "\n".join(lines) + "\n"
+
+
 def _run_one(spec: Path, work: Path) -> tuple[Outcome, str]:
     """Generate, implement, serve and fuzz one spec; (outcome, schemathesis's output tail)."""
     project = work / "project"
@@ -160,6 +185,7 @@ def _run_one(spec: Path, work: Path) -> tuple[Outcome, str]:
     doc = yaml.safe_load(spec.read_text(encoding="utf-8"))
     for module, source in handler_modules(plan, doc).items():
         write_handler(project, "conf_srv", module, source)
+    (project / "conf_srv" / "verifier.py").write_text(permissive_verifier(plan))
     events = work / "events.ndjson"
     env = {"APIFORGE_RATE_LIMIT_DEFAULT": "1000000/minute", "APIFORGE_MAX_BODY_BYTES": "1048576"}
     with serve(project, "conf_srv", work / "state", env=env) as base:
@@ -168,6 +194,7 @@ def _run_one(spec: Path, work: Path) -> tuple[Outcome, str]:
         argv += ["--phases", "examples,coverage,fuzzing", "--workers", "2"]
         argv += ["--report", "ndjson", "--report-ndjson-path", str(events)]
         argv += ["--request-timeout", "10", "--warnings", "off"]
+        argv += ["--header", f"Authorization: Bearer {TOKEN}", "--header", f"X-API-Key: {TOKEN}"]
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=300, cwd=work)
     tail = proc.stdout[-3000:] + proc.stderr[-3000:]
     if not events.exists():

@@ -156,7 +156,42 @@ class ReportsHandler(ReportsBase):
         mark("reports.started")
         await hold("reports")
         if body.type.value == "refunds":
-            raise ProblemDetail(422, "report-too-large", "Report too large", "Narrow the range.")
+            who = ctx.principal.id if ctx.principal else "nobody"
+            detail = f"Narrow the range (requested by {who})."
+            raise ProblemDetail(422, "report-too-large", "Report too large", detail)
         mark("reports.done")
         return models.ReportResult(report_url=f"https://cdn.example.com/{body.type.value}.csv")
+"""
+
+# The acme verifier of the tests (written over `<package>/verifier.py`): every bearer token or
+# API key is valid except those starting with "bad", and is its own principal id — so a test
+# names a caller by its token. `TEST_TOKEN_TIERS` (a JSON object, token → tier) gives tiers.
+VERIFIER = """
+from __future__ import annotations
+
+import json
+import os
+
+from .auth import VerifierBase
+from .runtime.security import AuthContext, Principal
+
+TIERS = json.loads(os.environ.get("TEST_TOKEN_TIERS") or "{}")
+
+
+def _principal(credential: str) -> Principal | None:
+    if credential.startswith("bad"):
+        return None
+    return Principal(credential, tier=TIERS.get(credential))
+
+
+class Verifier(VerifierBase):
+    async def bearer_auth(
+        self, token: str, *, scopes: tuple[str, ...], ctx: AuthContext
+    ) -> Principal | None:
+        return _principal(token)
+
+    async def api_key_auth(
+        self, key: str, *, scopes: tuple[str, ...], ctx: AuthContext
+    ) -> Principal | None:
+        return _principal(key)
 """

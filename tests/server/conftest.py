@@ -35,6 +35,9 @@ SPECS = ROOT / "specs"
 ACME_PACKAGE = "acme_srv"
 TINY_KEY = "tiny-tier-key"
 WEBHOOK_SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+#: One caller for the tests that are not about who calls (the test verifier accepts any
+#: token; a request's own `Authorization` header replaces this one).
+authed = httpx.Client(headers={"Authorization": "Bearer acme-tests"}, timeout=30)
 
 
 def generate(
@@ -56,6 +59,7 @@ def acme_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     write_handler(project, ACME_PACKAGE, "payments", acme_handlers.PAYMENTS)
     write_handler(project, ACME_PACKAGE, "reports", acme_handlers.REPORTS)
     write_handler(project, ACME_PACKAGE, "_ledger", acme_handlers.LEDGER)
+    (project / ACME_PACKAGE / "verifier.py").write_text(acme_handlers.VERIFIER.lstrip())
     return project
 
 
@@ -64,9 +68,12 @@ def base_env(state: Path) -> dict[str, str]:
         "APIFORGE_STORE_URL": f"sqlite:///{state / 'app.db'}",
         "APIFORGE_RATE_LIMIT_DEFAULT": "10000/minute",
         "APIFORGE_RATE_LIMIT_TIERS": "tiny=3/minute",
-        "APIFORGE_RATE_LIMIT_KEYS": f"{TINY_KEY}=tiny",
+        "TEST_TOKEN_TIERS": json.dumps({TINY_KEY: "tiny"}),
         "APIFORGE_MAX_BODY_BYTES": "4096",
         "APIFORGE_WEBHOOK_SECRETS": WEBHOOK_SECRET,
+        # the tests' receivers listen on http://127.0.0.1: allowed here, refused by default
+        "APIFORGE_WEBHOOK_ALLOW_HTTP": "1",
+        "APIFORGE_WEBHOOK_ALLOW_DESTINATIONS": "127.0.0.1",
     }
 
 

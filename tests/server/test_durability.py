@@ -34,6 +34,7 @@ from tests.server.conftest import (
     ACME_PACKAGE,
     SPECS,
     Receiver,
+    authed,
     base_env,
     generate,
     poll,
@@ -95,8 +96,8 @@ def test_50_concurrent_same_key_requests_execute_once(
     headers = {"Idempotency-Key": str(uuid.uuid4()), "Authorization": f"Bearer {uuid.uuid4()}"}
     with server(acme_project, tmp_path / "state", env, workers=2) as (base, _):
         answers = asyncio.run(_burst(base, headers))
-        after = httpx.post(base + "/v1/payments", json=PAYMENT, headers=headers, timeout=10)
-        listed = httpx.get(base + "/v1/payments", params={"limit": 100}).json()["data"]
+        after = authed.post(base + "/v1/payments", json=PAYMENT, headers=headers, timeout=10)
+        listed = authed.get(base + "/v1/payments", params={"limit": 100}).json()["data"]
 
     originals = [
         r for r in answers if r.status_code == 201 and "idempotent-replayed" not in r.headers
@@ -146,21 +147,21 @@ def test_sigkill_mid_handler_and_mid_job_then_restart(
     }
 
     with server(acme_project, state, env) as (base, proc):
-        job = httpx.post(base + "/v1/reports", json=report, headers={"Idempotency-Key": "r-1"})
+        job = authed.post(base + "/v1/reports", json=report, headers={"Idempotency-Key": "r-1"})
         assert job.status_code == 202, job.text
         location = job.headers["location"]
         errors: list[BaseException] = []
 
         def doomed() -> None:
             try:
-                httpx.post(base + "/v1/payments", json=PAYMENT, headers=pay_headers, timeout=30)
+                authed.post(base + "/v1/payments", json=PAYMENT, headers=pay_headers, timeout=30)
             except BaseException as exc:
                 errors.append(exc)
 
         thread = threading.Thread(target=doomed)
         thread.start()
         wait_until(lambda: count(ledger, "payments.started") and count(ledger, "reports.started"))
-        assert httpx.get(base + location).json()["status"] == "running"
+        assert authed.get(base + location).json()["status"] == "running"
         time.sleep(LEASE)  # past the first lease and a third of the lock: both were renewed
         stop_process_group(proc, signal.SIGKILL)  # no shutdown, no cleanup
         killed_at = time.monotonic()
@@ -174,7 +175,7 @@ def test_sigkill_mid_handler_and_mid_job_then_restart(
         restarted_in = time.monotonic() - killed_at
         statuses: list[int] = []
         while True:
-            r = httpx.post(base + "/v1/payments", json=PAYMENT, headers=pay_headers, timeout=10)
+            r = authed.post(base + "/v1/payments", json=PAYMENT, headers=pay_headers, timeout=10)
             statuses.append(r.status_code)
             if r.status_code != 409:
                 break
@@ -183,12 +184,12 @@ def test_sigkill_mid_handler_and_mid_job_then_restart(
             time.sleep(0.1)
         recovered_in = time.monotonic() - killed_at
         assert r.status_code == 201, r.text
-        replay = httpx.post(base + "/v1/payments", json=PAYMENT, headers=pay_headers)
+        replay = authed.post(base + "/v1/payments", json=PAYMENT, headers=pay_headers)
         assert replay.headers["idempotent-replayed"] == "true"
         assert replay.content == r.content
 
         done = poll(
-            lambda: httpx.get(base + location),
+            lambda: authed.get(base + location),
             lambda resp: resp.json()["status"] in ("completed", "failed"),
             timeout=20,
         )
@@ -199,7 +200,7 @@ def test_sigkill_mid_handler_and_mid_job_then_restart(
             lambda e: e["type"] == "job.finished" and e["data"]["id"] == job.json()["id"]
         )
         assert event["data"]["status"] == "completed"
-        listed = httpx.get(base + "/v1/payments", params={"limit": 100}).json()["data"]
+        listed = authed.get(base + "/v1/payments", params={"limit": 100}).json()["data"]
 
     if restarted_in < LOCK_TIMEOUT * 2 / 3:  # the restart beat the lock: it must have held
         assert statuses[0] == 409
@@ -242,19 +243,19 @@ def test_jobs_on_redis_run_on_the_documented_arq_worker(
         with server(acme_project, state, env) as (base, _):
             report = {"type": "sales", "startDate": "2026-01-01", "endDate": "2026-03-31"}
             headers = {"Idempotency-Key": str(uuid.uuid4())}
-            accepted = httpx.post(base + "/v1/reports", json=report, headers=headers)
+            accepted = authed.post(base + "/v1/reports", json=report, headers=headers)
             assert accepted.status_code == 202, accepted.text
             assert accepted.json()["status"] == "queued"
             location = accepted.headers["location"]
             assert location == f"/v1/jobs/{accepted.json()['id']}"
             done = poll(
-                lambda: httpx.get(base + location),
+                lambda: authed.get(base + location),
                 lambda r: r.json()["status"] in ("completed", "failed"),
                 timeout=30,
             )
             assert done.json()["status"] == "completed", (done.text, worker_log(tmp_path))
             assert "retry-after" not in done.headers
-            replay = httpx.post(base + "/v1/reports", json=report, headers=headers)
+            replay = authed.post(base + "/v1/reports", json=report, headers=headers)
             assert replay.content == accepted.content
     finally:
         stop_process_group(worker)

@@ -60,7 +60,7 @@ def test_regeneration_keeps_handlers_and_lists_what_they_lack(tmp_path: Path) ->
     assert "  handlers/payments.py: list_payments  (GET /v1/payments, listPayments)" in lines
     assert "  handlers/payments.py: create_payment  (POST /v1/payments, createPayment)" in lines
     assert not any("get_payment" in line for line in lines)
-    assert "1 kept" in lines[0] and "1 stale removed" in lines[0]
+    assert "2 kept" in lines[0] and "1 stale removed" in lines[0]  # handler + verifier.py
     assert "def create_app" in (out / "pay" / "main.py").read_text()
     assert not (out / "pay" / "routers" / "gone.py").exists()
     assert (out / "pay" / "mine.py").read_text() == "my own module\n"
@@ -158,5 +158,6 @@ def test_hostile_spec_text_stays_inert(tmp_path: Path) -> None:
         text=True,
     )
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == "501 https://apiforge.dev/problems/not-implemented"
+    # no verifier yet for the hostile scheme: the server fails closed, naming it verbatim
+    assert proc.stdout.strip() == "501 https://apiforge.dev/problems/authentication-not-implemented"
     assert not list(tmp_path.rglob("CANARY"))

@@ -11,7 +11,8 @@ import pytest
 import yaml
 
 from generator.render.pytypes import TypeMapper
-from generator.render.server import EXTRA_SETTINGS, _Planner, _settings_rows
+from generator.render.server import _Planner
+from generator.render.server_settings import EXTRA_SETTINGS, settings_rows
 from generator.spec import load_spec
 from tests.golden import GOLDEN
 from tests.server.conftest import SPECS, generate
@@ -71,7 +72,7 @@ def test_api_wide_rate_limit_applies_to_every_operation(tmp_path: Path) -> None:
 
 def test_readme_documents_every_setting() -> None:
     readme = (GOLDEN / "acme" / "server" / "README.md").read_text()
-    rows = _settings_rows()
+    rows = settings_rows()
     assert len(rows) >= len(EXTRA_SETTINGS) + 10
     for variable, _default, description in rows:
         assert f"| `{variable}` |" in readme

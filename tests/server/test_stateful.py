@@ -10,13 +10,14 @@ from pathlib import Path
 
 import httpx
 
+from tests.server import acme_handlers
 from tests.server.conftest import (
     ACME_PACKAGE,
     SPECS,
     TINY_KEY,
     Receiver,
+    authed,
     generate,
-    poll,
     problem,
     serve,
     write_handler,
@@ -31,7 +32,7 @@ def test_one_of_n_concurrent_writers_wins_across_two_workers(
 ) -> None:
     env = {"TEST_PATCH_DELAY": "0.3"}
     with serve(acme_project, ACME_PACKAGE, tmp_path, env=env, workers=2) as base:
-        created = httpx.post(
+        created = authed.post(
             base + "/v1/customers", json=CUSTOMER, headers={"Idempotency-Key": "c-1"}
         )
         assert created.status_code == 201, created.text
@@ -39,7 +40,7 @@ def test_one_of_n_concurrent_writers_wins_across_two_workers(
 
         def write(i: int) -> httpx.Response:
             headers = {"If-Match": '"v1"', "Idempotency-Key": f"w-{i}"}
-            return httpx.patch(url, json={"name": f"writer {i}"}, headers=headers, timeout=30)
+            return authed.patch(url, json={"name": f"writer {i}"}, headers=headers, timeout=30)
 
         with ThreadPoolExecutor(WRITERS) as pool:
             results = list(pool.map(write, range(WRITERS)))
@@ -49,7 +50,7 @@ def test_one_of_n_concurrent_writers_wins_across_two_workers(
             if r.status_code == 412:
                 problem(r, 412, "precondition-failed")
         winner = next(r for r in results if r.status_code == 200)
-        current = httpx.get(url)
+        current = authed.get(url)
         assert current.headers["etag"] == winner.headers["etag"] == '"v2"'
         assert current.json()["name"] == winner.json()["name"]
 
@@ -57,14 +58,14 @@ def test_one_of_n_concurrent_writers_wins_across_two_workers(
         headers = {"Idempotency-Key": str(uuid.uuid4()), "Authorization": "Bearer same"}
 
         def pay(_: int) -> httpx.Response:
-            return httpx.post(base + "/v1/payments", json=PAYMENT, headers=headers, timeout=30)
+            return authed.post(base + "/v1/payments", json=PAYMENT, headers=headers, timeout=30)
 
         with ThreadPoolExecutor(20) as pool:
             answers = list(pool.map(pay, range(20)))
         assert {r.status_code for r in answers} <= {201, 409}, [r.text for r in answers]
         created_ids = {r.json()["id"] for r in answers if r.status_code == 201}
         assert len(created_ids) == 1
-        listed = httpx.get(base + "/v1/payments", params={"limit": 100}).json()["data"]
+        listed = authed.get(base + "/v1/payments", params={"limit": 100}).json()["data"]
         assert [p["id"] for p in listed] == sorted(created_ids)
 
 
@@ -91,6 +92,7 @@ def test_reports_on_redis_ietf_headers_replay_job_and_signed_callback(
     project = tmp_path / "project"
     generate(SPECS / "reports.yaml", project, "reports_srv")
     write_handler(project, "reports_srv", "reports", REPORTS_HANDLER)
+    (project / "reports_srv" / "verifier.py").write_text(acme_handlers.VERIFIER.lstrip())
     env = {
         "APIFORGE_RATE_LIMIT_STORAGE_URL": redis_url,
         "APIFORGE_IDEMPOTENCY_STORE_URL": redis_url,
@@ -104,29 +106,27 @@ def test_reports_on_redis_ietf_headers_replay_job_and_signed_callback(
             "callbackUrl": hook_url,
         }
         headers = {"Idempotency-Key": str(uuid.uuid4()), "Authorization": f"Bearer {TINY_KEY}"}
-        first = httpx.post(base + "/v1/reports", json=request, headers=headers)
+        first = authed.post(base + "/v1/reports", json=request, headers=headers)
         assert first.status_code == 202, first.text
         assert first.headers["ratelimit-policy"] == '"default";q=3;w=60'
         assert first.headers["ratelimit"].startswith('"default";r=2;t=')
         assert "x-ratelimit-limit" not in first.headers
-        replay = httpx.post(base + "/v1/reports", json=request, headers=headers)
+        replay = authed.post(base + "/v1/reports", json=request, headers=headers)
         assert replay.content == first.content
         assert replay.headers["idempotent-replayed"] == "true"
         location = first.headers["location"]
         assert location == f"/v1/jobs/{first.json()['id']}"
 
-        done = poll(
-            lambda: httpx.get(base + location),
-            lambda r: r.status_code != 200 or r.json()["status"] == "completed",
-        )
+        # the job is its submitter's alone: a stranger does not see it
+        problem(authed.get(base + location), 404, "job-not-found")
+        # wait for its callback instead of polling, which would spend the tiny quota
+        event = receiver.wait_for(lambda e: e["type"] == "job.completed")
+        done = authed.get(base + location, headers=headers)
         assert done.json()["result"] == {"reportUrl": "https://cdn.example.com/sales.csv"}
-        third = httpx.get(base + location, headers=headers)
-        assert third.headers["ratelimit"].startswith('"default";r=0;t=')
-        limited = httpx.get(base + location, headers=headers)
+        assert done.headers["ratelimit"].startswith('"default";r=0;t=')
+        limited = authed.get(base + location, headers=headers)
         problem(limited, 429, "rate-limited")
         assert int(limited.headers["retry-after"]) >= 1
         assert limited.headers["ratelimit-policy"] == '"default";q=3;w=60'
-
-        event = receiver.wait_for(lambda e: e["type"] == "job.completed")
     assert event["data"]["id"] == first.json()["id"]
     assert event["data"]["result"] == {"reportUrl": "https://cdn.example.com/sales.csv"}

@@ -13,8 +13,10 @@ Integration surface (used by the generated `main.py`, routers and job registry):
   the parsed `If-Match` (`if_match`), `precondition(version)` (412 unless `If-Match` names
   that version; returns it, for `repository.update(..., expected_version=...)`), and `headers`
   to add to the response.
+- `RequestContext.principal` / `JobContext.principal` — who called, as authentication
+  verified it (`security.Principal`; None on a public operation called without credentials).
 - `JobContext` — the first argument of a 202 operation's job function (no request: it runs
-  later, in a worker).
+  later, in a worker; its principal is the one that submitted the job).
 - `Reply(value, version=, etag=, status=, headers=)` — what a handler returns when the
   response needs more than its body: `version` becomes the strong ETag `"v<version>"`, `status`
   picks one of the operation's declared success codes. A plain value (model or dict) is the
@@ -48,11 +50,14 @@ from .concurrency import (
 )
 from .problems import ProblemDetail, RequestGuard
 from .repository import Repository, open_repository
+from .security import Principal, principal_of
 
 if TYPE_CHECKING:
+    from .delivery import WebhookDispatcher
+    from .destinations import DestinationPolicy
     from .idempotency import IdempotencyConfig
     from .jobs import JobService
-    from .webhooks import Outbox, WebhookDispatcher
+    from .webhooks import Outbox
 
 logger = logging.getLogger(__name__)
 
@@ -84,6 +89,8 @@ class Services:
         self.jobs: JobService | None = None
         self.outbox: Outbox | None = None
         self.dispatcher: WebhookDispatcher | None = None
+        #: where the server may send requests of its own (callbacks, webhooks)
+        self.destinations: DestinationPolicy | None = None
         self.events: Any = None
         self._repositories: dict[str, Repository] = {}
 
@@ -151,6 +158,11 @@ class RequestContext:
     def settings(self) -> Any:
         return self.services.settings
 
+    @property
+    def principal(self) -> Principal | None:
+        """Who called (None: a public operation called without credentials)."""
+        return principal_of(self.request)
+
     def repository(self, namespace: str = "default") -> Repository:
         return self.services.repository(namespace)
 
@@ -168,9 +180,11 @@ class RequestContext:
 
 @dataclass
 class JobContext:
-    """The first argument of a job function: the services, no request."""
+    """The first argument of a job function: the services and the principal that submitted
+    the job; no request."""
 
     services: Services
+    principal: Principal | None = None
 
     @property
     def settings(self) -> Any:
@@ -198,6 +212,18 @@ def jsonable(value: Any) -> Any:
     return jsonable_encoder(value, by_alias=True)
 
 
+def principal_payload(request: Request) -> dict[str, Any] | None:
+    """The request's principal as JSON, for a job's input (its handler's `ctx.principal`)."""
+    principal = principal_of(request)
+    return None if principal is None else principal.to_json()
+
+
+def owner_of(request: Request) -> str | None:
+    """The id of the request's principal: a job's owner, a job's viewer."""
+    principal = principal_of(request)
+    return None if principal is None else principal.id
+
+
 def callback_url(body: Any, name: str) -> str | None:
     """The job's callback URL from the dumped request body, when it has one."""
     if isinstance(body, Mapping):
@@ -205,6 +231,28 @@ def callback_url(body: Any, name: str) -> str | None:
         if isinstance(value, str) and value:
             return value
     return None
+
+
+async def checked_callback_url(request: Request, body: Any, name: str) -> str | None:
+    """The job's callback URL once it passed the destination policy's static checks (https,
+    no private or loopback address, ...) and the verifier's `allow_destination` hook; a 422
+    problem otherwise, when the job is submitted rather than a silent failure later. The
+    address it resolves to is checked again at every delivery."""
+    url = callback_url(body, name)
+    if url is None:
+        return None
+    from .destinations import DestinationPolicy, DestinationRefused
+
+    policy = services_of(request).destinations or DestinationPolicy()
+    try:
+        policy.check_url(url)
+    except DestinationRefused as refused:
+        raise refused.problem(("body", name)) from None
+    auth = getattr(request.app.state, "apiforge_auth", None)
+    hook = getattr(getattr(auth, "verifier", None), "allow_destination", None)
+    if hook is not None and not await hook(url, principal_of(request)):
+        raise DestinationRefused("the server does not deliver to this URL").problem(("body", name))
+    return url
 
 
 def respond(

@@ -25,8 +25,12 @@ What a request gets
 - key header absent: optional → the operation runs unprotected; required → 400 problem
   `idempotency-key-missing`. Malformed, repeated, empty or longer than 255 characters → 400
   problem `idempotency-key-invalid`. The key may be sent as an sf-string (`"abc"`) or bare.
-- scope = (principal, key); principal = sha256 of the `Authorization` / `X-API-Key` header
-  values (`anonymous` without them), so tenants' keys never collide and no secret is stored.
+- scope = (principal, key): the principal authentication verified (`security.Principal`,
+  by the SHA-256 of its id), so one tenant's keys never reach another's responses. An
+  operation the spec makes public has no principal to scope by: there the key alone is the
+  scope ("public"), and it is the key's randomness that keeps callers apart — the generated
+  client sends 128-bit random keys. Secured operations never get here without a principal
+  (authentication runs first).
 - fingerprint = sha256 of method, path + query, and the body bytes.
 - claim (atomic in the store) → the handler runs → its response is rendered to bytes once,
   stored, and those same bytes are sent. While the handler runs, a heartbeat extends the claim
@@ -63,7 +67,7 @@ import contextlib
 import functools
 import hashlib
 import logging
-from collections.abc import Callable, Coroutine, Iterable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -87,6 +91,7 @@ from .idempotency_store import (
     open_idempotency_store,
 )
 from .problems import PROBLEM_JSON, ProblemDetail
+from .security import principal_of
 
 __all__ = [
     "DEFAULT_HEADER",
@@ -104,8 +109,7 @@ log = logging.getLogger("apiforge.idempotency")
 
 DEFAULT_HEADER = "Idempotency-Key"
 MAX_KEY_LENGTH = 255
-ANONYMOUS = "anonymous"
-DEFAULT_PRINCIPAL_HEADERS = ("authorization", "x-api-key")
+PUBLIC_SCOPE = "public"
 # results < 500 that are not stored: they tell the client to retry later
 NOT_STORED_STATUSES = frozenset({408, 409, 425, 429})
 REPLAYED_HEADER = (b"idempotent-replayed", b"true")
@@ -118,7 +122,6 @@ class IdempotencyConfig:
     store: IdempotencyStore
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT
     result_ttl: float = DEFAULT_RESULT_TTL
-    principal_headers: tuple[str, ...] = DEFAULT_PRINCIPAL_HEADERS
     enabled: bool = True  # False: idempotent routes run as plain routes (benchmarks)
 
 
@@ -128,7 +131,6 @@ def install_idempotency(
     *,
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
     result_ttl: float = DEFAULT_RESULT_TTL,
-    principal_headers: Sequence[str] = DEFAULT_PRINCIPAL_HEADERS,
     enabled: bool = True,
 ) -> IdempotencyConfig:
     """Give `app`'s idempotent routes their store (an instance or a store URL) and timings.
@@ -138,9 +140,7 @@ def install_idempotency(
         raise ValueError("idempotency lock_timeout and result_ttl must be positive")
     if isinstance(store, str):
         store = open_idempotency_store(store)
-    config = IdempotencyConfig(
-        store, lock_timeout, result_ttl, tuple(h.lower() for h in principal_headers), enabled
-    )
+    config = IdempotencyConfig(store, lock_timeout, result_ttl, enabled)
     app.state.idempotency = config
     return config
 
@@ -188,18 +188,13 @@ def parse_idempotency_key(value: str) -> str:
     return key
 
 
-def principal_scope(headers: Iterable[tuple[bytes, bytes]], names: Iterable[str]) -> str:
-    """sha256 over the credentials headers present (hex), or "anonymous"."""
-    wanted = [n.lower().encode("latin-1") for n in names]
-    digest = hashlib.sha256()
-    found = False
-    pairs = list(headers)
-    for name in wanted:
-        for k, v in pairs:
-            if k.lower() == name:
-                digest.update(b"%d:%s%d:%s" % (len(name), name, len(v), v))
-                found = True
-    return digest.hexdigest() if found else ANONYMOUS
+def principal_scope(request: Request) -> str:
+    """The scope of the request's keys: sha256 of the verified principal's id (hex), or
+    "public" when there is none (module doc)."""
+    principal = principal_of(request)
+    if principal is None:
+        return PUBLIC_SCOPE
+    return hashlib.sha256(principal.id.encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def request_fingerprint(method: str, path: str, query: bytes, body: bytes) -> str:
@@ -392,7 +387,7 @@ async def enforce(request: Request, inner: Handler, header_name: str, required: 
         return await _problem(request, _key_invalid(header_name, str(exc)))
 
     body = await request.body()  # cached on the request: FastAPI's handler reads it from there
-    scope_id = principal_scope(request.scope["headers"], config.principal_headers)
+    scope_id = principal_scope(request)
     fingerprint = request_fingerprint(
         request.method,
         request.scope.get("root_path", "") + request.scope["path"],

@@ -108,6 +108,7 @@ class Job:
     attempts: int = 0
     lease_until: float | None = None
     claim: str = ""
+    owner: str | None = None  # the id of the principal who submitted it (None: public)
 
     @property
     def terminal(self) -> bool:
@@ -148,6 +149,7 @@ class Job:
                 "attempts": self.attempts,
                 "lease_until": self.lease_until,
                 "claim": self.claim,
+                "owner": self.owner,
             },
             separators=(",", ":"),
         )
@@ -169,6 +171,7 @@ class Job:
             r["attempts"],
             r["lease_until"],
             r["claim"],
+            r.get("owner"),
         )
 
 
@@ -561,10 +564,25 @@ class JobService:
     def location(self, job_id: str) -> str:
         return f"{self.base_path}/{job_id}"
 
-    async def submit(self, name: str, input: Any = None, *, callback_url: str | None = None) -> Job:
+    async def submit(
+        self,
+        name: str,
+        input: Any = None,
+        *,
+        callback_url: str | None = None,
+        owner: str | None = None,
+    ) -> Job:
         if self.registry.get(name) is None:
             raise LookupError(f"no job handler registered as {name!r}")
-        job = Job(new_job_id(), name, "queued", self.clock(), input, callback_url=callback_url)
+        job = Job(
+            new_job_id(),
+            name,
+            "queued",
+            self.clock(),
+            input,
+            callback_url=callback_url,
+            owner=owner,
+        )
         await self.store.create(job)
         if self.arq_url is not None:
             await self._enqueue_arq(job.id)
@@ -580,10 +598,17 @@ class JobService:
         )
 
     async def submit_response(
-        self, name: str, input: Any = None, *, callback_url: str | None = None
+        self,
+        name: str,
+        input: Any = None,
+        *,
+        callback_url: str | None = None,
+        owner: str | None = None,
     ) -> JSONResponse:
-        """202 Accepted, ``Location: <base>/{id}``, ``Retry-After``, the queued job as body."""
-        return self.accepted_response(await self.submit(name, input, callback_url=callback_url))
+        """202 Accepted, ``Location: <base>/{id}``, ``Retry-After``, the queued job as body.
+        ``owner``: the submitting principal's id; only that principal sees the job."""
+        job = await self.submit(name, input, callback_url=callback_url, owner=owner)
+        return self.accepted_response(job)
 
     async def get(self, job_id: str) -> Job:
         job = await self.store.get(job_id)
@@ -591,9 +616,19 @@ class JobService:
             raise ProblemDetail(404, "job-not-found", "Job not found", f"No job {job_id}.")
         return job
 
-    async def get_response(self, job_id: str) -> JSONResponse:
-        """200 with the job; ``Retry-After`` while it has not ended; 404 problem if unknown."""
+    async def get_for(self, job_id: str, viewer: str | None) -> Job:
+        """The job as ``viewer`` (a principal id, None: anonymous) may see it: a job with an
+        owner is the owner's alone; anyone else gets the same 404 as for an unknown id, so
+        job ids of other principals cannot even be confirmed."""
         job = await self.get(job_id)
+        if job.owner is not None and job.owner != viewer:
+            raise ProblemDetail(404, "job-not-found", "Job not found", f"No job {job_id}.")
+        return job
+
+    async def get_response(self, job_id: str, *, viewer: str | None = None) -> JSONResponse:
+        """200 with the job; ``Retry-After`` while it has not ended; 404 problem if unknown
+        or not ``viewer``'s."""
+        job = await self.get_for(job_id, viewer)
         headers = {} if job.terminal else {"Retry-After": str(self.retry_after)}
         return JSONResponse(job.to_json(), headers=headers)
 
@@ -624,7 +659,8 @@ class JobService:
             )
         return job
 
-    async def cancel_response(self, job_id: str) -> JSONResponse:
+    async def cancel_response(self, job_id: str, *, viewer: str | None = None) -> JSONResponse:
+        await self.get_for(job_id, viewer)
         return JSONResponse((await self.cancel(job_id)).to_json())
 
     # ---- lifecycle (app lifespan)
@@ -877,8 +913,11 @@ class JobWorker:
                 self._running[job.id] = asyncio.create_task(self._run_one(job))
                 continue
             self._slots.release()
+            # asyncio.timeout, not wait_for: on 3.11 wait_for can swallow a cancel that
+            # arrives as the event is set, and stop() would then wait for ever
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self.service.poll_interval)
+                async with asyncio.timeout(self.service.poll_interval):
+                    await self._wake.wait()
             self._wake.clear()
 
     def start(self) -> None:

@@ -2,17 +2,13 @@
 
 Who is limited:
 
-- an *authenticated principal*: a verified id an auth dependency put in
-  `request.state.principal` (wins when present), else the credential the caller sent —
-  `Authorization` (bearer token or any other scheme) or an API-key header (default
-  `X-API-Key`). A credential is only ever held as its SHA-256 hex digest, never the raw secret.
-  The credential's tier comes from `keys` (hashed-or-raw key → tier) and its limit from
-  `tiers` (tier → "100/minute"); a credential without a tier gets `default`.
-  Caveat: a credential is not verified here, so a caller inventing tokens gets a fresh bucket
-  per token. Set `unknown_keys_by_ip=True` (when `keys` lists every valid key) or set
-  `request.state.principal` from real authentication to close that.
-- an *anonymous* caller (no credential): by client IP (`scope["client"]`; run uvicorn with
-  `--proxy-headers --forwarded-allow-ips=…` behind a proxy), with the `anonymous` limit.
+- an *authenticated principal*: the `security.Principal` authentication verified
+  (`request.state.principal`), by its `id`; its `tier` picks the limit from `tiers`
+  (tier → "100/minute"), and a principal without a (known) tier gets `default`;
+- everyone else — no credentials, or credentials nobody verified — by client IP
+  (`scope["client"]`; run uvicorn with `--proxy-headers --forwarded-allow-ips=…` behind a
+  proxy), with the `anonymous` limit. A token the caller sends is never a key by itself, so
+  inventing tokens cannot buy fresh buckets.
 
 Strategies: "sliding-window-counter" (default), "fixed-window", "moving-window". Storage: any
 `limits` storage URL — `memory://` (per process, the default) or `redis://host:port/db`. The
@@ -50,17 +46,14 @@ Integration surface:
   `APIRouter(route_class=problems.GuardedRoute)` so the limit is checked before the body is read.
   Operations with the same bucket share one quota per principal.
 - `rate_limit_headers(family, result, now=None)` — the header list for a `RateLimitResult`.
-- `hash_credential(secret)` — the SHA-256 hex digest used for keys (for configuration).
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import math
-import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
@@ -79,6 +72,7 @@ from limits.storage import storage_from_string
 from starlette.requests import Request
 
 from .problems import ProblemDetail, RequestGuard, defer_response_headers
+from .security import client_ip, principal_of
 
 if TYPE_CHECKING:
     from .settings import Settings
@@ -93,25 +87,11 @@ STRATEGIES: dict[str, type[_AsyncStrategy]] = {
     "fixed-window": FixedWindowRateLimiter,
     "moving-window": MovingWindowRateLimiter,
 }
-_HEX64 = re.compile(r"^(sha256:)?[0-9a-f]{64}$")
-
-
-def hash_credential(secret: str) -> str:
-    """The SHA-256 hex digest of a credential: the only form the limiter keeps."""
-    return hashlib.sha256(secret.encode()).hexdigest()
-
-
-def _normalise_key(key: str) -> str:
-    """A configured key, as its hash: `sha256:<hex>` or 64 hex digits are taken as hashed."""
-    lowered = key.strip().lower()
-    if _HEX64.match(lowered):
-        return lowered.removeprefix("sha256:")
-    return hash_credential(key.strip())
 
 
 @dataclass(frozen=True, slots=True)
-class Principal:
-    """Who a request counts against. `key` is "user:<id>", "key:<sha256>" or "ip:<addr>"."""
+class Caller:
+    """Who a request counts against. `key` is "user:<id>" or "ip:<addr>"."""
 
     key: str
     tier: str | None
@@ -273,9 +253,6 @@ class RateLimiter:
         default: str = "100/minute",
         anonymous: str | None = None,
         tiers: Mapping[str, str] | None = None,
-        keys: Mapping[str, str] | None = None,
-        credential_headers: Sequence[str] = ("authorization", "x-api-key"),
-        unknown_keys_by_ip: bool = False,
         enabled: bool = True,
         key_prefix: str = "apiforge",
     ) -> None:
@@ -287,13 +264,6 @@ class RateLimiter:
         self.tiers = {
             name: _parse_limit(value, f"tier {name}") for name, value in (tiers or {}).items()
         }
-        self.keys: dict[str, str] = {}
-        for key, tier in (keys or {}).items():
-            if tier not in self.tiers:
-                raise ValueError(f"rate-limit key mapped to unknown tier {tier!r}")
-            self.keys[_normalise_key(key)] = tier
-        self.credential_headers = tuple(h.lower() for h in credential_headers)
-        self.unknown_keys_by_ip = unknown_keys_by_ip
         self.key_prefix = key_prefix
         options: dict[str, str] = {}
         url = _async_storage_url(storage_url)
@@ -315,8 +285,6 @@ class RateLimiter:
             "default": settings.rate_limit_default,
             "anonymous": settings.rate_limit_anonymous or None,
             "tiers": settings.rate_limit_tiers,
-            "keys": settings.rate_limit_keys,
-            "unknown_keys_by_ip": settings.rate_limit_unknown_keys_by_ip,
             "enabled": settings.rate_limit_enabled and settings.patterns_enabled,
         }
         options.update(overrides)
@@ -324,53 +292,31 @@ class RateLimiter:
 
     # -- who ---------------------------------------------------------------------------
 
-    def credential(self, request: Request) -> str | None:
-        """The raw credential the caller sent (bearer token, API key…), or None."""
-        headers = request.headers
-        for name in self.credential_headers:
-            value = headers.get(name)
-            if value:
-                if name == "authorization":
-                    scheme, _, token = value.partition(" ")
-                    if scheme.lower() == "bearer" and token.strip():
-                        return token.strip()
-                return value.strip()
-        return None
+    def caller(self, request: Request) -> Caller:
+        principal = principal_of(request)
+        if principal is not None:
+            return Caller(f"user:{principal.id}", principal.tier, False)
+        return Caller(f"ip:{client_ip(request)}", None, True)
 
-    def principal(self, request: Request) -> Principal:
-        state = request.scope.get("state") or {}  # request.state, without its AttributeError
-        verified = state.get("principal")
-        if verified is not None:
-            return Principal(f"user:{verified}", state.get("tier"), False)
-        secret = self.credential(request)
-        if secret is not None:
-            digest = hash_credential(secret)
-            tier = self.keys.get(digest)
-            if tier is not None or not self.unknown_keys_by_ip:
-                return Principal(f"key:{digest}", tier, False)
-        client = request.scope.get("client")
-        host = client[0] if client else "unknown"
-        return Principal(f"ip:{host}", None, True)
-
-    def limit_for(self, principal: Principal) -> RateLimitItem:
-        if principal.anonymous:
+    def limit_for(self, caller: Caller) -> RateLimitItem:
+        if caller.anonymous:
             return self.anonymous
-        if principal.tier is not None and principal.tier in self.tiers:
-            return self.tiers[principal.tier]
+        if caller.tier is not None and caller.tier in self.tiers:
+            return self.tiers[caller.tier]
         return self.default
 
     # -- how much ----------------------------------------------------------------------
 
     async def hit(self, request: Request, bucket: str = "default") -> RateLimitResult | None:
-        """Consume one unit of `bucket` for the request's principal; None if the storage failed."""
-        principal = self.principal(request)
-        item = self.limit_for(principal)
+        """Consume one unit of `bucket` for the request's caller; None if the storage failed."""
+        caller = self.caller(request)
+        item = self.limit_for(caller)
         try:
             if self._one_trip is not None:
-                allowed, stats = await self._one_trip.hit(item, bucket, principal.key)
+                allowed, stats = await self._one_trip.hit(item, bucket, caller.key)
             else:
-                allowed = await self.strategy.hit(item, bucket, principal.key)
-                stats = await self.strategy.get_window_stats(item, bucket, principal.key)
+                allowed = await self.strategy.hit(item, bucket, caller.key)
+                stats = await self.strategy.get_window_stats(item, bucket, caller.key)
         except Exception as exc:  # fail open: a limiter outage must not take the API down
             if not self._storage_failed:
                 logger.warning("rate-limit storage failed; letting requests through", exc_info=exc)

@@ -29,6 +29,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 _TRUE = {"1", "true", "yes", "on"}
+#: Fields whose values are secrets: masked in `repr` (and so in logs and tracebacks).
+SECRET_FIELDS = frozenset({"webhook_secrets"})
+
+
+def mask_url(value: str) -> str:
+    """`scheme://user:password@host…` with the password replaced by `***`."""
+    match = re.match(r"^([a-z][a-z0-9+.-]*://[^/@:]*:)([^/@]*)(@.*)$", value, re.I | re.S)
+    return f"{match.group(1)}***{match.group(3)}" if match else value
+
+
 _FALSE = {"0", "false", "no", "off", ""}
 
 
@@ -50,19 +60,22 @@ class Settings:
     rate_limit_enabled: bool = True
     #: `sliding-window-counter` (default), `fixed-window` or `moving-window`.
     rate_limit_strategy: str = "sliding-window-counter"
+    #: The realm of `WWW-Authenticate` challenges; empty: the API's title.
+    auth_realm: str = ""
+    #: Rejected credentials a client IP may send per window before it gets 429 without its
+    #: credentials being checked (brute force), in `limits` syntax; empty: no bound. Counted
+    #: in `RATE_LIMIT_STORAGE_URL` (or `REDIS_URL`), so shared by every worker on Redis.
+    auth_failure_limit: str = "20/minute"
+
     #: The limit of an authenticated caller without a tier, in `limits` syntax: `100/minute`,
     #: `10/second`, `5000/hour`.
     rate_limit_default: str = "100/minute"
-    #: The limit of anonymous callers (no credential), counted per client IP; empty: the default.
+    #: The limit of callers without a verified principal, counted per client IP; empty: the
+    #: default.
     rate_limit_anonymous: str = ""
-    #: Tier → limit, e.g. `free=100/minute pro=1000/minute`.
+    #: Tier → limit, e.g. `free=100/minute pro=1000/minute`; a principal's tier is what the
+    #: verifier put in `Principal.tier`.
     rate_limit_tiers: dict[str, str] = field(default_factory=dict)
-    #: API key or bearer token → tier. Write the key's SHA-256 hex digest (or `sha256:<hex>`)
-    #: so the environment never holds the secret; a raw key is hashed on load.
-    rate_limit_keys: dict[str, str] = field(default_factory=dict)
-    #: Count credentials that are not in `rate_limit_keys` as anonymous (per IP): set it when
-    #: `rate_limit_keys` lists every valid key, so invented tokens cannot dodge the limit.
-    rate_limit_unknown_keys_by_ip: bool = False
 
     #: Largest accepted request body in bytes (larger → 413), counted from Content-Length and
     #: from the bytes actually streamed.
@@ -73,6 +86,36 @@ class Settings:
 
     #: Webhook signing secrets, comma-separated; the first signs, all verify (rotation).
     webhook_secrets: tuple[str, ...] = ()
+    #: Allow plain `http://` webhook and callback destinations (local development and tests
+    #: only: deliveries and their signatures then cross the network in clear).
+    webhook_allow_http: bool = False
+    #: Destinations allowed although they are not public addresses, comma-separated: IPs
+    #: (`127.0.0.1`), networks (`10.20.0.0/16`), host names (`hooks.internal`) or every
+    #: subdomain of one (`*.hooks.internal`). Loopback, private, link-local (cloud metadata)
+    #: and other internal addresses are refused otherwise, when a job is submitted and again
+    #: at connect time, against the address actually connected to.
+    webhook_allow_destinations: tuple[str, ...] = ()
+    #: One delivery attempt's deadline in seconds (connect, send and read together); a slower
+    #: receiver's attempt fails and is retried on the schedule.
+    webhook_attempt_timeout_seconds: float = 10.0
+    #: Deliveries in flight at once, per process (at most 4 to one destination), so one slow
+    #: receiver cannot hold back the others.
+    webhook_concurrency: int = 16
+
+    def __repr__(self) -> str:
+        """Every field, with secrets masked and passwords in store URLs hidden: settings get
+        logged, and a log line must never carry a secret."""
+        parts = []
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if f.name in SECRET_FIELDS:
+                shown: object = "***" if value else value
+            elif isinstance(value, str):
+                shown = mask_url(value)
+            else:
+                shown = value
+            parts.append(f"{f.name}={shown!r}")
+        return f"{type(self).__name__}({', '.join(parts)})"
 
     @classmethod
     def from_env(

@@ -3,11 +3,18 @@
 Not imported from here: conftest copies it to `<pkg>/app.py`; serve `<pkg>.app:create_app` with
 uvicorn's `--factory`. Settings come from `APIFORGE_*`; `TEST_PATCH_DELAY` (seconds) widens the
 window between a PATCH's read and its write, so concurrent writers really race.
+
+Every route is public with optional credentials (a bearer token or `X-API-Key`): any
+credential not starting with "bad" is valid, its principal id is `acct-` + the first 12 hex
+digits of its SHA-256 (never the secret), and `TEST_TOKEN_TIERS` (JSON, credential → tier)
+gives tiers. Callers without credentials count by IP.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import os
 from typing import Any
 
@@ -31,9 +38,38 @@ from .runtime.problems import (
 )
 from .runtime.ratelimit import RateLimiter, install_rate_limiting, rate_limited
 from .runtime.repository import open_repository
+from .runtime.security import (
+    AuthContext,
+    AuthRequirement,
+    AuthScheme,
+    Principal,
+    install_authentication,
+)
 from .runtime.settings import Settings
 
 JSON = Depends(require_content_type("application/json"))
+SCHEMES = (
+    AuthScheme("bearer", "bearer", "bearer"),
+    AuthScheme("key", "apiKey", "key", type="apiKey", parameter="X-API-Key"),
+)
+AUTH = AuthRequirement(public=True, optional=((("bearer", ()),), (("key", ()),)))
+
+
+class Verifier:
+    def __init__(self) -> None:
+        self.tiers = json.loads(os.environ.get("TEST_TOKEN_TIERS") or "{}")
+
+    def principal(self, credential: str) -> Principal | None:
+        if credential.startswith("bad"):
+            return None
+        digest = hashlib.sha256(credential.encode()).hexdigest()[:12]
+        return Principal(f"acct-{digest}", tier=self.tiers.get(credential))
+
+    async def bearer(self, token: str, *, scopes: tuple[str, ...], ctx: AuthContext) -> Any:
+        return self.principal(token)
+
+    async def key(self, key: str, *, scopes: tuple[str, ...], ctx: AuthContext) -> Any:
+        return self.principal(key)
 
 
 class Widget(BaseModel):
@@ -51,13 +87,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     patch_delay = float(os.environ.get("TEST_PATCH_DELAY", "0"))
     app = FastAPI()
     install_problem_handlers(app, max_body_bytes=settings.max_body_bytes)
+    install_authentication(app, SCHEMES, Verifier(), realm="patterns", failure_limit="")
     install_rate_limiting(app, RateLimiter.from_settings(settings))
     repo = open_repository(settings.store_url, "widgets")
 
     async def worker_pid(request: Request) -> None:
         defer_response_headers(request.scope, [("X-Worker-Pid", str(os.getpid()))])
 
-    router = APIRouter(route_class=GuardedRoute, dependencies=[Depends(worker_pid)])
+    router = APIRouter(route_class=GuardedRoute, dependencies=[Depends(AUTH), Depends(worker_pid)])
 
     # --- optimistic concurrency, rate limited with each header family ---------------------
 

@@ -37,6 +37,7 @@ from pydantic import BaseModel
 
 from .runtime.idempotency import idempotent_route, install_idempotency
 from .runtime.problems import GuardedRoute, ProblemDetail, install_problem_handlers, require_content_type
+from .runtime.security import AuthRequirement, AuthScheme, Principal, install_authentication
 
 COUNTER = os.environ["IDEM_COUNTER"]
 FLAG = os.environ.get("IDEM_SLOW_FLAG", "")
@@ -60,8 +61,25 @@ else:
         return int(_db.execute("SELECT n FROM counts WHERE name = ?", (name,)).fetchone()[0])
 
 
+class Verifier:
+    """Every credential is valid and names its own principal (callers are told apart)."""
+
+    async def bearer(self, token, *, scopes, ctx):
+        return Principal("bearer:" + token)
+
+    async def key(self, key, *, scopes, ctx):
+        return Principal("key:" + key)
+
+
 app = FastAPI()
 install_problem_handlers(app, max_body_bytes=1_000_000)
+install_authentication(
+    app,
+    (AuthScheme("bearer", "bearer", "bearer"), AuthScheme("key", "apiKey", "key", parameter="X-API-Key")),
+    Verifier(),
+    realm="idem",
+)
+AUTH = AuthRequirement(public=True, optional=((("bearer", ()),), (("key", ()),)))
 install_idempotency(
     app,
     os.environ["IDEM_STORE_URL"],
@@ -76,8 +94,9 @@ async def served_by(request: Request, call_next):  # outside the route: never st
     return response
 
 
-router = APIRouter()
-required = idempotent_route("Idempotency-Key", required=True)
+# authentication (a guard) runs before the key is claimed, so the scope is the principal
+router = APIRouter(dependencies=[Depends(AUTH)])
+required = idempotent_route("Idempotency-Key", required=True, base=GuardedRoute)
 
 
 class Payment(BaseModel):
@@ -657,14 +676,22 @@ def test_parse_key_rejects(rt: Any, raw: str) -> None:
 
 
 def test_principal_and_fingerprint(rt: Any) -> None:
+    from starlette.requests import Request
+
     idem = rt.idempotency
-    names = ("authorization", "x-api-key")
-    assert idem.principal_scope([], names) == "anonymous"
-    alice = idem.principal_scope([(b"authorization", b"Bearer alice")], names)
-    bob = idem.principal_scope([(b"authorization", b"Bearer bob")], names)
-    assert len(alice) == 64 and alice != bob and b"alice" not in alice.encode()
-    assert idem.principal_scope([(b"Authorization", b"Bearer alice")], names) == alice
-    assert idem.principal_scope([(b"x-api-key", b"Bearer alice")], names) != alice
+
+    def scope_of(principal: Any) -> str:
+        request = Request({"type": "http", "method": "POST", "path": "/", "headers": []})
+        if principal is not None:
+            request.state.principal = principal
+        return str(idem.principal_scope(request))
+
+    # no verified principal (a public operation): the key alone is the scope
+    assert scope_of(None) == "public"
+    alice = scope_of(rt.security.Principal("alice"))
+    bob = scope_of(rt.security.Principal("bob"))
+    assert len(alice) == 64 and alice != bob and "alice" not in alice
+    assert scope_of(rt.security.Principal("alice", tier="pro")) == alice  # the id alone
     fp = idem.request_fingerprint("POST", "/p", b"a=1", b"{}")
     assert fp == idem.request_fingerprint("post", "/p", b"a=1", b"{}")
     others = [

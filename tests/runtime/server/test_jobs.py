@@ -42,6 +42,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
 
+from PKG.runtime.destinations import DestinationPolicy
 from PKG.runtime.jobs import JobRegistry, open_jobs
 from PKG.runtime.problems import PROBLEM_JSON, ProblemDetail
 from PKG.runtime.webhook_signing import WebhookSigner
@@ -72,7 +73,11 @@ async def add(payload: dict[str, Any]) -> int:
 async def lifespan(app: FastAPI) -> Any:
     url = os.environ["APIFORGE_JOBS_URL"]
     outbox = open_outbox(os.environ.get("APIFORGE_WEBHOOKS_URL", url))
-    dispatcher = WebhookDispatcher(outbox, WebhookSigner(tuple(os.environ["APIFORGE_WEBHOOK_SECRETS"].split(","))))
+    dispatcher = WebhookDispatcher(
+        outbox,
+        WebhookSigner(tuple(os.environ["APIFORGE_WEBHOOK_SECRETS"].split(","))),
+        policy=DestinationPolicy(allow_http=True, allow=("127.0.0.1",)),  # the test consumer
+    )
     jobs = open_jobs(
         url,
         registry,
@@ -140,6 +145,7 @@ def rt(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimpleNamespace]:
             jobs=importlib.import_module(f"{package}.runtime.jobs"),
             wh=importlib.import_module(f"{package}.runtime.webhooks"),
             ws=importlib.import_module(f"{package}.runtime.webhook_signing"),
+            dst=importlib.import_module(f"{package}.runtime.destinations"),
             problems=importlib.import_module(f"{package}.runtime.problems"),
         )
     finally:
@@ -485,7 +491,11 @@ def test_callback_url_gets_a_signed_webhook(
         svc = rt.jobs.open_jobs(url, registry, outbox=outbox, queue_name=queue)
         if kind == "sqlite":
             assert svc.store.shares_outbox(outbox), "job end and callback: one transaction"
-        dispatcher = rt.wh.WebhookDispatcher(outbox, rt.ws.WebhookSigner((SECRET,)))
+        dispatcher = rt.wh.WebhookDispatcher(
+            outbox,
+            rt.ws.WebhookSigner((SECRET,)),
+            policy=rt.dst.DestinationPolicy(allow_http=True, allow=("127.0.0.1",)),
+        )
         ok = await svc.submit("add", {"a": 1, "b": 2}, callback_url=consumer.url)
         bad = await svc.submit("boom", callback_url=consumer.url)
         if kind == "redis":

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import re
 import time
 import uuid
@@ -19,7 +20,7 @@ from tests.runtime.server.conftest import RuntimeModules, app_package
 from tests.support import free_port, uvicorn_server
 
 PRO_KEY = "pro-secret-key-123"
-PRO_HASH = hashlib.sha256(PRO_KEY.encode()).hexdigest()
+PRO_ACCOUNT = "acct-" + hashlib.sha256(PRO_KEY.encode()).hexdigest()[:12]  # patterns_app's id
 
 
 def make_request(
@@ -36,18 +37,8 @@ def make_request(
 # --- unit --------------------------------------------------------------------------------
 
 
-def test_hash_and_configured_keys(rt: RuntimeModules) -> None:
+def test_configuration_errors(rt: RuntimeModules) -> None:
     rl = rt.ratelimit
-    assert rl.hash_credential("abc") == hashlib.sha256(b"abc").hexdigest()
-    limiter = rl.RateLimiter(
-        tiers={"pro": "10/minute", "free": "2/minute"},
-        keys={"raw-key": "free", PRO_HASH: "pro", "sha256:" + "a" * 64: "free"},
-    )
-    # only hashes are kept
-    assert set(limiter.keys) == {rl.hash_credential("raw-key"), PRO_HASH, "a" * 64}
-    assert "raw-key" not in repr(limiter.keys)
-    with pytest.raises(ValueError, match="unknown tier"):
-        rl.RateLimiter(keys={"k": "gold"})
     with pytest.raises(ValueError, match="strategy"):
         rl.RateLimiter(strategy="token-bucket")
     with pytest.raises(ValueError, match="100/minute"):
@@ -56,30 +47,22 @@ def test_hash_and_configured_keys(rt: RuntimeModules) -> None:
         rl.rate_limited("x-rate")
 
 
-def test_principal_selection(rt: RuntimeModules) -> None:
+def test_caller_is_the_verified_principal_or_the_ip(rt: RuntimeModules) -> None:
     rl = rt.ratelimit
-    limiter = rl.RateLimiter(
-        default="5/minute", anonymous="2/minute", tiers={"pro": "9/minute"}, keys={PRO_KEY: "pro"}
-    )
-    bearer = limiter.principal(make_request(rt, {"Authorization": f"Bearer {PRO_KEY}"}))
-    assert bearer == rl.Principal(f"key:{PRO_HASH}", "pro", False)
-    assert limiter.limit_for(bearer).amount == 9
-    api_key = limiter.principal(make_request(rt, {"X-API-Key": "other"}))
-    assert api_key == rl.Principal("key:" + rl.hash_credential("other"), None, False)
-    assert limiter.limit_for(api_key).amount == 5
-    basic = limiter.principal(make_request(rt, {"Authorization": "Basic dXNlcjpwdw=="}))
-    assert basic.key == "key:" + rl.hash_credential("Basic dXNlcjpwdw==")
-    anon = limiter.principal(make_request(rt, client="192.0.2.7"))
-    assert anon == rl.Principal("ip:192.0.2.7", None, True)
-    assert limiter.limit_for(anon).amount == 2
+    limiter = rl.RateLimiter(default="5/minute", anonymous="2/minute", tiers={"pro": "9/minute"})
+    # a credential nobody verified is not a key: the caller counts by IP, whatever it sends
+    for headers in ({"Authorization": f"Bearer {PRO_KEY}"}, {"X-API-Key": "invented"}, {}):
+        anon = limiter.caller(make_request(rt, headers, client="192.0.2.7"))
+        assert anon == rl.Caller("ip:192.0.2.7", None, True)
+        assert limiter.limit_for(anon).amount == 2
     verified = make_request(rt, {"Authorization": "Bearer x"})
-    verified.state.principal = "usr_1"
-    assert limiter.principal(verified).key == "user:usr_1"
-    strict = rl.RateLimiter(
-        tiers={"pro": "9/minute"}, keys={PRO_KEY: "pro"}, unknown_keys_by_ip=True
-    )
-    assert strict.principal(make_request(rt, {"Authorization": "Bearer invented"})).anonymous
-    assert not strict.principal(make_request(rt, {"Authorization": f"Bearer {PRO_KEY}"})).anonymous
+    verified.state.principal = rt.security.Principal("usr_1", tier="pro")
+    caller = limiter.caller(verified)
+    assert caller == rl.Caller("user:usr_1", "pro", False)
+    assert limiter.limit_for(caller).amount == 9
+    untiered = make_request(rt)
+    untiered.state.principal = rt.security.Principal("usr_2", tier="unknown-tier")
+    assert limiter.limit_for(limiter.caller(untiered)).amount == 5
 
 
 def test_header_families(rt: RuntimeModules) -> None:
@@ -174,7 +157,6 @@ def test_from_settings(rt: RuntimeModules) -> None:
         rate_limit_default="7/second",
         rate_limit_anonymous="1/hour",
         rate_limit_tiers={"pro": "70/second"},
-        rate_limit_keys={PRO_KEY: "pro"},
         rate_limit_strategy="fixed-window",
         rate_limit_enabled=False,
     )
@@ -184,7 +166,7 @@ def test_from_settings(rt: RuntimeModules) -> None:
         1,
         70,
     )
-    assert limiter.keys == {PRO_HASH: "pro"} and not limiter.enabled
+    assert not limiter.enabled
     assert type(limiter.strategy).__name__ == "FixedWindowRateLimiter"
 
 
@@ -204,7 +186,7 @@ def server(
         "APIFORGE_RATE_LIMIT_DEFAULT": "3/minute",
         "APIFORGE_RATE_LIMIT_ANONYMOUS": "2/minute",
         "APIFORGE_RATE_LIMIT_TIERS": "pro=5/minute",
-        "APIFORGE_RATE_LIMIT_KEYS": f'{{"{PRO_HASH}": "pro"}}',
+        "TEST_TOKEN_TIERS": json.dumps({PRO_KEY: "pro"}),
     }
     workers = 1
     url = ""
@@ -298,7 +280,7 @@ def test_tier_from_configuration(server: tuple[httpx.Client, str, str]) -> None:
     assert statuses == [200] * 5 + [429]
     if kind == "redis":
         stored = " ".join(k.decode() for k in redis.Redis.from_url(server[2]).keys("*"))
-        assert PRO_HASH in stored and PRO_KEY not in stored
+        assert PRO_ACCOUNT in stored and PRO_KEY not in stored
 
 
 def test_anonymous_callers_limited_by_ip(server: tuple[httpx.Client, str, str]) -> None:

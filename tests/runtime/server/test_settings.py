@@ -28,7 +28,7 @@ def test_from_env(rt: RuntimeModules) -> None:
         "APIFORGE_RATE_LIMIT_STORAGE_URL": "redis://127.0.0.1:6379/1",
         "APIFORGE_RATE_LIMIT_ENABLED": "off",
         "APIFORGE_RATE_LIMIT_TIERS": "free=10/minute, pro=1000/hour",
-        "APIFORGE_RATE_LIMIT_KEYS": '{"abc": "pro"}',
+        "APIFORGE_AUTH_FAILURE_LIMIT": "5/minute",
         "APIFORGE_MAX_BODY_BYTES": "2_000",
         "APIFORGE_WEBHOOK_SECRETS": "new, old",
         "APIFORGE_UNKNOWN": "ignored",
@@ -39,12 +39,24 @@ def test_from_env(rt: RuntimeModules) -> None:
     assert s.rate_limit_storage_url == "redis://127.0.0.1:6379/1"
     assert s.rate_limit_enabled is False
     assert s.rate_limit_tiers == {"free": "10/minute", "pro": "1000/hour"}
-    assert s.rate_limit_keys == {"abc": "pro"}
+    assert s.auth_failure_limit == "5/minute"
     assert s.max_body_bytes == 2000
     assert s.webhook_secrets == ("new", "old")
     assert s.idempotency_ttl_seconds == 86_400
     other = rt.settings.Settings.from_env(prefix="SHOP_", environ={"SHOP_MAX_BODY_BYTES": "5"})
     assert other.max_body_bytes == 5
+
+
+def test_repr_masks_secrets(rt: RuntimeModules) -> None:
+    s = rt.settings.Settings(
+        webhook_secrets=("whsec_topsecret",),
+        rate_limit_storage_url="redis://user:hunter2@cache:6379/0",
+    )
+    shown = repr(s)
+    assert "whsec_topsecret" not in shown and "hunter2" not in shown
+    assert "webhook_secrets='***'" in shown
+    assert "redis://user:***@cache:6379/0" in shown
+    assert repr(rt.settings.Settings()).count("***") == 0
 
 
 @pytest.mark.parametrize(

@@ -22,10 +22,14 @@ from ._runtime import (
     APIResponse,
     AsyncAPIClient,
     AsyncJobHandle,
+    AsyncTokenProvider,
     JobHandle,
     RateLimit,
     RequestOptions,
+    Scheme,
+    Security,
     SyncAPIClient,
+    TokenProvider,
 )
 from ._runtime._base import TimeoutTypes
 from ._runtime._retry import DEFAULT_MAX_RETRIES, MAX_SERVER_DELAY
@@ -98,17 +102,13 @@ def _parse(response: APIResponse, type_: Any) -> Any:
     return response.parse(type_)
 
 
-def _auth(
-    api_key: str | None,
-    bearer_token: str | None,
-) -> tuple[dict[str, str], dict[str, str]]:
-    headers: dict[str, str] = {}
-    params: dict[str, str] = {}
-    if api_key is not None:
-        headers["X-API-Key"] = api_key
-    if bearer_token is not None:
-        headers["Authorization"] = "Bearer " + bearer_token
-    return headers, params
+# The spec's security schemes: what each credential is and how it is sent.
+SECURITY_SCHEMES = (
+    Scheme(
+        "apiKeyAuth", "apiKey", argument="api_key_auth", location="header", parameter="X-API-Key"
+    ),
+    Scheme("bearerAuth", "bearer", argument="bearer_auth"),
+)
 
 
 class CustomersResource:
@@ -176,6 +176,7 @@ class CustomersResource:
                     "email": email,
                 },
                 headers=headers,
+                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -232,6 +233,7 @@ class CustomersResource:
                 json=body,
                 idempotency_header="Idempotency-Key",
                 idempotency_key=idempotency_key,
+                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -293,6 +295,7 @@ class CustomersResource:
                 "GET",
                 "/v1/customers/" + _segment(customer_id),
                 headers=headers,
+                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -355,6 +358,7 @@ class CustomersResource:
                 "DELETE",
                 "/v1/customers/" + _segment(customer_id),
                 headers=headers,
+                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -431,6 +435,7 @@ class CustomersResource:
                 json=body,
                 idempotency_header="Idempotency-Key",
                 idempotency_key=idempotency_key,
+                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -492,6 +497,7 @@ class JobsResource:
                 "GET",
                 "/v1/jobs/" + _segment(job_id),
                 headers=headers,
+                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -546,6 +552,7 @@ class JobsResource:
                 "DELETE",
                 "/v1/jobs/" + _segment(job_id),
                 headers=headers,
+                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -628,6 +635,7 @@ class PaymentsResource:
                     "status": status,
                 },
                 headers=headers,
+                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -690,6 +698,7 @@ class PaymentsResource:
                 json=body,
                 idempotency_header="Idempotency-Key",
                 idempotency_key=idempotency_key,
+                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -740,6 +749,7 @@ class PaymentsResource:
                 "GET",
                 "/v1/payments/" + _segment(payment_id),
                 headers=headers,
+                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -812,6 +822,7 @@ class RefundsResource:
                     "paymentId": payment_id,
                 },
                 headers=headers,
+                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -872,6 +883,7 @@ class RefundsResource:
                 json=body,
                 idempotency_header="Idempotency-Key",
                 idempotency_key=idempotency_key,
+                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -922,6 +934,7 @@ class RefundsResource:
                 "GET",
                 "/v1/refunds/" + _segment(refund_id),
                 headers=headers,
+                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -997,6 +1010,7 @@ class ReportsResource:
                 json=body,
                 idempotency_header="Idempotency-Key",
                 idempotency_key=idempotency_key,
+                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -1071,6 +1085,7 @@ class AsyncCustomersResource:
                     "email": email,
                 },
                 headers=headers,
+                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -1128,6 +1143,7 @@ class AsyncCustomersResource:
                 json=body,
                 idempotency_header="Idempotency-Key",
                 idempotency_key=idempotency_key,
+                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -1190,6 +1206,7 @@ class AsyncCustomersResource:
                 "GET",
                 "/v1/customers/" + _segment(customer_id),
                 headers=headers,
+                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -1253,6 +1270,7 @@ class AsyncCustomersResource:
                 "DELETE",
                 "/v1/customers/" + _segment(customer_id),
                 headers=headers,
+                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -1330,6 +1348,7 @@ class AsyncCustomersResource:
                 json=body,
                 idempotency_header="Idempotency-Key",
                 idempotency_key=idempotency_key,
+                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -1392,6 +1411,7 @@ class AsyncJobsResource:
                 "GET",
                 "/v1/jobs/" + _segment(job_id),
                 headers=headers,
+                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -1447,6 +1467,7 @@ class AsyncJobsResource:
                 "DELETE",
                 "/v1/jobs/" + _segment(job_id),
                 headers=headers,
+                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -1530,6 +1551,7 @@ class AsyncPaymentsResource:
                     "status": status,
                 },
                 headers=headers,
+                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -1593,6 +1615,7 @@ class AsyncPaymentsResource:
                 json=body,
                 idempotency_header="Idempotency-Key",
                 idempotency_key=idempotency_key,
+                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -1644,6 +1667,7 @@ class AsyncPaymentsResource:
                 "GET",
                 "/v1/payments/" + _segment(payment_id),
                 headers=headers,
+                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -1717,6 +1741,7 @@ class AsyncRefundsResource:
                     "paymentId": payment_id,
                 },
                 headers=headers,
+                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -1778,6 +1803,7 @@ class AsyncRefundsResource:
                 json=body,
                 idempotency_header="Idempotency-Key",
                 idempotency_key=idempotency_key,
+                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -1829,6 +1855,7 @@ class AsyncRefundsResource:
                 "GET",
                 "/v1/refunds/" + _segment(refund_id),
                 headers=headers,
+                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -1905,6 +1932,7 @@ class AsyncReportsResource:
                 json=body,
                 idempotency_header="Idempotency-Key",
                 idempotency_key=idempotency_key,
+                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -1917,15 +1945,23 @@ class Client(SyncAPIClient):
     """Acme Payments API (synchronous).
 
     Resources: `customers`, `jobs`, `payments`, `refunds`, `reports`.
-    Credentials: `api_key` (apiKeyAuth), `bearer_token` (bearerAuth).
+
+    Credentials, each optional: every call sends only what its operation requires, and only
+    to `base_url`'s origin; a call that needs one the client was not given raises
+    `MissingCredentials` before anything is sent.
+
+    - `api_key_auth` (`apiKeyAuth`, apiKey in header `X-API-Key`):
+      the key, sent as header `X-API-Key`.
+    - `bearer_auth` (`bearerAuth`, http bearer):
+      a token, or a callable returning one for each request.
     """
 
     def __init__(
         self,
         *,
         base_url: str = DEFAULT_BASE_URL,
-        api_key: str | None = None,
-        bearer_token: str | None = None,
+        api_key_auth: str | None = None,
+        bearer_auth: str | TokenProvider | None = None,
         timeout: TimeoutTypes = DEFAULT_TIMEOUT,
         max_retries: int = DEFAULT_MAX_RETRIES,
         default_headers: Mapping[str, str] | None = None,
@@ -1938,17 +1974,16 @@ class Client(SyncAPIClient):
         wait_on_rate_limit: bool = False,
         max_retry_delay: float = MAX_SERVER_DELAY,
     ) -> None:
-        auth_headers, auth_params = _auth(
-            api_key,
-            bearer_token,
-        )
         super().__init__(
             base_url,
             timeout=timeout,
             max_retries=max_retries,
             default_headers=default_headers,
-            auth_headers=auth_headers,
-            auth_params=auth_params,
+            schemes=SECURITY_SCHEMES,
+            credentials={
+                "apiKeyAuth": api_key_auth,
+                "bearerAuth": bearer_auth,
+            },
             user_agent=user_agent,
             http_client=http_client,
             transport=transport,
@@ -1966,14 +2001,24 @@ class Client(SyncAPIClient):
 
 
 class AsyncClient(AsyncAPIClient):
-    """Acme Payments API (asynchronous; the same resources, awaitable)."""
+    """Acme Payments API (asynchronous; the same resources, awaitable).
+
+    Credentials, each optional: every call sends only what its operation requires, and only
+    to `base_url`'s origin; a call that needs one the client was not given raises
+    `MissingCredentials` before anything is sent.
+
+    - `api_key_auth` (`apiKeyAuth`, apiKey in header `X-API-Key`):
+      the key, sent as header `X-API-Key`.
+    - `bearer_auth` (`bearerAuth`, http bearer):
+      a token, or a callable returning one (sync or async) for each request.
+    """
 
     def __init__(
         self,
         *,
         base_url: str = DEFAULT_BASE_URL,
-        api_key: str | None = None,
-        bearer_token: str | None = None,
+        api_key_auth: str | None = None,
+        bearer_auth: str | AsyncTokenProvider | None = None,
         timeout: TimeoutTypes = DEFAULT_TIMEOUT,
         max_retries: int = DEFAULT_MAX_RETRIES,
         default_headers: Mapping[str, str] | None = None,
@@ -1986,17 +2031,16 @@ class AsyncClient(AsyncAPIClient):
         wait_on_rate_limit: bool = False,
         max_retry_delay: float = MAX_SERVER_DELAY,
     ) -> None:
-        auth_headers, auth_params = _auth(
-            api_key,
-            bearer_token,
-        )
         super().__init__(
             base_url,
             timeout=timeout,
             max_retries=max_retries,
             default_headers=default_headers,
-            auth_headers=auth_headers,
-            auth_params=auth_params,
+            schemes=SECURITY_SCHEMES,
+            credentials={
+                "apiKeyAuth": api_key_auth,
+                "bearerAuth": bearer_auth,
+            },
             user_agent=user_agent,
             http_client=http_client,
             transport=transport,

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from . import models
 from .runtime.context import JobContext, Services, jsonable
 from .runtime.jobs import JobRegistry
+from .runtime.security import Principal
 
 if TYPE_CHECKING:
     from .main import Handlers
@@ -40,7 +41,7 @@ def build_registry(handlers: Handlers, services: Services) -> JobRegistry:
         params = payload.get("params") or {}
         body = models.ReportRequest.model_validate(payload.get("body"))
         result = await handlers.reports.create_report(
-            JobContext(services),
+            JobContext(services, Principal.from_json(payload.get("principal"))),
             body=body,
         )
         return jsonable(result)

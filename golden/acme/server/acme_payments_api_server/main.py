@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from fastapi import FastAPI
 
+from .auth import SCHEMES, VerifierBase
 from .events import Events
 from .handlers.customers import CustomersHandler
 from .handlers.payments import PaymentsHandler
@@ -28,19 +29,22 @@ from .routers.payments import router as payments_router
 from .routers.refunds import router as refunds_router
 from .routers.reports import router as reports_router
 from .runtime.context import Services, install_method_not_allowed, install_services
+from .runtime.delivery import WebhookDispatcher
+from .runtime.destinations import DestinationPolicy
 from .runtime.idempotency import install_idempotency
 from .runtime.jobs import open_jobs
 from .runtime.problems import install_problem_handlers
 from .runtime.ratelimit import RateLimiter, install_rate_limiting
+from .runtime.security import install_authentication, install_openapi_security
 from .runtime.webhook_signing import WebhookSigner
-from .runtime.webhooks import WebhookDispatcher, open_outbox
+from .runtime.webhooks import open_outbox
 from .settings import Settings
+from .verifier import Verifier
 
 logger = logging.getLogger(__name__)
 
 TITLE = "Acme Payments API"
 VERSION = "2026.4.15"
-CREDENTIAL_HEADERS = ("authorization", "x-api-key")
 
 #: The methods of each path, for 405 answers that name them all in `Allow`.
 ALLOWED_METHODS: dict[str, tuple[str, ...]] = {
@@ -73,12 +77,14 @@ ALLOWED_METHODS: dict[str, tuple[str, ...]] = {
 
 @dataclass
 class Handlers:
-    """The handler object of each tag; `create_app(handlers=Handlers(tag=...))` swaps one."""
+    """The handler object of each tag, and the verifier of credentials;
+    `create_app(handlers=Handlers(tag=...))` swaps one."""
 
     customers: CustomersBase = field(default_factory=CustomersHandler)
     payments: PaymentsBase = field(default_factory=PaymentsHandler)
     refunds: RefundsBase = field(default_factory=RefundsHandler)
     reports: ReportsBase = field(default_factory=ReportsHandler)
+    verifier: VerifierBase = field(default_factory=Verifier)
 
 
 def build_services(settings: Settings, handlers: Handlers) -> Services:
@@ -86,13 +92,22 @@ def build_services(settings: Settings, handlers: Handlers) -> Services:
     services = Services(settings, settings.store_url)
     services.outbox = open_outbox(settings.webhooks_url)
     services.events = Events(services.outbox, settings.webhook_endpoints)
+    services.destinations = DestinationPolicy(
+        allow_http=settings.webhook_allow_http, allow=settings.webhook_allow_destinations
+    )
     if settings.webhook_secrets:
         signer = WebhookSigner(
             tuple(settings.webhook_secrets),
             "standard",
             "Webhook",
         )
-        services.dispatcher = WebhookDispatcher(services.outbox, signer)
+        services.dispatcher = WebhookDispatcher(
+            services.outbox,
+            signer,
+            policy=services.destinations,
+            attempt_timeout=settings.webhook_attempt_timeout_seconds,
+            concurrency=settings.webhook_concurrency,
+        )
     else:
         logger.warning(
             "APIFORGE_WEBHOOK_SECRETS is not set: webhook events are stored but not delivered"
@@ -126,18 +141,26 @@ def create_app(settings: Settings | None = None, *, handlers: Handlers | None = 
 
     app = FastAPI(title=TITLE, version=VERSION, lifespan=lifespan)
     install_problem_handlers(app, max_body_bytes=settings.max_body_bytes)
+    # authentication first: every other pattern is keyed by the principal it verifies
+    install_authentication(
+        app,
+        SCHEMES,
+        handlers.verifier,
+        realm=settings.auth_realm or TITLE,
+        failure_limit=settings.auth_failure_limit,
+        storage_url=settings.rate_limit_url,
+        verifier_file="acme_payments_api_server/verifier.py",
+    )
+    install_openapi_security(app, SCHEMES)
     install_rate_limiting(
         app,
-        RateLimiter.from_settings(
-            settings, storage_url=settings.rate_limit_url, credential_headers=CREDENTIAL_HEADERS
-        ),
+        RateLimiter.from_settings(settings, storage_url=settings.rate_limit_url),
     )
     services.idempotency = install_idempotency(
         app,
         settings.idempotency_url,
         lock_timeout=float(settings.idempotency_lock_timeout_seconds),
         result_ttl=float(settings.idempotency_ttl_seconds),
-        principal_headers=CREDENTIAL_HEADERS,
         enabled=settings.patterns_enabled,
     )
     install_services(app, services, handlers)

@@ -99,12 +99,6 @@ def _parse(response: APIResponse, type_: Any) -> Any:
     return response.parse(type_)
 
 
-def _auth() -> tuple[dict[str, str], dict[str, str]]:
-    headers: dict[str, str] = {}
-    params: dict[str, str] = {}
-    return headers, params
-
-
 class DocumentsResource:
     """Operations tagged `Documents`."""
 
@@ -1487,14 +1481,11 @@ class Client(SyncAPIClient):
         wait_on_rate_limit: bool = False,
         max_retry_delay: float = MAX_SERVER_DELAY,
     ) -> None:
-        auth_headers, auth_params = _auth()
         super().__init__(
             base_url,
             timeout=timeout,
             max_retries=max_retries,
             default_headers=default_headers,
-            auth_headers=auth_headers,
-            auth_params=auth_params,
             user_agent=user_agent,
             http_client=http_client,
             transport=transport,
@@ -1530,14 +1521,11 @@ class AsyncClient(AsyncAPIClient):
         wait_on_rate_limit: bool = False,
         max_retry_delay: float = MAX_SERVER_DELAY,
     ) -> None:
-        auth_headers, auth_params = _auth()
         super().__init__(
             base_url,
             timeout=timeout,
             max_retries=max_retries,
             default_headers=default_headers,
-            auth_headers=auth_headers,
-            auth_params=auth_params,
             user_agent=user_agent,
             http_client=http_client,
             transport=transport,

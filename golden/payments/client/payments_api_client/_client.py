@@ -21,9 +21,13 @@ from ._runtime import (
     DEFAULT_TIMEOUT,
     APIResponse,
     AsyncAPIClient,
+    AsyncTokenProvider,
     RateLimit,
     RequestOptions,
+    Scheme,
+    Security,
     SyncAPIClient,
+    TokenProvider,
 )
 from ._runtime._base import TimeoutTypes
 from ._runtime._retry import DEFAULT_MAX_RETRIES, MAX_SERVER_DELAY
@@ -96,14 +100,8 @@ def _parse(response: APIResponse, type_: Any) -> Any:
     return response.parse(type_)
 
 
-def _auth(
-    bearer_token: str | None,
-) -> tuple[dict[str, str], dict[str, str]]:
-    headers: dict[str, str] = {}
-    params: dict[str, str] = {}
-    if bearer_token is not None:
-        headers["Authorization"] = "Bearer " + bearer_token
-    return headers, params
+# The spec's security schemes: what each credential is and how it is sent.
+SECURITY_SCHEMES = (Scheme("bearerAuth", "bearer", argument="bearer_auth"),)
 
 
 class PaymentsResource:
@@ -175,6 +173,7 @@ class PaymentsResource:
                     "customerId": customer_id,
                 },
                 headers=headers,
+                security=Security(({"bearerAuth": ()},)),
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -237,6 +236,7 @@ class PaymentsResource:
                 json=body,
                 idempotency_header="Idempotency-Key",
                 idempotency_key=idempotency_key,
+                security=Security(({"bearerAuth": ()},)),
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -287,6 +287,7 @@ class PaymentsResource:
                 "GET",
                 "/v1/payments/" + _segment(payment_id),
                 headers=headers,
+                security=Security(({"bearerAuth": ()},)),
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -364,6 +365,7 @@ class AsyncPaymentsResource:
                     "customerId": customer_id,
                 },
                 headers=headers,
+                security=Security(({"bearerAuth": ()},)),
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -427,6 +429,7 @@ class AsyncPaymentsResource:
                 json=body,
                 idempotency_header="Idempotency-Key",
                 idempotency_key=idempotency_key,
+                security=Security(({"bearerAuth": ()},)),
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -478,6 +481,7 @@ class AsyncPaymentsResource:
                 "GET",
                 "/v1/payments/" + _segment(payment_id),
                 headers=headers,
+                security=Security(({"bearerAuth": ()},)),
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -489,14 +493,20 @@ class Client(SyncAPIClient):
     """Payments API (synchronous).
 
     Resources: `payments`.
-    Credentials: `bearer_token` (bearerAuth).
+
+    Credentials, each optional: every call sends only what its operation requires, and only
+    to `base_url`'s origin; a call that needs one the client was not given raises
+    `MissingCredentials` before anything is sent.
+
+    - `bearer_auth` (`bearerAuth`, http bearer):
+      a token, or a callable returning one for each request.
     """
 
     def __init__(
         self,
         *,
         base_url: str = DEFAULT_BASE_URL,
-        bearer_token: str | None = None,
+        bearer_auth: str | TokenProvider | None = None,
         timeout: TimeoutTypes = DEFAULT_TIMEOUT,
         max_retries: int = DEFAULT_MAX_RETRIES,
         default_headers: Mapping[str, str] | None = None,
@@ -509,16 +519,15 @@ class Client(SyncAPIClient):
         wait_on_rate_limit: bool = False,
         max_retry_delay: float = MAX_SERVER_DELAY,
     ) -> None:
-        auth_headers, auth_params = _auth(
-            bearer_token,
-        )
         super().__init__(
             base_url,
             timeout=timeout,
             max_retries=max_retries,
             default_headers=default_headers,
-            auth_headers=auth_headers,
-            auth_params=auth_params,
+            schemes=SECURITY_SCHEMES,
+            credentials={
+                "bearerAuth": bearer_auth,
+            },
             user_agent=user_agent,
             http_client=http_client,
             transport=transport,
@@ -532,13 +541,21 @@ class Client(SyncAPIClient):
 
 
 class AsyncClient(AsyncAPIClient):
-    """Payments API (asynchronous; the same resources, awaitable)."""
+    """Payments API (asynchronous; the same resources, awaitable).
+
+    Credentials, each optional: every call sends only what its operation requires, and only
+    to `base_url`'s origin; a call that needs one the client was not given raises
+    `MissingCredentials` before anything is sent.
+
+    - `bearer_auth` (`bearerAuth`, http bearer):
+      a token, or a callable returning one (sync or async) for each request.
+    """
 
     def __init__(
         self,
         *,
         base_url: str = DEFAULT_BASE_URL,
-        bearer_token: str | None = None,
+        bearer_auth: str | AsyncTokenProvider | None = None,
         timeout: TimeoutTypes = DEFAULT_TIMEOUT,
         max_retries: int = DEFAULT_MAX_RETRIES,
         default_headers: Mapping[str, str] | None = None,
@@ -551,16 +568,15 @@ class AsyncClient(AsyncAPIClient):
         wait_on_rate_limit: bool = False,
         max_retry_delay: float = MAX_SERVER_DELAY,
     ) -> None:
-        auth_headers, auth_params = _auth(
-            bearer_token,
-        )
         super().__init__(
             base_url,
             timeout=timeout,
             max_retries=max_retries,
             default_headers=default_headers,
-            auth_headers=auth_headers,
-            auth_params=auth_params,
+            schemes=SECURITY_SCHEMES,
+            credentials={
+                "bearerAuth": bearer_auth,
+            },
             user_agent=user_agent,
             http_client=http_client,
             transport=transport,

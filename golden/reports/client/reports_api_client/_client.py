@@ -22,10 +22,14 @@ from ._runtime import (
     APIResponse,
     AsyncAPIClient,
     AsyncJobHandle,
+    AsyncTokenProvider,
     JobHandle,
     RateLimit,
     RequestOptions,
+    Scheme,
+    Security,
     SyncAPIClient,
+    TokenProvider,
 )
 from ._runtime._base import TimeoutTypes
 from ._runtime._retry import DEFAULT_MAX_RETRIES, MAX_SERVER_DELAY
@@ -98,14 +102,8 @@ def _parse(response: APIResponse, type_: Any) -> Any:
     return response.parse(type_)
 
 
-def _auth(
-    bearer_token: str | None,
-) -> tuple[dict[str, str], dict[str, str]]:
-    headers: dict[str, str] = {}
-    params: dict[str, str] = {}
-    if bearer_token is not None:
-        headers["Authorization"] = "Bearer " + bearer_token
-    return headers, params
+# The spec's security schemes: what each credential is and how it is sent.
+SECURITY_SCHEMES = (Scheme("bearerAuth", "bearer", argument="bearer_auth"),)
 
 
 class JobsResource:
@@ -162,6 +160,7 @@ class JobsResource:
                 "GET",
                 "/v1/jobs/" + _segment(job_id),
                 headers=headers,
+                security=Security(({"bearerAuth": ()},)),
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -216,6 +215,7 @@ class JobsResource:
                 "DELETE",
                 "/v1/jobs/" + _segment(job_id),
                 headers=headers,
+                security=Security(({"bearerAuth": ()},)),
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -289,6 +289,7 @@ class ReportsResource:
                 json=body,
                 idempotency_header="Idempotency-Key",
                 idempotency_key=idempotency_key,
+                security=Security(({"bearerAuth": ()},)),
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -352,6 +353,7 @@ class AsyncJobsResource:
                 "GET",
                 "/v1/jobs/" + _segment(job_id),
                 headers=headers,
+                security=Security(({"bearerAuth": ()},)),
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -407,6 +409,7 @@ class AsyncJobsResource:
                 "DELETE",
                 "/v1/jobs/" + _segment(job_id),
                 headers=headers,
+                security=Security(({"bearerAuth": ()},)),
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -481,6 +484,7 @@ class AsyncReportsResource:
                 json=body,
                 idempotency_header="Idempotency-Key",
                 idempotency_key=idempotency_key,
+                security=Security(({"bearerAuth": ()},)),
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -493,14 +497,20 @@ class Client(SyncAPIClient):
     """Reports API (synchronous).
 
     Resources: `jobs`, `reports`.
-    Credentials: `bearer_token` (bearerAuth).
+
+    Credentials, each optional: every call sends only what its operation requires, and only
+    to `base_url`'s origin; a call that needs one the client was not given raises
+    `MissingCredentials` before anything is sent.
+
+    - `bearer_auth` (`bearerAuth`, http bearer):
+      a token, or a callable returning one for each request.
     """
 
     def __init__(
         self,
         *,
         base_url: str = DEFAULT_BASE_URL,
-        bearer_token: str | None = None,
+        bearer_auth: str | TokenProvider | None = None,
         timeout: TimeoutTypes = DEFAULT_TIMEOUT,
         max_retries: int = DEFAULT_MAX_RETRIES,
         default_headers: Mapping[str, str] | None = None,
@@ -513,16 +523,15 @@ class Client(SyncAPIClient):
         wait_on_rate_limit: bool = False,
         max_retry_delay: float = MAX_SERVER_DELAY,
     ) -> None:
-        auth_headers, auth_params = _auth(
-            bearer_token,
-        )
         super().__init__(
             base_url,
             timeout=timeout,
             max_retries=max_retries,
             default_headers=default_headers,
-            auth_headers=auth_headers,
-            auth_params=auth_params,
+            schemes=SECURITY_SCHEMES,
+            credentials={
+                "bearerAuth": bearer_auth,
+            },
             user_agent=user_agent,
             http_client=http_client,
             transport=transport,
@@ -537,13 +546,21 @@ class Client(SyncAPIClient):
 
 
 class AsyncClient(AsyncAPIClient):
-    """Reports API (asynchronous; the same resources, awaitable)."""
+    """Reports API (asynchronous; the same resources, awaitable).
+
+    Credentials, each optional: every call sends only what its operation requires, and only
+    to `base_url`'s origin; a call that needs one the client was not given raises
+    `MissingCredentials` before anything is sent.
+
+    - `bearer_auth` (`bearerAuth`, http bearer):
+      a token, or a callable returning one (sync or async) for each request.
+    """
 
     def __init__(
         self,
         *,
         base_url: str = DEFAULT_BASE_URL,
-        bearer_token: str | None = None,
+        bearer_auth: str | AsyncTokenProvider | None = None,
         timeout: TimeoutTypes = DEFAULT_TIMEOUT,
         max_retries: int = DEFAULT_MAX_RETRIES,
         default_headers: Mapping[str, str] | None = None,
@@ -556,16 +573,15 @@ class AsyncClient(AsyncAPIClient):
         wait_on_rate_limit: bool = False,
         max_retry_delay: float = MAX_SERVER_DELAY,
     ) -> None:
-        auth_headers, auth_params = _auth(
-            bearer_token,
-        )
         super().__init__(
             base_url,
             timeout=timeout,
             max_retries=max_retries,
             default_headers=default_headers,
-            auth_headers=auth_headers,
-            auth_params=auth_params,
+            schemes=SECURITY_SCHEMES,
+            credentials={
+                "bearerAuth": bearer_auth,
+            },
             user_agent=user_agent,
             http_client=http_client,
             transport=transport,

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from fastapi import FastAPI
 
+from .auth import SCHEMES, VerifierBase
 from .handlers.users import UsersHandler
 from .interfaces import UsersBase
 from .routers.users import router as users_router
@@ -22,13 +23,14 @@ from .runtime.context import Services, install_method_not_allowed, install_servi
 from .runtime.idempotency import install_idempotency
 from .runtime.problems import install_problem_handlers
 from .runtime.ratelimit import RateLimiter, install_rate_limiting
+from .runtime.security import install_authentication, install_openapi_security
 from .settings import Settings
+from .verifier import Verifier
 
 logger = logging.getLogger(__name__)
 
 TITLE = "Users API"
 VERSION = "1.0.0"
-CREDENTIAL_HEADERS = ("authorization", "x-api-key")
 
 #: The methods of each path, for 405 answers that name them all in `Allow`.
 ALLOWED_METHODS: dict[str, tuple[str, ...]] = {
@@ -46,9 +48,11 @@ ALLOWED_METHODS: dict[str, tuple[str, ...]] = {
 
 @dataclass
 class Handlers:
-    """The handler object of each tag; `create_app(handlers=Handlers(tag=...))` swaps one."""
+    """The handler object of each tag, and the verifier of credentials;
+    `create_app(handlers=Handlers(tag=...))` swaps one."""
 
     users: UsersBase = field(default_factory=UsersHandler)
+    verifier: VerifierBase = field(default_factory=Verifier)
 
 
 def build_services(settings: Settings, handlers: Handlers) -> Services:
@@ -73,18 +77,26 @@ def create_app(settings: Settings | None = None, *, handlers: Handlers | None = 
 
     app = FastAPI(title=TITLE, version=VERSION, lifespan=lifespan)
     install_problem_handlers(app, max_body_bytes=settings.max_body_bytes)
+    # authentication first: every other pattern is keyed by the principal it verifies
+    install_authentication(
+        app,
+        SCHEMES,
+        handlers.verifier,
+        realm=settings.auth_realm or TITLE,
+        failure_limit=settings.auth_failure_limit,
+        storage_url=settings.rate_limit_url,
+        verifier_file="users_api_server/verifier.py",
+    )
+    install_openapi_security(app, SCHEMES)
     install_rate_limiting(
         app,
-        RateLimiter.from_settings(
-            settings, storage_url=settings.rate_limit_url, credential_headers=CREDENTIAL_HEADERS
-        ),
+        RateLimiter.from_settings(settings, storage_url=settings.rate_limit_url),
     )
     services.idempotency = install_idempotency(
         app,
         settings.idempotency_url,
         lock_timeout=float(settings.idempotency_lock_timeout_seconds),
         result_ttl=float(settings.idempotency_ttl_seconds),
-        principal_headers=CREDENTIAL_HEADERS,
         enabled=settings.patterns_enabled,
     )
     install_services(app, services, handlers)

@@ -13,7 +13,7 @@ from typing import cast
 from .runtime.settings import Settings as RuntimeSettings
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)  # the runtime's repr masks secrets
 class Settings(RuntimeSettings):
     #: One switch to Redis for several processes or hosts: when set, rate limits, idempotency records, jobs and the webhook outbox use this `redis://host:port/db` (unless their own setting names another store). Resources stay in `STORE_URL`.
     redis_url: str = ""

@@ -28,6 +28,7 @@ class CustomersHandler(CustomersBase):
     ) -> models.CustomerList | Reply[models.CustomerList]:
         """GET /v1/customers: List customers
 
+        - security: bearerAuth or apiKeyAuth
         - problem details
         - rate limit (X-RateLimit-Limit/-Remaining/-Reset; 429 + Retry-After)
         """
@@ -41,6 +42,7 @@ class CustomersHandler(CustomersBase):
     ) -> models.Customer | Reply[models.Customer]:
         """POST /v1/customers: Create a customer
 
+        - security: bearerAuth or apiKeyAuth
         - problem details
         - rate limit (X-RateLimit-Limit/-Remaining/-Reset; 429 + Retry-After)
         - idempotency (Idempotency-Key, required)
@@ -56,6 +58,7 @@ class CustomersHandler(CustomersBase):
     ) -> models.Customer | Reply[models.Customer]:
         """GET /v1/customers/{customerId}: Get a customer
 
+        - security: bearerAuth or apiKeyAuth
         - problem details
         - rate limit (X-RateLimit-Limit/-Remaining/-Reset; 429 + Retry-After)
         - ETag; If-None-Match → 304
@@ -70,6 +73,7 @@ class CustomersHandler(CustomersBase):
     ) -> None | Reply[None]:
         """DELETE /v1/customers/{customerId}: Delete a customer
 
+        - security: bearerAuth or apiKeyAuth
         - problem details
         - rate limit (X-RateLimit-Limit/-Remaining/-Reset; 429 + Retry-After)
         - If-Match → 412 when stale; 428 when missing
@@ -85,6 +89,7 @@ class CustomersHandler(CustomersBase):
     ) -> models.Customer | Reply[models.Customer]:
         """PATCH /v1/customers/{customerId}: Update a customer
 
+        - security: bearerAuth or apiKeyAuth
         - problem details
         - rate limit (X-RateLimit-Limit/-Remaining/-Reset; 429 + Retry-After)
         - idempotency (Idempotency-Key, required)

@@ -29,6 +29,7 @@ class PaymentsHandler(PaymentsBase):
     ) -> models.PaymentList | Reply[models.PaymentList]:
         """GET /v1/payments: List payments
 
+        - security: bearerAuth or apiKeyAuth
         - problem details
         - rate limit (X-RateLimit-Limit/-Remaining/-Reset; 429 + Retry-After)
         """
@@ -42,6 +43,7 @@ class PaymentsHandler(PaymentsBase):
     ) -> models.Payment | Reply[models.Payment]:
         """POST /v1/payments: Create a payment
 
+        - security: bearerAuth or apiKeyAuth
         - problem details
         - rate limit (X-RateLimit-Limit/-Remaining/-Reset; 429 + Retry-After)
         - idempotency (Idempotency-Key, required)
@@ -57,6 +59,7 @@ class PaymentsHandler(PaymentsBase):
     ) -> models.Payment | Reply[models.Payment]:
         """GET /v1/payments/{paymentId}: Get a payment
 
+        - security: bearerAuth or apiKeyAuth
         - problem details
         - rate limit (X-RateLimit-Limit/-Remaining/-Reset; 429 + Retry-After)
         """

@@ -28,6 +28,7 @@ class RefundsHandler(RefundsBase):
     ) -> models.RefundList | Reply[models.RefundList]:
         """GET /v1/refunds: List refunds
 
+        - security: bearerAuth or apiKeyAuth
         - problem details
         - rate limit (X-RateLimit-Limit/-Remaining/-Reset; 429 + Retry-After)
         """
@@ -41,6 +42,7 @@ class RefundsHandler(RefundsBase):
     ) -> models.Refund | Reply[models.Refund]:
         """POST /v1/refunds: Refund a payment
 
+        - security: bearerAuth or apiKeyAuth
         - problem details
         - rate limit (X-RateLimit-Limit/-Remaining/-Reset; 429 + Retry-After)
         - idempotency (Idempotency-Key, required)
@@ -56,6 +58,7 @@ class RefundsHandler(RefundsBase):
     ) -> models.Refund | Reply[models.Refund]:
         """GET /v1/refunds/{refundId}: Get a refund
 
+        - security: bearerAuth or apiKeyAuth
         - problem details
         - rate limit (X-RateLimit-Limit/-Remaining/-Reset; 429 + Retry-After)
         """

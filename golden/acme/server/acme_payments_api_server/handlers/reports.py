@@ -26,6 +26,7 @@ class ReportsHandler(ReportsBase):
     ) -> models.ReportResult | dict[str, Any]:
         """POST /v1/reports: Start generating a report
 
+        - security: bearerAuth or apiKeyAuth
         - problem details
         - rate limit (X-RateLimit-Limit/-Remaining/-Reset; 429 + Retry-After)
         - idempotency (Idempotency-Key, required)

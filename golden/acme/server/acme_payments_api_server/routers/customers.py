@@ -16,12 +16,16 @@ from ..runtime import context as _context
 from ..runtime.idempotency import idempotent_route
 from ..runtime.problems import GuardedRoute, require_content_type
 from ..runtime.ratelimit import rate_limited
+from ..runtime.security import AuthRequirement
 
 router = APIRouter(route_class=GuardedRoute)
 
 
 def _handler(request: Request) -> CustomersBase:
     return cast(CustomersBase, _context.handlers_of(request).customers)
+
+
+_AUTH_list_customers_endpoint = AuthRequirement((("bearerAuth", ()),), (("apiKeyAuth", ()),))
 
 
 async def list_customers_endpoint(
@@ -66,10 +70,15 @@ router.add_api_route(
     response_model_exclude_unset=True,
     tags=["Customers"],
     summary="List customers",
+    openapi_extra={"security": [{"bearerAuth": []}, {"apiKeyAuth": []}]},
     dependencies=[
+        Depends(_AUTH_list_customers_endpoint),
         Depends(rate_limited("x-ratelimit")),
     ],
 )
+
+
+_AUTH_create_customer_endpoint = AuthRequirement((("bearerAuth", ()),), (("apiKeyAuth", ()),))
 
 
 async def create_customer_endpoint(
@@ -100,12 +109,17 @@ router.add_api_route(
     response_model_exclude_unset=True,
     tags=["Customers"],
     summary="Create a customer",
+    openapi_extra={"security": [{"bearerAuth": []}, {"apiKeyAuth": []}]},
     dependencies=[
+        Depends(_AUTH_create_customer_endpoint),
         Depends(rate_limited("x-ratelimit")),
         Depends(require_content_type("application/json")),
     ],
     route_class_override=idempotent_route("Idempotency-Key", required=True, base=GuardedRoute),
 )
+
+
+_AUTH_get_customer_endpoint = AuthRequirement((("bearerAuth", ()),), (("apiKeyAuth", ()),))
 
 
 async def get_customer_endpoint(
@@ -138,10 +152,15 @@ router.add_api_route(
     response_model_exclude_unset=True,
     tags=["Customers"],
     summary="Get a customer",
+    openapi_extra={"security": [{"bearerAuth": []}, {"apiKeyAuth": []}]},
     dependencies=[
+        Depends(_AUTH_get_customer_endpoint),
         Depends(rate_limited("x-ratelimit")),
     ],
 )
+
+
+_AUTH_delete_customer_endpoint = AuthRequirement((("bearerAuth", ()),), (("apiKeyAuth", ()),))
 
 
 async def delete_customer_endpoint(
@@ -173,11 +192,16 @@ router.add_api_route(
     response_model=None,
     tags=["Customers"],
     summary="Delete a customer",
+    openapi_extra={"security": [{"bearerAuth": []}, {"apiKeyAuth": []}]},
     dependencies=[
+        Depends(_AUTH_delete_customer_endpoint),
         Depends(rate_limited("x-ratelimit")),
         Depends(_context.IfMatchGuard(required=True)),
     ],
 )
+
+
+_AUTH_update_customer_endpoint = AuthRequirement((("bearerAuth", ()),), (("apiKeyAuth", ()),))
 
 
 async def update_customer_endpoint(
@@ -211,7 +235,9 @@ router.add_api_route(
     response_model_exclude_unset=True,
     tags=["Customers"],
     summary="Update a customer",
+    openapi_extra={"security": [{"bearerAuth": []}, {"apiKeyAuth": []}]},
     dependencies=[
+        Depends(_AUTH_update_customer_endpoint),
         Depends(rate_limited("x-ratelimit")),
         Depends(require_content_type("application/json")),
         Depends(_context.IfMatchGuard(required=True)),

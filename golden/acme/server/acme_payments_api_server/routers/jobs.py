@@ -11,8 +11,12 @@ from fastapi import APIRouter, Depends, Path, Request, Response
 from ..runtime import context as _context
 from ..runtime.problems import GuardedRoute
 from ..runtime.ratelimit import rate_limited
+from ..runtime.security import AuthRequirement
 
 router = APIRouter(route_class=GuardedRoute)
+
+
+_AUTH_get_job_endpoint = AuthRequirement((("bearerAuth", ()),), (("apiKeyAuth", ()),))
 
 
 async def get_job_endpoint(
@@ -22,7 +26,9 @@ async def get_job_endpoint(
 ) -> Any:
     """GET /v1/jobs/{jobId}: Get a job"""
     _ctx = _context.request_context(_request, _response, if_match=False)
-    return await _ctx.services.require_jobs().get_response(job_id)
+    return await _ctx.services.require_jobs().get_response(
+        job_id, viewer=_context.owner_of(_request)
+    )
 
 
 router.add_api_route(
@@ -34,10 +40,15 @@ router.add_api_route(
     response_model=None,
     tags=["Jobs"],
     summary="Get a job",
+    openapi_extra={"security": [{"bearerAuth": []}, {"apiKeyAuth": []}]},
     dependencies=[
+        Depends(_AUTH_get_job_endpoint),
         Depends(rate_limited("x-ratelimit")),
     ],
 )
+
+
+_AUTH_cancel_job_endpoint = AuthRequirement((("bearerAuth", ()),), (("apiKeyAuth", ()),))
 
 
 async def cancel_job_endpoint(
@@ -47,7 +58,9 @@ async def cancel_job_endpoint(
 ) -> Any:
     """DELETE /v1/jobs/{jobId}: Cancel a job"""
     _ctx = _context.request_context(_request, _response, if_match=False)
-    return await _ctx.services.require_jobs().cancel_response(job_id)
+    return await _ctx.services.require_jobs().cancel_response(
+        job_id, viewer=_context.owner_of(_request)
+    )
 
 
 router.add_api_route(
@@ -59,7 +72,9 @@ router.add_api_route(
     response_model=None,
     tags=["Jobs"],
     summary="Cancel a job",
+    openapi_extra={"security": [{"bearerAuth": []}, {"apiKeyAuth": []}]},
     dependencies=[
+        Depends(_AUTH_cancel_job_endpoint),
         Depends(rate_limited("x-ratelimit")),
     ],
 )

@@ -16,12 +16,16 @@ from ..runtime import context as _context
 from ..runtime.idempotency import idempotent_route
 from ..runtime.problems import GuardedRoute, require_content_type
 from ..runtime.ratelimit import rate_limited
+from ..runtime.security import AuthRequirement
 
 router = APIRouter(route_class=GuardedRoute)
 
 
 def _handler(request: Request) -> RefundsBase:
     return cast(RefundsBase, _context.handlers_of(request).refunds)
+
+
+_AUTH_list_refunds_endpoint = AuthRequirement((("bearerAuth", ()),), (("apiKeyAuth", ()),))
 
 
 async def list_refunds_endpoint(
@@ -66,10 +70,15 @@ router.add_api_route(
     response_model_exclude_unset=True,
     tags=["Refunds"],
     summary="List refunds",
+    openapi_extra={"security": [{"bearerAuth": []}, {"apiKeyAuth": []}]},
     dependencies=[
+        Depends(_AUTH_list_refunds_endpoint),
         Depends(rate_limited("x-ratelimit")),
     ],
 )
+
+
+_AUTH_create_refund_endpoint = AuthRequirement((("bearerAuth", ()),), (("apiKeyAuth", ()),))
 
 
 async def create_refund_endpoint(
@@ -100,12 +109,17 @@ router.add_api_route(
     response_model_exclude_unset=True,
     tags=["Refunds"],
     summary="Refund a payment",
+    openapi_extra={"security": [{"bearerAuth": []}, {"apiKeyAuth": []}]},
     dependencies=[
+        Depends(_AUTH_create_refund_endpoint),
         Depends(rate_limited("x-ratelimit")),
         Depends(require_content_type("application/json")),
     ],
     route_class_override=idempotent_route("Idempotency-Key", required=True, base=GuardedRoute),
 )
+
+
+_AUTH_get_refund_endpoint = AuthRequirement((("bearerAuth", ()),), (("apiKeyAuth", ()),))
 
 
 async def get_refund_endpoint(
@@ -138,7 +152,9 @@ router.add_api_route(
     response_model_exclude_unset=True,
     tags=["Refunds"],
     summary="Get a refund",
+    openapi_extra={"security": [{"bearerAuth": []}, {"apiKeyAuth": []}]},
     dependencies=[
+        Depends(_AUTH_get_refund_endpoint),
         Depends(rate_limited("x-ratelimit")),
     ],
 )

@@ -26,6 +26,7 @@ class OrdersHandler(OrdersBase):
     ) -> models.Order | Reply[models.Order]:
         """POST /v1/orders: Place an order
 
+        - security: bearerAuth
         - problem details
         - rate limit (X-RateLimit-Limit/-Remaining/-Reset; 429 + Retry-After)
         - idempotency (Idempotency-Key, required)
@@ -41,6 +42,7 @@ class OrdersHandler(OrdersBase):
     ) -> models.Order | Reply[models.Order]:
         """GET /v1/orders/{orderId}: Get an order
 
+        - security: bearerAuth
         - problem details
         - rate limit (X-RateLimit-Limit/-Remaining/-Reset; 429 + Retry-After)
         - ETag; If-None-Match → 304
@@ -56,6 +58,7 @@ class OrdersHandler(OrdersBase):
     ) -> models.Order | Reply[models.Order]:
         """PATCH /v1/orders/{orderId}: Update an order
 
+        - security: bearerAuth
         - problem details
         - rate limit (X-RateLimit-Limit/-Remaining/-Reset; 429 + Retry-After)
         - If-Match → 412 when stale; 428 when missing

@@ -16,12 +16,16 @@ from ..runtime import context as _context
 from ..runtime.idempotency import idempotent_route
 from ..runtime.problems import GuardedRoute, require_content_type
 from ..runtime.ratelimit import rate_limited
+from ..runtime.security import AuthRequirement
 
 router = APIRouter(route_class=GuardedRoute)
 
 
 def _handler(request: Request) -> OrdersBase:
     return cast(OrdersBase, _context.handlers_of(request).orders)
+
+
+_AUTH_create_order_endpoint = AuthRequirement((("bearerAuth", ()),))
 
 
 async def create_order_endpoint(
@@ -52,12 +56,17 @@ router.add_api_route(
     response_model_exclude_unset=True,
     tags=["Orders"],
     summary="Place an order",
+    openapi_extra={"security": [{"bearerAuth": []}]},
     dependencies=[
+        Depends(_AUTH_create_order_endpoint),
         Depends(rate_limited("x-ratelimit")),
         Depends(require_content_type("application/json")),
     ],
     route_class_override=idempotent_route("Idempotency-Key", required=True, base=GuardedRoute),
 )
+
+
+_AUTH_get_order_endpoint = AuthRequirement((("bearerAuth", ()),))
 
 
 async def get_order_endpoint(
@@ -88,10 +97,15 @@ router.add_api_route(
     response_model_exclude_unset=True,
     tags=["Orders"],
     summary="Get an order",
+    openapi_extra={"security": [{"bearerAuth": []}]},
     dependencies=[
+        Depends(_AUTH_get_order_endpoint),
         Depends(rate_limited("x-ratelimit")),
     ],
 )
+
+
+_AUTH_update_order_endpoint = AuthRequirement((("bearerAuth", ()),))
 
 
 async def update_order_endpoint(
@@ -123,7 +137,9 @@ router.add_api_route(
     response_model_exclude_unset=True,
     tags=["Orders"],
     summary="Update an order",
+    openapi_extra={"security": [{"bearerAuth": []}]},
     dependencies=[
+        Depends(_AUTH_update_order_endpoint),
         Depends(rate_limited("x-ratelimit")),
         Depends(require_content_type("application/json")),
         Depends(_context.IfMatchGuard(required=True)),

@@ -27,6 +27,7 @@ class PaymentsHandler(PaymentsBase):
     ) -> models.PaymentList | Reply[models.PaymentList]:
         """GET /v1/payments: List payments
 
+        - security: bearerAuth
         - problem details
         - rate limit (X-RateLimit-Limit/-Remaining/-Reset; 429 + Retry-After)
         """
@@ -40,6 +41,7 @@ class PaymentsHandler(PaymentsBase):
     ) -> models.Payment | Reply[models.Payment]:
         """POST /v1/payments: Create a payment
 
+        - security: bearerAuth
         - problem details
         - rate limit (X-RateLimit-Limit/-Remaining/-Reset; 429 + Retry-After)
         - idempotency (Idempotency-Key, optional)
@@ -55,6 +57,7 @@ class PaymentsHandler(PaymentsBase):
     ) -> models.Payment | Reply[models.Payment]:
         """GET /v1/payments/{paymentId}: Get a payment
 
+        - security: bearerAuth
         - problem details
         - rate limit (X-RateLimit-Limit/-Remaining/-Reset; 429 + Retry-After)
         """

@@ -16,12 +16,16 @@ from ..runtime import context as _context
 from ..runtime.idempotency import idempotent_route
 from ..runtime.problems import GuardedRoute, require_content_type
 from ..runtime.ratelimit import rate_limited
+from ..runtime.security import AuthRequirement
 
 router = APIRouter(route_class=GuardedRoute)
 
 
 def _handler(request: Request) -> PaymentsBase:
     return cast(PaymentsBase, _context.handlers_of(request).payments)
+
+
+_AUTH_list_payments_endpoint = AuthRequirement((("bearerAuth", ()),))
 
 
 async def list_payments_endpoint(
@@ -66,10 +70,15 @@ router.add_api_route(
     response_model_exclude_unset=True,
     tags=["Payments"],
     summary="List payments",
+    openapi_extra={"security": [{"bearerAuth": []}]},
     dependencies=[
+        Depends(_AUTH_list_payments_endpoint),
         Depends(rate_limited("x-ratelimit")),
     ],
 )
+
+
+_AUTH_create_payment_endpoint = AuthRequirement((("bearerAuth", ()),))
 
 
 async def create_payment_endpoint(
@@ -100,12 +109,17 @@ router.add_api_route(
     response_model_exclude_unset=True,
     tags=["Payments"],
     summary="Create a payment",
+    openapi_extra={"security": [{"bearerAuth": []}]},
     dependencies=[
+        Depends(_AUTH_create_payment_endpoint),
         Depends(rate_limited("x-ratelimit")),
         Depends(require_content_type("application/json")),
     ],
     route_class_override=idempotent_route("Idempotency-Key", required=False, base=GuardedRoute),
 )
+
+
+_AUTH_get_payment_endpoint = AuthRequirement((("bearerAuth", ()),))
 
 
 async def get_payment_endpoint(
@@ -136,7 +150,9 @@ router.add_api_route(
     response_model_exclude_unset=True,
     tags=["Payments"],
     summary="Get a payment",
+    openapi_extra={"security": [{"bearerAuth": []}]},
     dependencies=[
+        Depends(_AUTH_get_payment_endpoint),
         Depends(rate_limited("x-ratelimit")),
     ],
 )

@@ -26,6 +26,7 @@ class ReportsHandler(ReportsBase):
     ) -> models.ReportResult | dict[str, Any]:
         """POST /v1/reports: Start generating a report
 
+        - security: bearerAuth
         - problem details
         - rate limit (RateLimit + RateLimit-Policy; 429 + Retry-After)
         - idempotency (Idempotency-Key, optional)

@@ -16,12 +16,16 @@ from ..runtime import context as _context
 from ..runtime.idempotency import idempotent_route
 from ..runtime.problems import GuardedRoute, require_content_type
 from ..runtime.ratelimit import rate_limited
+from ..runtime.security import AuthRequirement
 
 router = APIRouter(route_class=GuardedRoute)
 
 
 def _handler(request: Request) -> ReportsBase:
     return cast(ReportsBase, _context.handlers_of(request).reports)
+
+
+_AUTH_create_report_endpoint = AuthRequirement((("bearerAuth", ()),))
 
 
 async def create_report_endpoint(
@@ -34,8 +38,13 @@ async def create_report_endpoint(
     _input = _context.jsonable(_body)
     return await _ctx.services.require_jobs().submit_response(
         "createReport",
-        {"params": _context.jsonable({}), "body": _input},
-        callback_url=_context.callback_url(_input, "callbackUrl"),
+        {
+            "params": _context.jsonable({}),
+            "body": _input,
+            "principal": _context.principal_payload(_request),
+        },
+        callback_url=await _context.checked_callback_url(_request, _input, "callbackUrl"),
+        owner=_context.owner_of(_request),
     )
 
 
@@ -48,7 +57,9 @@ router.add_api_route(
     response_model=None,
     tags=["Reports"],
     summary="Start generating a report",
+    openapi_extra={"security": [{"bearerAuth": []}]},
     dependencies=[
+        Depends(_AUTH_create_report_endpoint),
         Depends(rate_limited("ietf")),
         Depends(require_content_type("application/json")),
     ],

@@ -26,6 +26,7 @@ class UsersHandler(UsersBase):
     ) -> models.UserList | Reply[models.UserList]:
         """GET /v1/users: List users
 
+        - security: bearerAuth
         - problem details
         - rate limit (X-RateLimit-Limit/-Remaining/-Reset; 429 + Retry-After)
         """
@@ -39,6 +40,7 @@ class UsersHandler(UsersBase):
     ) -> models.User | Reply[models.User]:
         """POST /v1/users: Create a user
 
+        - security: bearerAuth
         - problem details
         - idempotency (Idempotency-Key, optional)
         - 415 unless Content-Type is application/json
@@ -53,6 +55,7 @@ class UsersHandler(UsersBase):
     ) -> models.User | Reply[models.User]:
         """GET /v1/users/{userId}: Get a user
 
+        - security: bearerAuth
         - problem details
         - ETag; If-None-Match → 304
         """
@@ -66,6 +69,7 @@ class UsersHandler(UsersBase):
     ) -> None | Reply[None]:
         """DELETE /v1/users/{userId}: Delete a user
 
+        - security: bearerAuth
         - problem details
         - If-Match → 412 when stale; 428 when missing
         """
@@ -80,6 +84,7 @@ class UsersHandler(UsersBase):
     ) -> models.User | Reply[models.User]:
         """PATCH /v1/users/{userId}: Update a user
 
+        - security: bearerAuth
         - problem details
         - If-Match → 412 when stale; 428 when missing
         - 415 unless Content-Type is application/json

@@ -16,12 +16,16 @@ from ..runtime import context as _context
 from ..runtime.idempotency import idempotent_route
 from ..runtime.problems import GuardedRoute, require_content_type
 from ..runtime.ratelimit import rate_limited
+from ..runtime.security import AuthRequirement
 
 router = APIRouter(route_class=GuardedRoute)
 
 
 def _handler(request: Request) -> UsersBase:
     return cast(UsersBase, _context.handlers_of(request).users)
+
+
+_AUTH_list_users_endpoint = AuthRequirement((("bearerAuth", ()),))
 
 
 async def list_users_endpoint(
@@ -58,10 +62,15 @@ router.add_api_route(
     response_model_exclude_unset=True,
     tags=["Users"],
     summary="List users",
+    openapi_extra={"security": [{"bearerAuth": []}]},
     dependencies=[
+        Depends(_AUTH_list_users_endpoint),
         Depends(rate_limited("x-ratelimit")),
     ],
 )
+
+
+_AUTH_create_user_endpoint = AuthRequirement((("bearerAuth", ()),))
 
 
 async def create_user_endpoint(
@@ -92,11 +101,16 @@ router.add_api_route(
     response_model_exclude_unset=True,
     tags=["Users"],
     summary="Create a user",
+    openapi_extra={"security": [{"bearerAuth": []}]},
     dependencies=[
+        Depends(_AUTH_create_user_endpoint),
         Depends(require_content_type("application/json")),
     ],
     route_class_override=idempotent_route("Idempotency-Key", required=False, base=GuardedRoute),
 )
+
+
+_AUTH_get_user_endpoint = AuthRequirement((("bearerAuth", ()),))
 
 
 async def get_user_endpoint(
@@ -127,8 +141,14 @@ router.add_api_route(
     response_model_exclude_unset=True,
     tags=["Users"],
     summary="Get a user",
-    dependencies=[],
+    openapi_extra={"security": [{"bearerAuth": []}]},
+    dependencies=[
+        Depends(_AUTH_get_user_endpoint),
+    ],
 )
+
+
+_AUTH_delete_user_endpoint = AuthRequirement((("bearerAuth", ()),))
 
 
 async def delete_user_endpoint(
@@ -158,10 +178,15 @@ router.add_api_route(
     response_model=None,
     tags=["Users"],
     summary="Delete a user",
+    openapi_extra={"security": [{"bearerAuth": []}]},
     dependencies=[
+        Depends(_AUTH_delete_user_endpoint),
         Depends(_context.IfMatchGuard(required=True)),
     ],
 )
+
+
+_AUTH_update_user_endpoint = AuthRequirement((("bearerAuth", ()),))
 
 
 async def update_user_endpoint(
@@ -193,7 +218,9 @@ router.add_api_route(
     response_model_exclude_unset=True,
     tags=["Users"],
     summary="Update a user",
+    openapi_extra={"security": [{"bearerAuth": []}]},
     dependencies=[
+        Depends(_AUTH_update_user_endpoint),
         Depends(require_content_type("application/json")),
         Depends(_context.IfMatchGuard(required=True)),
     ],

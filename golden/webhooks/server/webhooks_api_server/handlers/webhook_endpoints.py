@@ -24,6 +24,7 @@ class WebhookEndpointsHandler(WebhookEndpointsBase):
     ) -> dict[str, Any] | Reply[dict[str, Any]]:
         """GET /v1/webhook-endpoints: List webhook endpoints
 
+        - security: bearerAuth
         - problem details
         """
         raise NotImplementedError
@@ -36,6 +37,7 @@ class WebhookEndpointsHandler(WebhookEndpointsBase):
     ) -> models.WebhookEndpointWithSecret | Reply[models.WebhookEndpointWithSecret]:
         """POST /v1/webhook-endpoints: Register a webhook endpoint
 
+        - security: bearerAuth
         - problem details
         - idempotency (Idempotency-Key, optional)
         - 415 unless Content-Type is application/json

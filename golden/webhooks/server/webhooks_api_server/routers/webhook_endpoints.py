@@ -15,12 +15,16 @@ from ..interfaces import WebhookEndpointsBase
 from ..runtime import context as _context
 from ..runtime.idempotency import idempotent_route
 from ..runtime.problems import GuardedRoute, require_content_type
+from ..runtime.security import AuthRequirement
 
 router = APIRouter(route_class=GuardedRoute)
 
 
 def _handler(request: Request) -> WebhookEndpointsBase:
     return cast(WebhookEndpointsBase, _context.handlers_of(request).webhook_endpoints)
+
+
+_AUTH_list_webhook_endpoints_endpoint = AuthRequirement((("bearerAuth", ()),))
 
 
 async def list_webhook_endpoints_endpoint(
@@ -50,8 +54,14 @@ router.add_api_route(
     response_model_exclude_unset=True,
     tags=["WebhookEndpoints"],
     summary="List webhook endpoints",
-    dependencies=[],
+    openapi_extra={"security": [{"bearerAuth": []}]},
+    dependencies=[
+        Depends(_AUTH_list_webhook_endpoints_endpoint),
+    ],
 )
+
+
+_AUTH_create_webhook_endpoint_endpoint = AuthRequirement((("bearerAuth", ()),))
 
 
 async def create_webhook_endpoint_endpoint(
@@ -82,7 +92,9 @@ router.add_api_route(
     response_model_exclude_unset=True,
     tags=["WebhookEndpoints"],
     summary="Register a webhook endpoint",
+    openapi_extra={"security": [{"bearerAuth": []}]},
     dependencies=[
+        Depends(_AUTH_create_webhook_endpoint_endpoint),
         Depends(require_content_type("application/json")),
     ],
     route_class_override=idempotent_route("Idempotency-Key", required=False, base=GuardedRoute),
