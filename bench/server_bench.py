@@ -14,6 +14,8 @@
      Idempotency-Key per request (wrk Lua script), records in SQLite / in Redis
      (`APIFORGE_REDIS_URL`, a throwaway redis-server; resources stay in SQLite).
 
+   - observability (`--only obs`): GET with the layer on, with request ids, the access log
+     line (to /dev/null) and the metrics, and with them taken out (`noobs_app.py`);
    - authentication (`--only auth`): GET with the layer on, with the spec's bearer check
      (a verifier that looks the token up in an in-memory dict) and with the security guard
      taken out of the same app (`noauth_app.py`), to measure what authenticating costs.
@@ -136,6 +138,15 @@ class Verifier(VerifierBase):
         return ISSUED.get(token)
 """.replace("@TOKEN@", TOKEN)
 
+# the same app without request ids, access lines and metrics, for the "observability off" twin
+NOOBS_APP = """
+from PACKAGE.main import app
+from PACKAGE.runtime.observability import METRICS, RequestIdMiddleware
+
+METRICS.enabled = False
+app.user_middleware[:] = [m for m in app.user_middleware if m.cls is not RequestIdMiddleware]
+""".replace("PACKAGE", PACKAGE)
+
 # the same app with the security guards taken out, for the "auth off" twin
 NOAUTH_APP = """
 from PACKAGE.main import app
@@ -193,6 +204,13 @@ CONFIGS = [
         "POST idempotency (Redis)", "post", patterns=True, redis=True, key=True, baseline="POST off"
     ),
     Config("GET patterns, no authentication", "auth", patterns=True, app="noauth_app:app"),
+    Config("GET patterns, no observability", "obs", patterns=True, app="noobs_app:app"),
+    Config(
+        "GET patterns + request ids, access log, metrics",
+        "obs",
+        patterns=True,
+        baseline="GET patterns, no observability",
+    ),
     Config(
         "GET patterns + bearer authentication",
         "auth",
@@ -238,6 +256,7 @@ def generate(out: Path) -> Path:
     (handlers / "payments.py").write_text(PAYMENTS.lstrip())
     (project / PACKAGE / "verifier.py").write_text(VERIFIER.lstrip())
     (project / "noauth_app.py").write_text(NOAUTH_APP.lstrip())
+    (project / "noobs_app.py").write_text(NOOBS_APP.lstrip())
     return project
 
 
@@ -312,7 +331,7 @@ def python_load(config: Config, seconds: float, connections: int) -> float:
 
 def prepare(config: Config) -> None:
     headers = {"Authorization": f"Bearer {TOKEN}", "Idempotency-Key": str(uuid.uuid4())}
-    if config.kind in ("get", "auth"):
+    if config.kind in ("get", "auth", "obs"):
         created = httpx.post(config.base + "/v1/customers", json=CUSTOMER, headers=headers)
         assert created.status_code == 201, created.text
         config.path = f"/v1/customers/{created.json()['id']}"
@@ -332,10 +351,10 @@ def main() -> None:
     parser.add_argument("--duration", type=float, default=5.0, help="seconds per run")
     parser.add_argument("--warmup", type=float, default=1.0, help="seconds before each config")
     parser.add_argument("--connections", type=int, default=16)
-    parser.add_argument("--only", default="", help="get, post, auth (default: all three)")
+    parser.add_argument("--only", default="", help="get, post, auth, obs (default: all)")
     parser.add_argument("--json", type=Path, default=None, help="write the results here too")
     args = parser.parse_args()
-    kinds = set(args.only.split(",")) if args.only else {"get", "post", "auth"}
+    kinds = set(args.only.split(",")) if args.only else {"get", "post", "auth", "obs"}
     configs = [c for c in CONFIGS if c.kind in kinds]
 
     tool = ensure_load_generator()
@@ -366,6 +385,8 @@ def main() -> None:
                     cwd=state,
                     pythonpath=[project],
                     env=env_for(config, state, redis_url),
+                    output=Path(os.devnull),  # the access lines are written, then dropped
+                    extra_args=["--no-access-log"],
                 )
             )
             config.base, config.pid = base, proc.pid

@@ -66,8 +66,10 @@ def uvicorn_server(
     workers: int = 1,
     extra_args: Sequence[str] = (),
     pythonpath: Sequence[str | Path] = (),
+    output: Path | None = None,
 ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    """Serve `app` ("module:attr") under uvicorn on 127.0.0.1; yields (base_url, process)."""
+    """Serve `app` ("module:attr") under uvicorn on 127.0.0.1; yields (base_url, process).
+    `output`: a file that gets the server's stdout and stderr (its logs)."""
     port = free_port()
     full_env = {**os.environ, **(env or {})}
     paths = [str(p) for p in pythonpath] + [str(cwd)]
@@ -76,7 +78,10 @@ def uvicorn_server(
     full_env["PYTHONPATH"] = os.pathsep.join(paths)
     cmd = [sys.executable, "-m", "uvicorn", app, "--host", "127.0.0.1", "--port", str(port)]
     cmd += ["--workers", str(workers), "--log-level", "warning", *extra_args]
-    proc = subprocess.Popen(cmd, cwd=str(cwd), env=full_env, start_new_session=True)
+    sink = open(output, "ab") if output is not None else None  # noqa: SIM115 - closed below
+    proc = subprocess.Popen(
+        cmd, cwd=str(cwd), env=full_env, start_new_session=True, stdout=sink, stderr=sink
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         wait_for_port(port, proc=proc)
@@ -91,6 +96,8 @@ def uvicorn_server(
         yield base, proc
     finally:
         stop_process_group(proc)
+        if sink is not None:
+            sink.close()
 
 
 def stop_process_group(proc: subprocess.Popen[bytes], sig: int = signal.SIGTERM) -> None:

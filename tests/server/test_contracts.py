@@ -117,6 +117,7 @@ def test_handler_crash_is_a_500_problem_that_leaks_nothing(acme_url: str) -> Non
         "status": 500,
         "detail": "The server failed to handle the request.",
         "instance": "/v1/payments/pay_01HTZ4K5M8N9P0Q1R2S3T4V5W6",
+        "requestId": r.headers["x-request-id"],  # ties it to the server's log lines
     }
     assert "hunter2" not in r.text and "Traceback" not in r.text
 
@@ -269,6 +270,7 @@ def test_failed_job_embeds_its_problem(acme_url: str) -> None:
         "status": 422,
         "detail": "Narrow the range (requested by acme-tests).",  # the job's ctx.principal
         "instance": r.headers["location"],
+        "requestId": r.headers["x-request-id"],  # the submitting request's
     }
 
 

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from starlette.requests import Request
 from starlette.responses import Response
 
+from .observability import record
 from .problems import ProblemDetail
 
 _VERSION_TAG = re.compile(r"^v([0-9]+)$")
@@ -143,17 +144,20 @@ def version_from_etag(etag: str) -> int | None:
 def precondition_failed(
     detail: str = "The resource was modified since you last fetched it. Re-fetch and retry.",
 ) -> ProblemDetail:
+    record("preconditions", "412")
     return ProblemDetail(412, "precondition-failed", "Precondition failed", detail)
 
 
 def precondition_required(
     detail: str = "This operation requires an If-Match header with the ETag you last fetched.",
 ) -> ProblemDetail:
+    record("preconditions", "428")
     return ProblemDetail(428, "precondition-required", "Precondition required", detail)
 
 
 def not_modified_response(etag: str) -> Response:
     """304 with the ETag and no body."""
+    record("preconditions", "304")
     return Response(status_code=304, headers={"ETag": etag})
 
 

@@ -37,6 +37,7 @@ import httpcore
 import httpx
 
 from .destinations import DestinationPolicy, DestinationRefused, Resolver, guarded_client
+from .observability import bind_request_id, record
 from .webhook_signing import WebhookSigner
 from .webhooks import Attempt, Clock, Delivery, DeliveryStatus, Outbox
 
@@ -165,7 +166,12 @@ class WebhookDispatcher:
     # ---- one attempt
 
     async def deliver(self, delivery: Delivery, body: bytes) -> Attempt:
-        """One attempt (POST), recorded with its outcome and the next step."""
+        """One attempt (POST), recorded with its outcome and the next step; its log lines
+        carry the id of the request that caused the event."""
+        with bind_request_id(delivery.request_id):
+            return await self._deliver(delivery, body)
+
+    async def _deliver(self, delivery: Delivery, body: bytes) -> Attempt:
         started = self.clock()
         number = delivery.attempt_count + 1
         code: int | None = None
@@ -186,14 +192,17 @@ class WebhookDispatcher:
             status: DeliveryStatus = "delivered"
         elif refused:
             status = "dead"
-            logger.warning("webhook delivery %s is dead: %s", delivery.id, error)
         else:
             next_at = self.next_attempt(number, self.clock())
             status = "pending" if next_at is not None else "dead"
-            if next_at is None:
-                logger.warning(
-                    "webhook delivery %s is dead after %d attempts: %s", delivery.id, number, error
-                )
+        outcome: str = "delivered" if attempt.ok else "refused" if refused else status
+        outcome = "failed" if outcome == "pending" else outcome
+        record(
+            "webhook_deliveries",
+            outcome,
+            log=f"delivery {delivery.id} ({delivery.event_type}): {error}",
+            attempt=number,
+        )
         await self.outbox.record_attempt(delivery, attempt, status, next_at)
         return attempt
 
@@ -315,13 +324,23 @@ class WebhookDispatcher:
         if self._task is None or self._task.done():
             self._task = asyncio.create_task(self.run(), name="apiforge-webhook-dispatcher")
 
-    async def stop(self) -> None:
-        """Stop claiming; attempts in flight are cancelled (their deliveries are due again
-        when their lease ends: consumers dedupe on ``webhook-id``)."""
-        tasks = [t for t in (self._task, *self._inflight) if t is not None]
-        for task in tasks:
+    async def stop(self, grace: float | None = None) -> None:
+        """Stop claiming, then let the attempts in flight finish within ``grace`` seconds
+        (default: one attempt deadline) so a shutdown sends what it started; what is still
+        running then is cancelled (its delivery is due again when its lease ends; consumers
+        dedupe on ``webhook-id``)."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(BaseException):
+                await self._task
+        inflight = list(self._inflight)
+        if inflight:
+            wait = self.attempt_timeout if grace is None else grace
+            with contextlib.suppress(BaseException):
+                await asyncio.wait(inflight, timeout=wait)
+        for task in inflight:
             task.cancel()
-        for task in tasks:
+        for task in inflight:
             with contextlib.suppress(BaseException):
                 await task
         self._task = None

@@ -90,6 +90,7 @@ from .idempotency_store import (
     StoredResponse,
     open_idempotency_store,
 )
+from .observability import record
 from .problems import PROBLEM_JSON, ProblemDetail
 from .security import principal_of
 
@@ -377,13 +378,16 @@ async def enforce(request: Request, inner: Handler, header_name: str, required: 
     values = [v for k, v in request.scope["headers"] if k.lower() == wanted]
     if not values:
         if required:
+            record("idempotency", "missing_key")
             return await _problem(request, _key_missing(header_name))
         return await inner(request)
     if len(values) > 1:
+        record("idempotency", "invalid_key")
         return await _problem(request, _key_invalid(header_name, "send the header once"))
     try:
         key = parse_idempotency_key(values[0].decode("latin-1"))
     except ValueError as exc:
+        record("idempotency", "invalid_key")
         return await _problem(request, _key_invalid(header_name, str(exc)))
 
     body = await request.body()  # cached on the request: FastAPI's handler reads it from there
@@ -397,9 +401,14 @@ async def enforce(request: Request, inner: Handler, header_name: str, required: 
     outcome = await config.store.claim(scope_id, key, fingerprint, config.lock_timeout)
     if isinstance(outcome, Existing):
         answer = _answer_existing(request, outcome.record, fingerprint, header_name)
+        kind = (
+            "replayed" if isinstance(answer, Response) else answer.kind.removeprefix("idempotency-")
+        )
+        record("idempotency", kind.replace("-", "_"))
         return await _problem(request, answer) if isinstance(answer, ProblemDetail) else answer
 
     token = outcome.token
+    record("idempotency", "executed")
     heartbeat = asyncio.create_task(_heartbeat(config, scope_id, key, token))
     completed = False
     try:

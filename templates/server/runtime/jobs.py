@@ -47,6 +47,7 @@ import abc
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import secrets
 import sqlite3
@@ -57,6 +58,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from starlette.responses import JSONResponse
 
+from .observability import bind_request_id, current_request_id, record
 from .problems import ProblemDetail
 from .storage import parse_store_url
 from .webhooks import (
@@ -80,6 +82,8 @@ JobHandler: TypeAlias = Callable[[Any], Coroutine[Any, Any, Any]]
 Clock: TypeAlias = Callable[[], float]
 # builds the callback webhook (event, endpoints) for a job that has just ended
 WebhookBuilder: TypeAlias = Callable[["Job"], tuple[dict[str, Any], list[Endpoint | str]]]
+
+logger = logging.getLogger(__name__)
 
 ARQ_FUNCTION = "apiforge_run_job"
 DEFAULT_QUEUE = "apiforge:jobs:queue"
@@ -109,6 +113,7 @@ class Job:
     lease_until: float | None = None
     claim: str = ""
     owner: str | None = None  # the id of the principal who submitted it (None: public)
+    request_id: str | None = None  # the submitting request's: on the job's log lines
 
     @property
     def terminal(self) -> bool:
@@ -150,6 +155,7 @@ class Job:
                 "lease_until": self.lease_until,
                 "claim": self.claim,
                 "owner": self.owner,
+                "request_id": self.request_id,
             },
             separators=(",", ":"),
         )
@@ -172,6 +178,7 @@ class Job:
             r["lease_until"],
             r["claim"],
             r.get("owner"),
+            r.get("request_id"),
         )
 
 
@@ -255,6 +262,11 @@ class JobStore(abc.ABC):
     def shares_outbox(self, outbox: Outbox | None) -> bool:
         return False
 
+    async def queued(self) -> int | None:
+        """How many jobs wait to run (a metrics gauge); None where the store cannot say
+        cheaply (Redis: arq's queue is the measure there)."""
+        return None
+
     async def close(self) -> None:  # noqa: B027 - optional hook
         pass
 
@@ -268,6 +280,9 @@ class MemoryJobStore(JobStore):
 
     async def get(self, job_id: str) -> Job | None:
         return self._jobs.get(job_id)
+
+    async def queued(self) -> int | None:
+        return sum(1 for job in self._jobs.values() if job.status == "queued")
 
     async def update(
         self,
@@ -348,6 +363,13 @@ class SqliteJobStore(JobStore):
             )
 
         await self._db.run(work)
+
+    async def queued(self) -> int | None:
+        def work(conn: sqlite3.Connection) -> int:
+            row = conn.execute("SELECT COUNT(*) FROM apiforge_jobs WHERE status = 'queued'")
+            return int(row.fetchone()[0])
+
+        return await self._db.run(work)
 
     async def get(self, job_id: str) -> Job | None:
         def work(conn: sqlite3.Connection) -> Job | None:
@@ -582,8 +604,10 @@ class JobService:
             input,
             callback_url=callback_url,
             owner=owner,
+            request_id=current_request_id(),
         )
         await self.store.create(job)
+        record("jobs", "queued")
         if self.arq_url is not None:
             await self._enqueue_arq(job.id)
         elif self.worker is not None:
@@ -710,6 +734,7 @@ class JobService:
 
     async def _ended(self, job: Job) -> None:
         """A job reached a terminal state: notify its callback unless the store already did."""
+        record("jobs", job.status, log=f"job {job.id} ({job.name})")
         if self._atomic_webhooks and self.outbox is not None:
             self.outbox.notify()  # written with the job: wake this process's dispatcher
             return
@@ -722,7 +747,13 @@ class JobService:
     async def execute(self, job: Job) -> Job | None:
         """Run a claimed (running) job to its end; None if it was cancelled or lost its claim
         meanwhile. Renews the lease every third of it; stops the handler if the job is
-        cancelled. If this task is cancelled (shutdown), the job goes back to the queue."""
+        cancelled. If this task is cancelled (shutdown), the job goes back to the queue. Its
+        log lines (and its problem, if it fails) carry the submitting request's id."""
+        with bind_request_id(job.request_id):
+            record("jobs", "running")
+            return await self._execute(job)
+
+    async def _execute(self, job: Job) -> Job | None:
         handler = self.registry.get(job.name)
         instance = self.location(job.id)
         if handler is None:
@@ -759,24 +790,23 @@ class JobService:
             raise
         try:
             result = task.result()
-            json.dumps(result)
         except asyncio.CancelledError:
             return None
         except ProblemDetail as exc:
             return await self._finish(job, "failed", None, exc.body(instance))
-        except (TypeError, ValueError):
-            err = problem(
-                500, "job-failed", "Job failed", "The job's result is not JSON.", instance
-            )
+        except Exception:  # the handler's bug: its traceback goes to the log, not the client
+            logger.exception("job %s (%s) failed with an unexpected error", job.id, job.name)
+            detail = "The job failed with an unexpected error."
+            err = problem(500, "job-failed", "Job failed", detail, instance)
             return await self._finish(job, "failed", None, err)
-        except Exception:
-            err = problem(
-                500,
-                "job-failed",
-                "Job failed",
-                "The job failed with an unexpected error.",
-                instance,
+        try:
+            json.dumps(result)
+        except (TypeError, ValueError) as exc:
+            logger.error(
+                "job %s (%s) returned a result that is not JSON: %s", job.id, job.name, exc
             )
+            detail = "The job's result is not JSON."
+            err = problem(500, "job-failed", "Job failed", detail, instance)
             return await self._finish(job, "failed", None, err)
         return await self._finish(job, "completed", result, None)
 

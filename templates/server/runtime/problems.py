@@ -59,6 +59,8 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from .observability import current_request_id
+
 PROBLEM_JSON = "application/problem+json"
 PROBLEM_BASE = "https://apiforge.dev/problems/"
 
@@ -124,6 +126,9 @@ class ProblemDetail(Exception):
             # a URI reference (RFC 9457): the decoded request path, percent-encoded again
             "instance": quote(instance, safe="/:@!$&'()*+,;=-._~"),
         }
+        request_id = current_request_id()
+        if request_id is not None:  # ties the client's error to the server's log lines
+            problem["requestId"] = request_id
         problem.update(self.extensions)
         return problem
 

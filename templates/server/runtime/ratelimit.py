@@ -71,6 +71,7 @@ from limits.aio.strategies import (
 from limits.storage import storage_from_string
 from starlette.requests import Request
 
+from .observability import record
 from .problems import ProblemDetail, RequestGuard, defer_response_headers
 from .security import client_ip, principal_of
 
@@ -365,6 +366,7 @@ class RateLimit(RequestGuard):
             return
         now = time.time()
         defer_response_headers(request.scope, rate_limit_headers(self.family, result, now))
+        record("rate_limit", "allowed" if result.allowed else "limited", bucket=self.bucket)
         if not result.allowed:
             retry = result.retry_after(now)
             raise ProblemDetail(

@@ -64,6 +64,7 @@ from limits.aio.strategies import MovingWindowRateLimiter
 from limits.storage import storage_from_string
 from starlette.requests import Request
 
+from .observability import record
 from .problems import ProblemDetail, RequestGuard
 
 logger = logging.getLogger(__name__)
@@ -378,20 +379,31 @@ class AuthRequirement(RequestGuard):
         if auth is None:
             raise RuntimeError("AuthRequirement needs install_authentication(app, ...)")
         tried = self.alternatives if not self.public else self.optional
-        outcome = await self._try(auth, request, tried)
+        try:
+            outcome = await self._try(auth, request, tried)
+        except ProblemDetail as locked:  # too many rejected credentials from this client
+            record("auth", "locked_out", log=f"client {client_ip(request)}")
+            raise locked
         if outcome.principal is not None:
             request.state.principal = outcome.principal
+            record("auth", "authenticated")
             return
         if self.public:
             if outcome.rejected:
+                record("auth", "rejected", log=f"client {client_ip(request)}")
                 raise self._unauthorized(auth, tried, outcome)
+            record("auth", "anonymous")
             return  # anonymous (also when only insufficient scopes: the operation is public)
         if outcome.insufficient:
+            record("auth", "forbidden")
             raise self._forbidden(auth, outcome)
         if outcome.rejected or outcome.presented:
+            record("auth", "rejected", log=f"client {client_ip(request)}")
             raise self._unauthorized(auth, tried, outcome)
         if outcome.unavailable and not self._available(auth, tried):
+            record("auth", "not_implemented")
             raise self._not_implemented(auth, outcome)
+        record("auth", "missing")
         raise self._unauthorized(auth, tried, outcome)
 
     @staticmethod
@@ -528,7 +540,6 @@ class AuthRequirement(RequestGuard):
                 else " (not in components/securitySchemes, or of a type this server cannot check)."
             )
         )
-        logger.warning("authentication is not implemented: %s", detail)
         return ProblemDetail(501, "authentication-not-implemented", "Not implemented", detail)
 
 

@@ -77,6 +77,23 @@ class Settings:
     #: verifier put in `Principal.tier`.
     rate_limit_tiers: dict[str, str] = field(default_factory=dict)
 
+    #: Log lines as `text` (one readable line each) or `json` (one object per line, for a log
+    #: pipeline); each carries the request id. Credentials never appear in them.
+    log_format: str = "text"
+    #: The least severe log level written: `debug`, `info`, `warning`, `error`.
+    log_level: str = "info"
+    #: The liveness probe's path (200 while the process answers); empty: none.
+    health_path: str = "/healthz"
+    #: The readiness probe's path (503 naming the store, Redis or worker that fails); empty:
+    #: none.
+    ready_path: str = "/readyz"
+    #: Prometheus metrics on this path; empty: none. With several workers, start them with
+    #: `PROMETHEUS_MULTIPROC_DIR` set to an empty directory so the numbers add up.
+    metrics_path: str = "/metrics"
+    #: Also serve the metrics on this port, on every interface (0: no); the first worker to
+    #: bind it serves every worker's numbers.
+    metrics_port: int = 0
+
     #: Largest accepted request body in bytes (larger → 413), counted from Content-Length and
     #: from the bytes actually streamed.
     max_body_bytes: int = 1_048_576
@@ -117,6 +134,41 @@ class Settings:
             parts.append(f"{f.name}={shown!r}")
         return f"{type(self).__name__}({', '.join(parts)})"
 
+    def problems(self) -> list[str]:
+        """What is wrong with these settings, one sentence each (checked at start-up, so a
+        typo stops the server with a clear message instead of failing later)."""
+        found: list[str] = []
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            name = "APIFORGE_" + f.name.upper()
+            if f.name.endswith("_url") and value:
+                try:
+                    _check_store_url(value)
+                except ValueError as exc:
+                    found.append(f"{name}: {exc}")
+            elif f.name.endswith("_path") and value and not str(value).startswith("/"):
+                found.append(f"{name}: {value!r} must start with '/'")
+            elif f.name.endswith(("_seconds", "_bytes", "_concurrency")) and value <= 0:
+                found.append(f"{name}: must be positive, not {value!r}")
+        limits = {
+            "RATE_LIMIT_DEFAULT": self.rate_limit_default,
+            "RATE_LIMIT_ANONYMOUS": self.rate_limit_anonymous,
+            "AUTH_FAILURE_LIMIT": self.auth_failure_limit,
+            **{f"RATE_LIMIT_TIERS ({k})": v for k, v in self.rate_limit_tiers.items()},
+        }
+        for name, value in limits.items():
+            if value and not _LIMIT.fullmatch(value.strip()):
+                found.append(
+                    f"APIFORGE_{name}: {value!r} is not a limit like '100/minute' or '10/second'"
+                )
+        if self.log_format not in ("text", "json"):
+            found.append(f"APIFORGE_LOG_FORMAT: {self.log_format!r} is not 'text' or 'json'")
+        if self.log_level.lower() not in ("debug", "info", "warning", "error", "critical"):
+            found.append(f"APIFORGE_LOG_LEVEL: {self.log_level!r} is not a log level")
+        if not 0 <= self.metrics_port <= 65535:
+            found.append(f"APIFORGE_METRICS_PORT: {self.metrics_port} is not a port")
+        return found
+
     @classmethod
     def from_env(
         cls, prefix: str = "APIFORGE_", environ: Mapping[str, str] | None = None
@@ -145,6 +197,24 @@ class Settings:
                 default = f.default_factory()
             rows.append((prefix + f.name.upper(), _render(default), docs.get(f.name, "")))
         return rows
+
+
+# `limits`' syntax, several separated by ';' or ','
+_LIMIT = re.compile(
+    r"(\d+\s*(/|per)\s*(\d+\s*)?(second|minute|hour|day|month|year)s?\s*[;,]?\s*)+",
+    re.IGNORECASE,
+)
+_URL_SCHEMES = ("memory", "sqlite", "redis", "rediss", "async+redis", "async+memory", "unix")
+
+
+def _check_store_url(url: str) -> None:
+    scheme, sep, rest = url.partition("://")
+    if not sep or scheme.lower() not in _URL_SCHEMES:
+        raise ValueError(
+            f"{mask_url(url)!r} is not a store URL (memory://, sqlite:///FILE or redis://HOST)"
+        )
+    if scheme == "sqlite" and not rest.lstrip("/"):
+        raise ValueError(f"{url!r} names no file (sqlite:///./data/app.db)")
 
 
 def _kind(f: dataclasses.Field[Any]) -> str:

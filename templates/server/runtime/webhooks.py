@@ -34,6 +34,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from .observability import current_request_id
 from .storage import connect_sqlite, parse_store_url
 
 if TYPE_CHECKING:  # redis is the `redis` extra: imported only by the Redis outbox
@@ -95,6 +96,7 @@ class Delivery:
     last_status_code: int | None = None
     last_error: str | None = None
     claim: str = ""
+    request_id: str | None = None  # the request that caused the event: on the log lines
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -167,6 +169,7 @@ def _new_deliveries(
                 now,
                 now,
                 now,
+                request_id=current_request_id(),
             )
         )
     return out
@@ -376,7 +379,8 @@ CREATE TABLE IF NOT EXISTS apiforge_webhook_deliveries (
     updated_at REAL NOT NULL,
     last_status_code INTEGER,
     last_error TEXT,
-    claim TEXT NOT NULL DEFAULT ''
+    claim TEXT NOT NULL DEFAULT '',
+    request_id TEXT
 );
 CREATE INDEX IF NOT EXISTS apiforge_webhook_deliveries_due
     ON apiforge_webhook_deliveries (status, next_attempt_at);
@@ -395,7 +399,7 @@ CREATE TABLE IF NOT EXISTS apiforge_webhook_attempts (
 
 _DELIVERY_COLUMNS = (
     "id, event_id, event_type, url, signer_key, status, attempt_count, next_attempt_at,"
-    " created_at, updated_at, last_status_code, last_error, claim"
+    " created_at, updated_at, last_status_code, last_error, claim, request_id"
 )
 
 
@@ -403,6 +407,10 @@ def ensure_sqlite_schema(conn: sqlite3.Connection) -> None:
     for statement in SQLITE_SCHEMA.split(";"):
         if statement.strip():
             conn.execute(statement)
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(apiforge_webhook_deliveries)")}
+    if "request_id" not in columns:  # a file written by an earlier version
+        with contextlib.suppress(sqlite3.OperationalError):  # another worker added it
+            conn.execute("ALTER TABLE apiforge_webhook_deliveries ADD COLUMN request_id TEXT")
 
 
 @contextlib.contextmanager
@@ -432,6 +440,7 @@ def _delivery_row(row: Sequence[Any]) -> Delivery:
         row[10],
         row[11],
         row[12] or "",
+        row[13],
     )
 
 
@@ -458,7 +467,7 @@ def sqlite_enqueue_in(
     deliveries = _new_deliveries(event, endpoints, at)
     conn.executemany(
         f"INSERT INTO apiforge_webhook_deliveries ({_DELIVERY_COLUMNS})"
-        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
         [
             (
                 d.id,
@@ -474,6 +483,7 @@ def sqlite_enqueue_in(
                 None,
                 None,
                 "",
+                d.request_id,
             )
             for d in deliveries
         ],
@@ -689,7 +699,7 @@ for _, d in ipairs(cjson.decode(ARGV[5])) do
     'id', d['id'], 'event_id', d['event_id'], 'event_type', ARGV[1], 'url', d['url'],
     'signer_key', d['signer_key'], 'status', 'pending', 'attempt_count', '0',
     'next_attempt_at', ARGV[3], 'created_at', ARGV[3], 'updated_at', ARGV[3],
-    'last_status_code', '', 'last_error', '', 'claim', '')
+    'last_status_code', '', 'last_error', '', 'claim', '', 'request_id', d['request_id'])
   redis.call('ZADD', KEYS[3], ARGV[3], d['id'])
   redis.call('ZADD', KEYS[4], ARGV[3], d['id'])
   redis.call('RPUSH', KEYS[2], d['id'])
@@ -775,7 +785,13 @@ class RedisOutbox(Outbox):
     ) -> tuple[list[str], list[Any]]:
         event_id = str(event["id"])
         deliveries = [
-            {"id": d.id, "event_id": d.event_id, "url": d.url, "signer_key": d.signer_key}
+            {
+                "id": d.id,
+                "event_id": d.event_id,
+                "url": d.url,
+                "signer_key": d.signer_key,
+                "request_id": d.request_id or "",
+            }
             for d in _new_deliveries(event, endpoints, now)
         ]
         keys = [
@@ -831,6 +847,7 @@ class RedisOutbox(Outbox):
             int(h["last_status_code"]) if h["last_status_code"] else None,
             h["last_error"] or None,
             h["claim"],
+            h.get("request_id") or None,
         )
 
     async def claim_due(
