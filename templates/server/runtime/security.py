@@ -267,7 +267,14 @@ class Authentication:
 
 
 class AuthFailures:
-    """Rejected credentials per client IP, in a moving window (brute-force protection)."""
+    """Rejected credentials per client IP, in a moving window (brute-force protection).
+
+    The count is shared (the rate-limit storage: Redis with several workers), but a client
+    whose credentials this process has never rejected within the window is not looked up:
+    a clean caller costs no storage round trip. So with N workers a guesser gets at most
+    N - 1 attempts beyond the limit (one rejection per worker before each starts checking)."""
+
+    _MAX_SUSPECTS = 100_000  # clients remembered per process, oldest forgotten first
 
     def __init__(self, limit: str, storage_url: str = "memory://") -> None:
         try:
@@ -285,9 +292,16 @@ class AuthFailures:
             raise ValueError(f"auth failure storage {storage_url!r} has no async implementation")
         self.storage = storage
         self.strategy = MovingWindowRateLimiter(storage)
+        self._suspects: dict[str, float] = {}  # client → until when this process checks it
 
     async def retry_after(self, client: str) -> int | None:
         """Seconds the client must wait before its credentials are checked again; None: go."""
+        until = self._suspects.get(client)
+        if until is None:
+            return None
+        if until < time.monotonic():
+            del self._suspects[client]
+            return None
         try:
             if await self.strategy.test(self.item, "auth-failures", client):
                 return None
@@ -298,6 +312,9 @@ class AuthFailures:
         return max(1, math.ceil(stats.reset_time - time.time()))
 
     async def record(self, client: str) -> None:
+        if len(self._suspects) >= self._MAX_SUSPECTS:
+            self._suspects.pop(next(iter(self._suspects)))
+        self._suspects[client] = time.monotonic() + self.item.get_expiry()
         try:
             await self.strategy.hit(self.item, "auth-failures", client)
         except Exception:
