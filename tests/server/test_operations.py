@@ -26,6 +26,7 @@ from tests.server.test_contracts import CUSTOMER, PAYMENT
 from tests.support import free_port, uvicorn_server, wait_for_port
 
 OWNER = {"Authorization": "Bearer ops-owner"}
+METRICS_PORT = free_port()
 
 
 class Redis:
@@ -82,6 +83,7 @@ def served(
         "PROMETHEUS_MULTIPROC_DIR": str(metrics_dir),
         "TEST_TOKEN_TIERS": json.dumps({TINY_KEY: "tiny"}),
         "TEST_JOB_CRASH": "1",
+        "APIFORGE_METRICS_PORT": str(METRICS_PORT),
     }
     with uvicorn_server(
         f"{ACME_PACKAGE}.main:app",
@@ -236,6 +238,11 @@ def test_metrics_count_every_decision_across_both_workers(served: tuple[str, Pat
     )
     # both workers' numbers are in one scrape, and the gauges read the stores
     assert samples(after, "apiforge_jobs_queued") == {"": 0.0}
+    # the same numbers on the metrics port of their own (served by one of the two workers)
+    own_port = httpx.get(f"http://127.0.0.1:{METRICS_PORT}/metrics").text
+    assert samples(own_port, "apiforge_preconditions_total") == samples(
+        after, "apiforge_preconditions_total"
+    )
     assert delta("apiforge_webhook_outbox_pending", "") == 2  # both wait for their retry
     assert not re.search(r'route="/v1/customers/cus_', after)  # templates, never raw paths
     # the payment's event delivery failed under the id of the request that paid
