@@ -1,0 +1,211 @@
+"""JSON for `apiforge lint --fix`: write new members into an object (or items into an
+array) of the original text, in the file's indentation and separators.
+
+A JSON object cannot grow at its end without a comma on its last member's line, so a new
+member goes on lines of its own *before* an existing one: the first that ranks after it (so
+`409` lands before `500`), else the object's first member. An empty `{}` or `[]` opens into
+lines (that one line changes); a file without line breaks (minified) gets its new members
+inside its one line.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from generator.lint.fix_text import CannotFix, Edit, Entry, Request, SourceText, rank_order, ranked
+
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_COLON = re.compile(r"\s*:\s*")
+
+
+@dataclass(frozen=True, slots=True)
+class JsonStyle:
+    unit: str | None  # one level of indentation; None: the file has no line breaks
+    colon: str  # ": " or ":"
+    comma: str  # ", " or "," between members on one line
+
+    @classmethod
+    def detect(cls, src: SourceText) -> JsonStyle:
+        text = src.text
+        sample = text[:4000]
+        colon = ": " if '": ' in sample else ":"
+        if len(src.starts) < 2:
+            return cls(None, colon, ", " if '", "' in sample else ",")
+        second = src.line(1)
+        unit = second[: len(second) - len(second.lstrip(" \t"))] or "  "
+        return cls(unit, colon, ", ")
+
+
+def _escape(token: Any) -> str:
+    return str(token).replace("~", "~0").replace("/", "~1")
+
+
+class JsonFile:
+    def __init__(self, src: SourceText) -> None:
+        self.src = src
+        self.text = src.text
+        self.style = JsonStyle.detect(src)
+        self._openings: dict[str, int] = {}
+        self._members: dict[str, list[tuple[Any, int]]] = {}
+
+    def _key_at(self, at: int) -> tuple[str, int] | None:
+        """The member name written at `at` and the offset after its colon."""
+        match = _STRING.match(self.text, at)
+        if match is None:
+            return None
+        try:
+            key = json.loads(match.group())
+        except ValueError:
+            return None
+        colon = _COLON.match(self.text, match.end())
+        if colon is None or ":" not in colon.group():
+            return None
+        return key, colon.end()
+
+    def opening(self, pointer: str) -> int:
+        """The offset of the `{` or `[` of the container at `pointer`."""
+        found = self._openings.get(pointer)
+        if found is None:
+            found = self._openings[pointer] = self._opening(pointer)
+        return found
+
+    def _opening(self, pointer: str) -> int:
+        text = self.text
+        if not pointer:
+            at = len(text) - len(text.lstrip())
+            if not text[at : at + 1] == "{":
+                raise CannotFix("the document is not an object")
+            return at
+        found_at = self.src.locate(pointer)
+        token = pointer.rsplit("/", 1)[1].replace("~1", "/").replace("~0", "~")
+        found = self._key_at(found_at) if found_at is not None else None
+        if found is None or found[0] != token:
+            raise CannotFix(f"#{pointer}: the text does not have that member there")
+        start = found[1]
+        if text[start : start + 1] not in ("{", "["):
+            raise CannotFix(f"#{pointer} is not an object or array")
+        return start
+
+    def members(self, pointer: str, keys: list[Any], sequence: bool) -> list[tuple[Any, int]]:
+        """The original members (or items) of the container at `pointer` with their offsets,
+        in text order (found once: what is added later is not in the original text)."""
+        known = self._members.get(pointer)
+        if known is None:
+            known = self._members[pointer] = self._find_members(pointer, keys, sequence)
+        return known
+
+    def _find_members(self, pointer: str, keys: list[Any], sequence: bool) -> list[tuple[Any, int]]:
+        found = []
+        for key in keys:
+            at = self.src.locate(f"{pointer}/{_escape(key)}")
+            if at is None:
+                raise CannotFix(f"#{pointer}/{key} is not in the text")
+            if not sequence:
+                written = self._key_at(at)
+                if written is None or written[0] != str(key):
+                    raise CannotFix(f"#{pointer}/{key}: the text does not have that member there")
+            found.append((key, at))
+        found.sort(key=lambda pair: pair[1])
+        return found
+
+    def render(self, entry: Entry, sequence: bool, indent: str) -> str:
+        """One member (or item) as the file writes it, its first line not indented."""
+        style = self.style
+        if style.unit is None:
+            value = json.dumps(entry.value, ensure_ascii=False, separators=(",", style.colon))
+        else:
+            value = json.dumps(
+                entry.value, ensure_ascii=False, indent=style.unit, separators=(",", style.colon)
+            )
+            eol = "\r\n" if self.src.crlf else "\n"
+            value = value.replace("\n", eol + indent)
+        if sequence:
+            return value
+        return json.dumps(str(entry.key), ensure_ascii=False) + style.colon + value
+
+
+def json_edits(file: JsonFile, request: Request, node: Any) -> list[Edit]:
+    """The edits that write `request.entries` into the object (or array) at
+    `request.pointer`; `node` is its data now (the new entries already in it)."""
+    src, text, style = file.src, file.text, file.style
+    opening = file.opening(request.pointer)
+    if request.sequence:
+        count = len(node) - len(request.entries) if isinstance(node, list) else 0
+        keys: list[Any] = list(range(count))
+    else:
+        added = {e.key for e in request.entries}
+        keys = [k for k in (node or {}) if k not in added]
+    existing = file.members(request.pointer, keys, request.sequence)
+    if not existing:
+        return [_open_empty(file, request, opening)]
+    groups: dict[int, list[Entry]] = {}
+    for entry in ranked(request):
+        index = None if request.sequence else rank_order(request.rank, entry.key, existing)
+        groups.setdefault(0 if index is None else index, []).append(entry)
+    edits = []
+    for index, entries in groups.items():
+        at = existing[index][1]
+        line = src.line_index(at)
+        start = src.starts[line]
+        pointers = [_pointer(request, e, n) for n, e in enumerate(entries)]
+        if style.unit is not None and not text[start:at].strip():
+            indent = text[start:at]
+            eol = src.eol(at)
+            parts, nodes, length = [], [], 0
+            for entry, ptr in zip(entries, pointers, strict=True):
+                piece = indent + file.render(entry, request.sequence, indent) + "," + eol
+                nodes.append((ptr, length + len(indent)))
+                parts.append(piece)
+                length += len(piece)
+            edits.append(Edit(start, start, "".join(parts), tuple(nodes)))
+        else:  # on one line with what follows it
+            parts, nodes, length = [], [], 0
+            for entry, ptr in zip(entries, pointers, strict=True):
+                piece = file.render(entry, request.sequence, "") + "," + style.comma.lstrip(",")
+                nodes.append((ptr, length))
+                parts.append(piece)
+                length += len(piece)
+            edits.append(Edit(at, at, "".join(parts), tuple(nodes)))
+    return edits
+
+
+def _pointer(request: Request, entry: Entry, n: int) -> str:
+    if request.sequence:
+        return f"{request.pointer}/{n}"
+    return f"{request.pointer}/{_escape(entry.key)}"
+
+
+def _open_empty(file: JsonFile, request: Request, opening: int) -> Edit:
+    """`{}` (or `[]`) with the entries in it: on lines of their own when the file has lines."""
+    src, text, style = file.src, file.text, file.style
+    close = opening + 1
+    while close < len(text) and text[close].isspace():
+        close += 1
+    if close >= len(text) or text[close] not in "}]":
+        raise CannotFix(f"#{request.pointer}: members the data does not show")
+    entries = ranked(request)
+    pointers = [_pointer(request, e, n) for n, e in enumerate(entries)]
+    if style.unit is None:
+        parts = [file.render(e, request.sequence, "") for e in entries]
+        nodes, length = [], 1
+        for ptr, part in zip(pointers, parts, strict=True):
+            nodes.append((ptr, length))
+            length += len(part) + 1
+        body = text[opening] + ",".join(parts) + text[close]
+        return Edit(opening, close + 1, body, tuple(nodes))
+    line = src.line_index(opening)
+    start = src.starts[line]
+    base = text[start : start + len(text[start:opening]) - len(text[start:opening].lstrip())]
+    indent = base + style.unit
+    eol = src.eol(opening)
+    body = text[opening] + eol
+    nodes = []
+    for n, (entry, ptr) in enumerate(zip(entries, pointers, strict=True)):
+        nodes.append((ptr, len(body) + len(indent)))
+        body += indent + file.render(entry, request.sequence, indent)
+        body += ("," if n + 1 < len(entries) else "") + eol
+    body += base + text[close]
+    return Edit(opening, close + 1, body, tuple(nodes))
