@@ -379,51 +379,101 @@ def _line_blocks(change: FileChange) -> list[tuple[int, list[str], list[str]]]:
 
 
 def write_atomically(changes: list[FileChange]) -> None:
-    """Write every changed file of one spec: each to a temporary file in its directory, then,
-    when all are complete and no file changed since it was read, each renamed over its file.
-    An error before the renames leaves every file as it was."""
-    staged: list[tuple[str, str]] = []
+    """Write every changed file of one spec, all or none: each to a temporary file in its
+    own directory; when all are complete and no file changed since it was read, each is
+    renamed over its file (a rename is atomic: a reader sees the old file or the new one,
+    never half of one). Should a rename fail, the files already renamed get their old text
+    back (kept as hard links until the end). An error before the renames changes nothing."""
+    staged: list[tuple[str, str]] = []  # (temporary file, the file it replaces)
+    kept: list[tuple[str, str]] = []  # (the old file's link, the file)
+    done: list[int] = []
     try:
         for change in changes:
-            path = change.doc.path
-            if path is None:
-                raise ApiforgeError(
-                    Problem("standard input cannot be fixed in place"), "use --diff"
-                )
-            real = os.path.realpath(path)
-            folder, base = os.path.split(real)
-            if not os.access(real, os.W_OK):
-                raise ApiforgeError(
-                    Problem(f"cannot write {change.name}: it is read-only", change.name),
-                    "make it writable, or use --diff",
-                )
+            staged.append((_stage(change), os.path.realpath(str(change.doc.path))))
+        for _, real in staged:
+            kept.append((_keep(real), real))
+        for i, (tmp, real) in enumerate(staged):
             try:
-                fd, tmp = tempfile.mkstemp(prefix=f".{base}.", suffix=".apiforge", dir=folder)
+                os.replace(tmp, real)
             except OSError as exc:
                 raise ApiforgeError(
-                    Problem(f"cannot write {change.name}: {exc.strerror}", change.name),
-                    "check the directory's permissions",
+                    Problem(f"cannot write the fixed file: {exc.strerror}", real),
+                    "the spec's other files were put back as they were",
                 ) from None
-            staged.append((tmp, real))
-            try:
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(change.new_bytes())
-                    fh.flush()
-                    os.fsync(fh.fileno())
-                os.chmod(tmp, stat.S_IMODE(os.stat(real).st_mode))
-            except OSError as exc:
-                raise ApiforgeError(
-                    Problem(f"cannot write {change.name}: {exc.strerror}", change.name)
-                ) from None
-            if Path(real).read_bytes() != change.doc.text:
-                raise ApiforgeError(
-                    Problem("the file changed while it was being fixed", change.name),
-                    "run the command again",
-                )
-        for tmp, real in staged:
-            os.replace(tmp, real)
-        staged = []
+            done.append(i)
+    except BaseException as exc:
+        for i in reversed(done):  # put back what was already renamed
+            old, real = kept[i]
+            with suppress(OSError):
+                os.replace(old, real)
+        if isinstance(exc, OSError):
+            raise ApiforgeError(Problem(f"cannot write the fixed spec: {exc}")) from None
+        raise
     finally:
         for tmp, _ in staged:
             with suppress(OSError):
                 os.unlink(tmp)
+        for old, _ in kept:
+            with suppress(OSError):
+                os.unlink(old)
+
+
+def _stage(change: FileChange) -> str:
+    """The new text in a temporary file beside the file (same mode), checked to be still
+    what was read."""
+    path = change.doc.path
+    if path is None:
+        raise ApiforgeError(Problem("standard input cannot be fixed in place"), "use --diff")
+    real = os.path.realpath(path)
+    folder, base = os.path.split(real)
+    writable = os.stat(real).st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)
+    if not writable or not os.access(real, os.W_OK):  # (root may write, but it says no)
+        raise ApiforgeError(
+            Problem("the file is read-only: nothing was written", change.name),
+            "make it writable (chmod u+w), or see the fix with --diff",
+        )
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{base}.", suffix=".apiforge", dir=folder)
+    except OSError as exc:
+        raise ApiforgeError(
+            Problem(f"cannot write the fixed file: {exc.strerror}", change.name),
+            "check the directory's permissions",
+        ) from None
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(change.new_bytes())
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, stat.S_IMODE(os.stat(real).st_mode))
+        if Path(real).read_bytes() != change.doc.text:
+            raise ApiforgeError(
+                Problem("the file changed while it was being fixed", change.name),
+                "run the command again",
+            )
+    except BaseException as exc:
+        with suppress(OSError):
+            os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise ApiforgeError(
+                Problem(f"cannot write the fixed file: {exc.strerror}", change.name)
+            ) from None
+        raise
+    return tmp
+
+
+def _keep(real: str) -> str:
+    """A second name for the file's old text, to put it back if a later rename fails."""
+    folder, base = os.path.split(real)
+    for n in range(100):
+        old = os.path.join(folder, f".{base}.{os.getpid()}.{n}.apiforge-old")
+        try:
+            os.link(real, old)
+            return old
+        except FileExistsError:
+            continue
+        except OSError:  # no hard links here: a copy
+            import shutil
+
+            shutil.copy2(real, old)
+            return old
+    raise ApiforgeError(Problem(f"cannot write {real}: too many leftover temporary files"))

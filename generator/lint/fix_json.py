@@ -3,7 +3,8 @@ array) of the original text, in the file's indentation and separators.
 
 A JSON object cannot grow at its end without a comma on its last member's line, so a new
 member goes on lines of its own *before* an existing one: the first that ranks after it (so
-`409` lands before `500`), else the object's first member. An empty `{}` or `[]` opens into
+`409` lands before `500`), else the object's first member (the document's last one, so that
+`openapi` stays first). An empty `{}` or `[]` opens into
 lines (that one line changes); a file without line breaks (minified) gets its new members
 inside its one line.
 """
@@ -141,10 +142,13 @@ def json_edits(file: JsonFile, request: Request, node: Any) -> list[Edit]:
     existing = file.members(request.pointer, keys, request.sequence)
     if not existing:
         return [_open_empty(file, request, opening)]
+    # a member that ranks last goes first (the document's own: before its last member, so
+    # that `openapi` stays the first thing a reader, or a tool sniffing the file, sees)
+    last = len(existing) - 1 if not request.pointer and not request.sequence else 0
     groups: dict[int, list[Entry]] = {}
     for entry in ranked(request):
         index = None if request.sequence else rank_order(request.rank, entry.key, existing)
-        groups.setdefault(0 if index is None else index, []).append(entry)
+        groups.setdefault(last if index is None else index, []).append(entry)
     edits = []
     for index, entries in groups.items():
         at = existing[index][1]

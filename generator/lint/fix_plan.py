@@ -320,6 +320,10 @@ class FixPlan:
         if id(container) in self._created:
             self._mark(value)
             container[key] = value
+            if rank is not None:  # a new mapping is written in its keys' order
+                ordered = sorted(container.items(), key=lambda kv: rank(kv[0]))
+                container.clear()
+                container.update(ordered)
             self._undo.actions.append(lambda: container.pop(key))
             return
         request = self._request(where, sequence=False, rank=rank)  # before the data changes

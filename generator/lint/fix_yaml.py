@@ -36,6 +36,7 @@ _PLAIN_KEY = re.compile(r"([^\r\n#'\"{}\[\],&*!|>%@`?][^\r\n]*?)[ \t]*:(?=[ \t\r
 _COLON = re.compile(r"[ \t]*:(?=[ \t\r\n]|$)")
 _ANCHOR = re.compile(r"&([^\s,\[\]{}]+)[ \t]*")
 _KEEP = re.compile(r"(?:^|[ \t:-])[|>][1-9]?\+")
+_KEEP_ANYWHERE = re.compile(r"[ \t:-][|>][1-9]?\+")
 _STR_TAG = "tag:yaml.org,2002:str"
 # the longest entry parsed again to prove that new entries begin where it ends; past it, the
 # parser's own position of what follows is the proof
@@ -81,7 +82,9 @@ class YamlStyle:
 # --- writing values ------------------------------------------------------------------
 
 
-def scalar(value: Any, style: YamlStyle, flow: bool = False) -> str:
+def scalar(value: Any, style: YamlStyle, flow: bool = False, quote: bool = False) -> str:
+    """A scalar as YAML writes it: plain when that reads back as the same string (and not
+    `quote`: a `$ref`, quoted as specs write them), else in the file's quote character."""
     if value is True or value is False:
         return "true" if value else "false"
     if isinstance(value, int):
@@ -89,7 +92,7 @@ def scalar(value: Any, style: YamlStyle, flow: bool = False) -> str:
     if value is None:
         return "null"
     text = str(value)
-    if _plain_ok(text, flow):
+    if not quote and _plain_ok(text, flow):
         return text
     if style.quote == '"' or "\n" in text or not text.isprintable():
         import json
@@ -109,13 +112,15 @@ def _plain_ok(text: str, flow: bool) -> bool:
     return tag == _STR_TAG
 
 
-def _flow(value: Any, style: YamlStyle) -> str:
+def _flow(value: Any, style: YamlStyle, quote: bool = False) -> str:
     if isinstance(value, dict):
-        inner = ", ".join(f"{scalar(k, style, True)}: {_flow(v, style)}" for k, v in value.items())
+        inner = ", ".join(
+            f"{scalar(k, style, True)}: {_flow(v, style, k == '$ref')}" for k, v in value.items()
+        )
         return "{" + inner + "}"
     if isinstance(value, list):
         return "[" + ", ".join(_flow(v, style) for v in value) + "]"
-    return scalar(value, style, True)
+    return scalar(value, style, True, quote)
 
 
 def _escape(token: Any) -> str:
@@ -142,7 +147,7 @@ class _Lines:
             self.lines.append(head)
             self.items(value, col + (style.unit if style.seq_indent else 0), pointer, 0)
         else:
-            self.lines.append(f"{head} {_flow(value, style)}")
+            self.lines.append(f"{head} {_flow(value, style, key == '$ref')}")
 
     def items(self, values: list[Any], col: int, pointer: str, first: int) -> None:
         for i, value in enumerate(values, first):
@@ -436,11 +441,15 @@ def _separated(file: YamlFile, existing: list[tuple[Any, int]], box: _Container)
     """Whether blank lines separate the mapping's entries (then new ones get one too)."""
     if len(existing) < 2:
         return False
+    previous = existing[0][1]
     for _, at in existing[1:]:
         start = file.above(at, box.key_line, box.child_col)
         line = file.src.line_index(start)
         if line == 0 or file.src.line(line - 1).strip():
             return False
+        if _KEEP_ANYWHERE.search(file.text, previous, start):  # a `|+` scalar's own lines
+            return False
+        previous = at
     return True
 
 
