@@ -192,7 +192,8 @@ def lint(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
 def rules(fmt: str) -> None:
-    """List every lint rule with its default severity and summary."""
+    """List every lint rule: its default severity, whether `lint --fix` fixes it (`fix`),
+    and its summary."""
     from generator.lint.report import render_rules
 
     click.echo(render_rules(fmt), nl=False)

@@ -24,6 +24,7 @@ from generator.lint.fix_json import JsonFile, json_edits
 from generator.lint.fix_plan import FixPlan
 from generator.lint.fix_text import (
     FULL,
+    CannotFix,
     Check,
     Edit,
     Shift,
@@ -70,13 +71,19 @@ def plan_changes(plan: FixPlan) -> list[FileChange]:
         renumber = {}
         for request in requests:
             node = plan.get(Where(doc.name, request.pointer))
-            if isinstance(file, JsonFile):
-                found = json_edits(file, request, node)
-                if request.sequence:
-                    renumber[request.pointer] = len(request.entries)
-            else:
-                assert isinstance(file, YamlFile)
-                found = yaml_edits(file, request, node)
+            try:
+                if isinstance(file, JsonFile):
+                    found = json_edits(file, request, node)
+                    if request.sequence:
+                        renumber[request.pointer] = len(request.entries)
+                else:
+                    assert isinstance(file, YamlFile)
+                    found = yaml_edits(file, request, node)
+            except CannotFix as exc:  # the plan checked every container: not expected
+                raise ApiforgeError(
+                    Problem(f"cannot write the fixes into #{request.pointer}: {exc}", doc.name),
+                    _REPORT,
+                ) from None
             depth = request.pointer.count("/")
             placed.extend((edit, depth) for edit in found)
         edits = _merge(placed)

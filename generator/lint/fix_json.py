@@ -112,11 +112,14 @@ class JsonFile:
         found.sort(key=lambda pair: pair[1])
         return found
 
-    def render(self, entry: Entry, sequence: bool, indent: str) -> str:
-        """One member (or item) as the file writes it, its first line not indented."""
+    def render(self, entry: Entry, sequence: bool, indent: str, compact: bool = False) -> str:
+        """One member (or item) as the file writes it, its first line not indented
+        (`compact`: on one line, as an object written on one line has its members)."""
         style = self.style
-        if style.unit is None:
-            value = json.dumps(entry.value, ensure_ascii=False, separators=(",", style.colon))
+        if style.unit is None or compact:
+            value = json.dumps(
+                entry.value, ensure_ascii=False, separators=(style.comma, style.colon)
+            )
         else:
             value = json.dumps(
                 entry.value, ensure_ascii=False, indent=style.unit, separators=(",", style.colon)
@@ -168,7 +171,8 @@ def json_edits(file: JsonFile, request: Request, node: Any) -> list[Edit]:
         else:  # on one line with what follows it
             parts, nodes, length = [], [], 0
             for entry, ptr in zip(entries, pointers, strict=True):
-                piece = file.render(entry, request.sequence, "") + "," + style.comma.lstrip(",")
+                piece = file.render(entry, request.sequence, "", compact=True)
+                piece += "," + style.comma.lstrip(",")
                 nodes.append((ptr, length))
                 parts.append(piece)
                 length += len(piece)

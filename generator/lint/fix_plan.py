@@ -398,10 +398,14 @@ class FixPlan:
             file.opening(pointer)
             if isinstance(node, dict) and not sequence:
                 file.members(pointer, list(node), sequence=False)
+            elif isinstance(node, list) and sequence:
+                file.members(pointer, list(range(len(node))), sequence=True)
             return
         box = file.container(pointer, sequence)
         if box.kind == "block" and isinstance(node, dict) and not sequence:
             file.entries(pointer, box, list(node))
+        elif box.kind == "block" and isinstance(node, list) and sequence:
+            file.last_item(pointer, box, len(node))
 
     # --- references and components -------------------------------------------------------
 

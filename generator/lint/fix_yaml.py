@@ -328,6 +328,18 @@ class YamlFile:
                 last += 1
         return self.src.line_end(last)
 
+    def last_item(self, pointer: str, box: _Container, count: int) -> int:
+        """The line of the last of a block sequence's `count` original items (its dash)."""
+        if count < 1:
+            raise CannotFix(f"#{pointer}: a sequence without items the text does not show")
+        at = self.src.locate(f"{pointer}/{count - 1}")
+        if at is None or self.src.line_index(at) <= box.key_line:
+            raise CannotFix(f"#{pointer}: its last item is not in the text")
+        dash = self.src.line_index(at)
+        if self.indent(dash) != box.child_col or self.src.line(dash)[box.child_col] != "-":
+            raise CannotFix(f"#{pointer}: its items are not where the text has them")
+        return dash
+
     def next_is_node(self, pointer: str, at: int) -> bool:
         """Whether the first line with content at or after offset `at` is where the source
         map puts a node that follows the container at `pointer` (the next key of it or of
@@ -486,12 +498,7 @@ def _sequence_edits(file: YamlFile, request: Request, box: _Container, node: Any
             raise CannotFix(f"#{request.pointer} has items the text does not show")
         check = _wrapped(file, box, request.pointer, indexes, True)
         return [_edit(file, _after_key(file, box), lines, check)]
-    at = file.src.locate(f"{request.pointer}/{first - 1}")
-    if at is None or file.src.line_index(at) <= box.key_line:
-        raise CannotFix(f"#{request.pointer}: its last item is not in the text")
-    dash = file.src.line_index(at)
-    if file.indent(dash) != box.child_col:
-        raise CannotFix(f"#{request.pointer}: its items are not where the text has them")
+    dash = file.last_item(request.pointer, box, first)
     check = Check(file.src.starts[dash], 0, request.pointer, (first - 1, *indexes), sequence=True)
     return [_edit(file, file.end_of(dash, box.child_col), lines, check)]
 

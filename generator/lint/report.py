@@ -237,15 +237,29 @@ def render(result: LintResult, fmt: str, colour: bool = False) -> str:
 
 
 def render_rules(fmt: str = "text") -> str:
+    """Every rule: id, default severity, whether `lint --fix` fixes it, summary."""
+    from generator.lint.registry import all_fixes
+
     rules = all_rules()
+    fixes = all_fixes()
     if fmt == "json":
         data = [
-            {"id": r.id, "severity": r.severity, "pattern": r.pattern, "summary": r.summary}
+            {
+                "id": r.id,
+                "severity": r.severity,
+                "pattern": r.pattern,
+                "summary": r.summary,
+                "fix": r.id in fixes,
+            }
             for r in rules
         ]
         return json.dumps(data, indent=2) + "\n"
     width = max(len(r.id) for r in rules)
-    return "".join(f"{r.id.ljust(width)}  {r.severity.ljust(7)}  {r.summary}\n" for r in rules)
+    return "".join(
+        f"{r.id.ljust(width)}  {r.severity.ljust(7)}  {'fix' if r.id in fixes else '   '}  "
+        f"{r.summary}\n"
+        for r in rules
+    )
 
 
 # --- a run: several specs, and what --fix / --diff did ------------------------------------

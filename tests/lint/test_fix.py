@@ -220,6 +220,22 @@ def test_json_keeps_its_indentation_and_key_order(tmp_path: Path) -> None:
             assert '\t\t\t"parameters": [' in after
 
 
+def test_json_object_on_one_line_grows_on_that_line(tmp_path: Path) -> None:
+    spec = tmp_path / "openapi.json"
+    text = (
+        '{\n  "openapi": "3.1.0",\n  "info": {"title": "T", "version": "1"},\n'
+        '  "paths": {\n    "/a": {\n      "get": {\n        "responses": {\n'
+        '          "200": {"description": "x"}\n        }\n      }\n    }\n  }\n}\n'
+    )
+    spec.write_text(text)
+    fix_spec(str(spec), LintConfig(select=frozenset({"rate-limit-headers-missing"})), write=True)
+    after = spec.read_text()
+    assert_only_inserted(text.encode(), after.encode())
+    line = next(x for x in after.splitlines() if '"200"' in x)
+    assert line.startswith('          "200": {"headers": {"RateLimit": {"$ref": ')
+    assert line.endswith(', "description": "x"}')
+
+
 def test_nan_and_odd_values_survive(tmp_path: Path) -> None:
     spec = tmp_path / "openapi.yaml"
     spec.write_text(
