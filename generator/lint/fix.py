@@ -69,7 +69,13 @@ def _order(finding: Finding) -> tuple[int, str]:
 
 def fix_spec(source: str, config: LintConfig | None = None, *, write: bool) -> FixResult:
     """Fix one spec; with `write`, write the fixed files (atomically, all or none)."""
-    config = config or LintConfig()
+    from generator.spec.load import gc_paused
+
+    with gc_paused():  # it builds a lot of acyclic data (see gc_paused)
+        return _fix_spec(source, config or LintConfig(), write)
+
+
+def _fix_spec(source: str, config: LintConfig, write: bool) -> FixResult:
     loaded = load_spec(source, validate=False)
     before = result = lint(loaded, config, locate=False)
     plan = FixPlan(loaded.resolver, RuleFilter(config, loaded.resolver, loaded.api))

@@ -16,10 +16,20 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from generator.lint.fix_text import CannotFix, Edit, Entry, Request, SourceText, rank_order, ranked
+from generator.lint.fix_text import (
+    CannotFix,
+    Check,
+    Edit,
+    Entry,
+    Request,
+    SourceText,
+    rank_order,
+    ranked,
+)
 
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 _COLON = re.compile(r"\s*:\s*")
+_PLAIN_NAME = re.compile(r'[^"\\\x00-\x1f\x7f-\uffff]*\Z')
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,10 +60,17 @@ class JsonFile:
         self.text = src.text
         self.style = JsonStyle.detect(src)
         self._openings: dict[str, int] = {}
-        self._members: dict[str, list[tuple[Any, int]]] = {}
 
-    def _key_at(self, at: int) -> tuple[str, int] | None:
-        """The member name written at `at` and the offset after its colon."""
+    def _key_at(self, at: int, expected: str | None = None) -> tuple[str, int] | None:
+        """The member name written at `at` and the offset after its colon (`expected`: the
+        name it should be, checked without decoding when it has nothing to escape)."""
+        if expected is not None and _PLAIN_NAME.match(expected):
+            quoted = f'"{expected}"'
+            if self.text.startswith(quoted, at):
+                colon = _COLON.match(self.text, at + len(quoted))
+                if colon is not None and ":" in colon.group():
+                    return expected, colon.end()
+                return None
         match = _STRING.match(self.text, at)
         if match is None:
             return None
@@ -82,7 +99,7 @@ class JsonFile:
             return at
         found_at = self.src.locate(pointer)
         token = pointer.rsplit("/", 1)[1].replace("~1", "/").replace("~0", "~")
-        found = self._key_at(found_at) if found_at is not None else None
+        found = self._key_at(found_at, token) if found_at is not None else None
         if found is None or found[0] != token:
             raise CannotFix(f"#{pointer}: the text does not have that member there")
         start = found[1]
@@ -90,27 +107,18 @@ class JsonFile:
             raise CannotFix(f"#{pointer} is not an object or array")
         return start
 
-    def members(self, pointer: str, keys: list[Any], sequence: bool) -> list[tuple[Any, int]]:
-        """The original members (or items) of the container at `pointer` with their offsets,
-        in text order (found once: what is added later is not in the original text)."""
-        known = self._members.get(pointer)
-        if known is None:
-            known = self._members[pointer] = self._find_members(pointer, keys, sequence)
-        return known
-
-    def _find_members(self, pointer: str, keys: list[Any], sequence: bool) -> list[tuple[Any, int]]:
-        found = []
-        for key in keys:
-            at = self.src.locate(f"{pointer}/{_escape(key)}")
-            if at is None:
-                raise CannotFix(f"#{pointer}/{key} is not in the text")
-            if not sequence:
-                written = self._key_at(at)
-                if written is None or written[0] != str(key):
-                    raise CannotFix(f"#{pointer}/{key}: the text does not have that member there")
-            found.append((key, at))
-        found.sort(key=lambda pair: pair[1])
-        return found
+    def member_at(self, pointer: str, key: Any, sequence: bool) -> int:
+        """The offset of an original member's name (or item) of the container at `pointer`,
+        checked against the text. A JSON object's members are in the data in the text's
+        order, so only the one a new member goes before is looked up."""
+        at = self.src.locate(f"{pointer}/{_escape(key)}")
+        if at is None:
+            raise CannotFix(f"#{pointer}/{key} is not in the text")
+        if not sequence:
+            written = self._key_at(at, str(key))
+            if written is None or written[0] != str(key):
+                raise CannotFix(f"#{pointer}/{key}: the text does not have that member there")
+        return at
 
     def render(self, entry: Entry, sequence: bool, indent: str, compact: bool = False) -> str:
         """One member (or item) as the file writes it, its first line not indented
@@ -121,14 +129,31 @@ class JsonFile:
                 entry.value, ensure_ascii=False, separators=(style.comma, style.colon)
             )
         else:
-            value = json.dumps(
-                entry.value, ensure_ascii=False, indent=style.unit, separators=(",", style.colon)
-            )
             eol = "\r\n" if self.src.crlf else "\n"
-            value = value.replace("\n", eol + indent)
+            value = _pretty(entry.value, style.unit, indent, style.colon, eol)
         if sequence:
             return value
         return json.dumps(str(entry.key), ensure_ascii=False) + style.colon + value
+
+
+def _pretty(value: Any, unit: str, indent: str, colon: str, eol: str) -> str:
+    """`json.dumps(value, indent=unit)` with `eol` line endings, its lines after the first
+    indented by `indent` (json's own indenting encoder is pure Python and slower)."""
+    if isinstance(value, dict) and value:
+        inner = indent + unit
+        members = [
+            inner
+            + json.dumps(str(k), ensure_ascii=False)
+            + colon
+            + _pretty(v, unit, inner, colon, eol)
+            for k, v in value.items()
+        ]
+        return "{" + eol + ("," + eol).join(members) + eol + indent + "}"
+    if isinstance(value, list) and value:
+        inner = indent + unit
+        items = [inner + _pretty(v, unit, inner, colon, eol) for v in value]
+        return "[" + eol + ("," + eol).join(items) + eol + indent + "]"
+    return json.dumps(value, ensure_ascii=False)
 
 
 def json_edits(file: JsonFile, request: Request, node: Any) -> list[Edit]:
@@ -142,9 +167,9 @@ def json_edits(file: JsonFile, request: Request, node: Any) -> list[Edit]:
     else:
         added = {e.key for e in request.entries}
         keys = [k for k in (node or {}) if k not in added]
-    existing = file.members(request.pointer, keys, request.sequence)
-    if not existing:
+    if not keys:
         return [_open_empty(file, request, opening)]
+    existing = [(k, 0) for k in keys]  # in the text's order (offsets: when needed)
     # a member that ranks last goes first (the document's own: before its last member, so
     # that `openapi` stays the first thing a reader, or a tool sniffing the file, sees)
     last = len(existing) - 1 if not request.pointer and not request.sequence else 0
@@ -154,7 +179,9 @@ def json_edits(file: JsonFile, request: Request, node: Any) -> list[Edit]:
         groups.setdefault(last if index is None else index, []).append(entry)
     edits = []
     for index, entries in groups.items():
-        at = existing[index][1]
+        at = file.member_at(request.pointer, keys[index], request.sequence)
+        if at <= opening:
+            raise CannotFix(f"#{request.pointer}/{keys[index]} is not inside its object")
         line = src.line_index(at)
         start = src.starts[line]
         pointers = [_pointer(request, e, n) for n, e in enumerate(entries)]
@@ -167,7 +194,9 @@ def json_edits(file: JsonFile, request: Request, node: Any) -> list[Edit]:
                 nodes.append((ptr, length + len(indent)))
                 parts.append(piece)
                 length += len(piece)
-            edits.append(Edit(start, start, "".join(parts), tuple(nodes)))
+            body = "".join(parts)
+            check = _members_check(request, entries, body)
+            edits.append(Edit(start, start, body, tuple(nodes), check))
         else:  # on one line with what follows it
             parts, nodes, length = [], [], 0
             for entry, ptr in zip(entries, pointers, strict=True):
@@ -176,8 +205,22 @@ def json_edits(file: JsonFile, request: Request, node: Any) -> list[Edit]:
                 nodes.append((ptr, length))
                 parts.append(piece)
                 length += len(piece)
-            edits.append(Edit(at, at, "".join(parts), tuple(nodes)))
+            body = "".join(parts)
+            check = _members_check(request, entries, body)
+            edits.append(Edit(at, at, body, tuple(nodes), check))
     return edits
+
+
+def _members_check(
+    request: Request, entries: list[Entry], body: str, form: str = "json-members"
+) -> tuple[Check]:
+    """How to prove an edit: its text, parsed as members (or as the whole container), must
+    be `entries` of the planned data."""
+    if request.sequence:  # a sequence's new items are all in one edit, first
+        keys: tuple[Any, ...] = tuple(range(len(entries)))
+    else:
+        keys = tuple(e.key for e in entries)
+    return (Check(None, len(body), request.pointer, keys, sequence=request.sequence, form=form),)
 
 
 def _pointer(request: Request, entry: Entry, n: int) -> str:
@@ -203,7 +246,8 @@ def _open_empty(file: JsonFile, request: Request, opening: int) -> Edit:
             nodes.append((ptr, length))
             length += len(part) + 1
         body = text[opening] + ",".join(parts) + text[close]
-        return Edit(opening, close + 1, body, tuple(nodes))
+        check = _members_check(request, entries, body, "json-container")
+        return Edit(opening, close + 1, body, tuple(nodes), check)
     line = src.line_index(opening)
     start = src.starts[line]
     base = text[start : start + len(text[start:opening]) - len(text[start:opening].lstrip())]
@@ -216,4 +260,5 @@ def _open_empty(file: JsonFile, request: Request, opening: int) -> Edit:
         body += indent + file.render(entry, request.sequence, indent)
         body += ("," if n + 1 < len(entries) else "") + eol
     body += base + text[close]
-    return Edit(opening, close + 1, body, tuple(nodes))
+    check = _members_check(request, entries, body, "json-container")
+    return Edit(opening, close + 1, body, tuple(nodes), check)

@@ -394,12 +394,8 @@ class FixPlan:
 
         file = self.text_file(doc)
         node = self.get(Where(doc.name, pointer))
-        if isinstance(file, JsonFile):
+        if isinstance(file, JsonFile):  # (the member a new one goes before: when it is written)
             file.opening(pointer)
-            if isinstance(node, dict) and not sequence:
-                file.members(pointer, list(node), sequence=False)
-            elif isinstance(node, list) and sequence:
-                file.members(pointer, list(range(len(node))), sequence=True)
             return
         box = file.container(pointer, sequence)
         if box.kind == "block" and isinstance(node, dict) and not sequence:

@@ -54,6 +54,9 @@ class Check:
     """A stretch of the new text to parse on its own, and what it must read as: the local
     proof that an insertion landed where it was meant to (`generator.lint.fix_files`).
 
+    In JSON the stretch is the edit's own text, parsed as what it is (`form`); where it goes
+    needs no proof there: before a member the source map placed, or in place of `{}`.
+
     The stretch starts at `window`, an offset of the old text (the line of the entry before
     the new ones, or of the container's own key), or where the edit's text starts (None),
     and ends at `end`, an offset in the edit's text. It must read as the entries `keys` of
@@ -67,6 +70,9 @@ class Check:
     wrap: bool = False
     sequence: bool = False
     offset: int = 0  # where this check's own text starts in the edit's (edits are merged)
+    # "yaml": the stretch as above; "json-members": the edit's text is members (or items)
+    # with a comma after each; "json-container": it is the whole object (or array)
+    form: str = "yaml"
 
 
 FULL = -1
@@ -127,12 +133,9 @@ class SourceText:
         return self.starts[index + 1] if index + 1 < len(self.starts) else len(self.text)
 
     def locate(self, pointer: str) -> int | None:
-        """The offset the source map gives `pointer`, or None when the pointer is not in this
-        text (the map answers with an ancestor then: the caller checks what is there)."""
-        line, column = self.doc.locate(pointer)
-        if line < 1 or line > len(self.starts):
-            return None
-        return self.offset(line, column)
+        """The offset the source map gives the node at `pointer`, or None when the text has
+        no such node."""
+        return self.doc.offset(pointer, self.starts)
 
 
 def line_starts(text: str) -> list[int]:

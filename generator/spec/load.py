@@ -189,6 +189,16 @@ class Document:
         result: tuple[int, int] = self._source_map.locate(pointer)
         return result
 
+    def offset(self, pointer: str, line_starts: list[int]) -> int | None:
+        """The character offset of the node at `pointer` itself (None: no such node), for
+        callers that edit the text; `line_starts` are the text's (see `SourceMap.offset`)."""
+        from generator.spec.sourcemap import SourceMap
+
+        if self._source_map is None:
+            self._source_map = SourceMap.for_document(self)
+        result: int | None = self._source_map.offset(pointer, line_starts)
+        return result
+
 
 def read_source(source: str) -> tuple[str, Path | None, bytes]:
     """Read a spec path (or "-" for stdin), refusing what cannot be a spec."""
