@@ -12,7 +12,7 @@ worker processes:
    fail the same way: a spec apiforge cannot read), anything else or a traceback a crash;
 4. the same command again: it must change nothing (idempotent);
 5. lint and validate the fixed copy (after), and compare every file with its original:
-   `git diff --no-index` counts the inserted and deleted lines; every deleted line must be
+   `git diff --no-index --minimal` counts the inserted and deleted lines; every deleted line must be
    an empty flow collection that opened (`headers: {}` → `headers:`) or a line that only grew
    (a flow collection or a one-line JSON document, text inserted inside it).
 
@@ -140,7 +140,7 @@ def opened(old: str, new: str) -> bool:
 def compare(old: Path, new: Path, record: Record) -> None:
     """Count the diff's lines, and sort every deleted line: opened, grew, or other."""
     proc = subprocess.run(
-        ["git", "diff", "--no-index", "--no-color", "-U0", "--", str(old), str(new)],
+        ["git", "diff", "--no-index", "--no-color", "--minimal", "-U0", "--", str(old), str(new)],
         capture_output=True,
         text=True,
     )

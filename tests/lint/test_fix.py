@@ -346,6 +346,23 @@ def test_a_failed_write_changes_no_file(tmp_path: Path, monkeypatch: pytest.Monk
     assert sorted(p.name for p in folder.rglob("*") if p.name.startswith(".")) == []
 
 
+def test_an_interrupted_write_leaves_the_file_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec = tmp_path / "openapi.yaml"
+    shutil.copy(fix_golden.CASES / "etag-missing" / "openapi.yaml", spec)
+    before = spec.read_bytes()
+
+    def crash(fd: int) -> None:  # the machine stops halfway through writing
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "fsync", crash)
+    with pytest.raises(KeyboardInterrupt):
+        fix_spec(str(spec), write=True)
+    assert spec.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["openapi.yaml"]  # no temporary file left
+
+
 # --- the command line ----------------------------------------------------------------------
 
 
