@@ -20,7 +20,7 @@ file of that spec changes.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from generator.lint.config import LintConfig
 from generator.lint.engine import Finding, LintResult, RuleFilter, lint, locate_findings
@@ -101,10 +101,9 @@ def _fix_spec(source: str, config: LintConfig, write: bool) -> FixResult:
         write_atomically(changes)
     use_new_text(changes)
     after = locate_findings(result, loaded.resolver)
-    fixes = []
-    for fix in plan.fixes.values():
-        line, column = loaded.resolver.locate(fix.where)
-        fixes.append(replace(fix, line=line, column=column))
+    fixes = list(plan.fixes.values())
+    for fix in fixes:
+        fix.line, fix.column = loaded.resolver.locate(fix.where)
     fixes.sort(key=lambda f: (f.where.file, f.line, f.column, f.rule))
     left = {(f.rule, f.file, f.pointer, f.message) for f in result.findings}
     unfixed = tuple(

@@ -162,9 +162,7 @@ def local_proof(change: FileChange) -> bool:
     after it is unchanged. False when a stretch cannot show it (a flow collection, an alias
     to outside the stretch, a stretch too long to be worth it): then the whole file is parsed.
     """
-    import yaml
-
-    from generator.spec.load import gc_paused
+    from generator.spec.load import gc_paused, load_yaml_all
 
     if change.doc.is_json:
         return _json_proof(change)
@@ -183,21 +181,18 @@ def local_proof(change: FileChange) -> bool:
             windows.append((new[first:last], check))
     if not windows or total > len(new) // 2:
         return False
-    stream = "".join(text if i == 0 else "---\n" + text for i, (text, _) in enumerate(windows))
+    texts = list(dict.fromkeys(text for text, _ in windows))  # the same text reads the same
+    stream = "".join(text if i == 0 else "---\n" + text for i, text in enumerate(texts))
     try:
         with gc_paused():
-            parsed = list(
-                yaml.load_all(stream, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-            )
+            parsed = load_yaml_all(stream)
     except Exception:  # e.g. an alias whose anchor is outside the stretch
         return False
-    if len(parsed) != len(windows):
+    if len(parsed) != len(texts):
         return False
+    read = dict(zip(texts, parsed, strict=True))
     data = change.doc.data
-    return all(
-        same_data(value, _expected(data, check))
-        for value, (_, check) in zip(parsed, windows, strict=True)
-    )
+    return all(same_data(read[text], _expected(data, check)) for text, check in windows)
 
 
 def _json_proof(change: FileChange) -> bool:

@@ -60,6 +60,7 @@ class JsonFile:
         self.text = src.text
         self.style = JsonStyle.detect(src)
         self._openings: dict[str, int] = {}
+        self._written: dict[tuple[str, str], str] = {}
 
     def _key_at(self, at: int, expected: str | None = None) -> tuple[str, int] | None:
         """The member name written at `at` and the offset after its colon (`expected`: the
@@ -128,9 +129,13 @@ class JsonFile:
             value = json.dumps(
                 entry.value, ensure_ascii=False, separators=(style.comma, style.colon)
             )
-        else:
-            eol = "\r\n" if self.src.crlf else "\n"
-            value = _pretty(entry.value, style.unit, indent, style.colon, eol)
+        else:  # the same value at the same indentation is written once (shared $refs)
+            key = (json.dumps(entry.value, ensure_ascii=False, sort_keys=False), indent)
+            value = self._written.get(key) or ""
+            if not value:
+                eol = "\r\n" if self.src.crlf else "\n"
+                value = _pretty(entry.value, style.unit, indent, style.colon, eol)
+                self._written[key] = value
         if sequence:
             return value
         return json.dumps(str(entry.key), ensure_ascii=False) + style.colon + value

@@ -40,7 +40,7 @@ _KEEP_ANYWHERE = re.compile(r"[ \t:-][|>][1-9]?\+")
 _STR_TAG = "tag:yaml.org,2002:str"
 # the longest entry parsed again to prove that new entries begin where it ends; past it, the
 # parser's own position of what follows is the proof
-WINDOW_LIMIT = 16 * 1024
+WINDOW_LIMIT = 2 * 1024
 _resolver = yaml.resolver.Resolver()
 
 

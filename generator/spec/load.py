@@ -448,6 +448,22 @@ def load_yaml(text: str, tags: dict[str, str] | None = None) -> tuple[Any, YamlT
         loader.dispose()
 
 
+def load_yaml_all(text: str) -> list[Any]:
+    """`list(yaml.load_all(text, Loader=CSafeLoader))`: every document of a stream,
+    constructed as `load_yaml` constructs one. Raises what `yaml.load_all` raises."""
+    cls = _FastLoader if not _FastLoader.yaml_path_resolvers else _PlainLoader
+    loader = cls(text)
+    if cls is _FastLoader:
+        loader._plain_tags = {}
+    try:
+        documents = []
+        while loader.check_node():
+            documents.append(_construct(loader, loader.get_node()))
+        return documents
+    finally:
+        loader.dispose()
+
+
 def _construct(loader: Any, root: Node) -> Any:
     """What `loader.construct_document(root)` returns, faster.
 
