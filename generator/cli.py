@@ -92,16 +92,16 @@ def inspect(spec: str, fmt: str, validate: bool) -> None:
     click.echo(render_json(api) if fmt == "json" else render_table(api), nl=False)
 
 
-def _wants_colour(output: str | None) -> bool:
+def _wants_colour(output: str | None, stderr: bool = False) -> bool:
     import os
 
     if output or os.environ.get("NO_COLOR"):
         return False
-    return sys.stdout.isatty()
+    return (sys.stderr if stderr else sys.stdout).isatty()
 
 
 @main.command()
-@click.argument("spec")
+@click.argument("specs", metavar="SPEC...", nargs=-1, required=True)
 @click.option(
     "--format",
     "fmt",
@@ -125,9 +125,20 @@ def _wants_colour(output: str | None) -> bool:
     help="Read configuration from FILE instead of searching for one.",
 )
 @click.option("--no-config", is_flag=True, help="Ignore configuration files.")
+@click.option(
+    "--fix",
+    is_flag=True,
+    help="Write the missing declarations into the spec (in place), then report what is left.",
+)
+@click.option(
+    "--diff",
+    is_flag=True,
+    help="Print what --fix would change as a unified diff (the report goes to stderr); "
+    "write nothing.",
+)
 @reports_bad_input
 def lint(
-    spec: str,
+    specs: tuple[str, ...],
     fmt: str,
     output: str | None,
     fail_on: str | None,
@@ -135,25 +146,45 @@ def lint(
     ignore: tuple[str, ...],
     config_file: str | None,
     no_config: bool,
+    fix: bool,
+    diff: bool,
 ) -> None:
-    """Report the production patterns SPEC forgets to declare."""
-    from generator.lint.config import resolve_config
-    from generator.lint.engine import lint_path
-    from generator.lint.report import render
+    """Report the production patterns SPEC forgets to declare; with --fix, declare them.
 
-    config = resolve_config(spec, config_file, use_files=not no_config)
-    config = config.with_cli(select, ignore, fail_on)
-    result = lint_path(spec, config)
-    text = render(result, fmt, colour=_wants_colour(output))
+    SPEC is a file, `-` for standard input, or a directory (every YAML or JSON file in it,
+    and below, with a top-level `openapi` key)."""
+    from generator.lint.report import render_run
+    from generator.lint.run import run_lint
+
+    if fix and diff:
+        raise ApiforgeError(Problem("--fix and --diff do not go together"), "choose one")
+    run = run_lint(
+        specs,
+        mode="fix" if fix else "diff" if diff else "lint",
+        select=select,
+        ignore=ignore,
+        fail_on=fail_on,
+        config_file=config_file,
+        use_config=not no_config,
+    )
+    for error in run.errors:
+        click.echo(error.render(), err=True)
+    if diff:
+        for fixed in run.fixes:
+            click.echo(fixed.diff(), nl=False)
+    to_stderr = diff and not output
+    text = render_run(run, fmt, colour=_wants_colour(output, stderr=to_stderr))
     if output:
         try:
             with open(output, "w", encoding="utf-8") as fh:
                 fh.write(text)
         except OSError as exc:
             raise ApiforgeError(Problem(f"cannot write {output}: {exc.strerror}")) from None
-    else:
-        click.echo(text, nl=False)
-    sys.exit(EXIT_FINDINGS if result.fails(config.fail_on) else EXIT_OK)
+    elif run.results or not run.errors:
+        click.echo(text, nl=False, err=to_stderr)
+    if run.errors:
+        sys.exit(EXIT_BAD_INPUT)
+    sys.exit(EXIT_FINDINGS if run.fails() else EXIT_OK)
 
 
 @main.command()
@@ -161,7 +192,8 @@ def lint(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
 def rules(fmt: str) -> None:
-    """List every lint rule with its default severity and summary."""
+    """List every lint rule: its default severity, whether `lint --fix` fixes it (`fix`),
+    and its summary."""
     from generator.lint.report import render_rules
 
     click.echo(render_rules(fmt), nl=False)

@@ -29,6 +29,7 @@ PRODUCTS: list[tuple[str, list[str]]] = [
     ("server", ["server", "{spec}", "-o", "{out}"]),
     ("lint.txt", ["lint", "{spec}", "--format", "text"]),
     ("lint.sarif", ["lint", "{spec}", "--format", "sarif"]),
+    ("lint.fix.diff", ["lint", "{spec}", "--diff"]),  # what `lint --fix` would change
 ]
 
 

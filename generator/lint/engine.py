@@ -5,7 +5,7 @@ builds the spec's source map."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from generator.ir import Api, Operation, Where
@@ -29,6 +29,7 @@ class Finding:
     pointer: str
     operation: Operation | None  # the operation concerned (a webhook's operation for webhooks)
     webhook: str | None
+    fix: tuple[str, ...] = ()  # what the rule's fix adds, when the message alone says it
 
     @property
     def sort_key(self) -> tuple[str, int, int, str, str]:
@@ -105,6 +106,32 @@ class _InSpecIgnores:
             self.for_operation(op)
 
 
+class RuleFilter:
+    """Which rules run at which severity (configuration), and which operations they skip
+    (`x-apiforge-ignore`, `ignore-operations`): what `lint` reports and `--fix` fixes."""
+
+    def __init__(self, config: LintConfig, resolver: Resolver, api: Api) -> None:
+        self.config = config
+        self._in_spec = _InSpecIgnores(resolver)
+        self._in_spec.check_all(api)
+
+    def severity(self, rule_id: str, default: Severity) -> Severity | None:
+        return self.config.enabled(rule_id, default)
+
+    def suppressed(self, rule_id: str, op: Operation | None) -> bool:
+        return op is not None and (
+            rule_id in self._in_spec.for_operation(op)
+            or any(i.matches(rule_id, op.method, op.path) for i in self.config.ignore_operations)
+        )
+
+    def allows(self, rule_id: str, op: Operation | None) -> bool:
+        """Whether `rule_id` runs and would report on `op`."""
+        rule = rules_by_id()[rule_id]
+        return self.severity(rule_id, rule.severity) is not None and not self.suppressed(
+            rule_id, op
+        )
+
+
 def lint(
     loaded: LoadedSpec, config: LintConfig | None = None, *, locate: bool = True
 ) -> LintResult:
@@ -112,23 +139,18 @@ def lint(
     order-independent facts, with line and column 0 — for callers that only count them."""
     config = config or LintConfig()
     api, resolver = loaded.api, loaded.resolver
-    in_spec = _InSpecIgnores(resolver)
-    in_spec.check_all(api)
+    rules = RuleFilter(config, resolver, api)
 
     hits: list[tuple[str, Severity, Any]] = []
     run: list[str] = []
     suppressed = 0
     for rule in all_rules():
-        severity = config.enabled(rule.id, rule.severity)
+        severity = rules.severity(rule.id, rule.severity)
         if severity is None:
             continue
         run.append(rule.id)
         for hit in rule.check(api):
-            op = hit.operation
-            if op is not None and (
-                rule.id in in_spec.for_operation(op)
-                or any(i.matches(rule.id, op.method, op.path) for i in config.ignore_operations)
-            ):
+            if rules.suppressed(rule.id, hit.operation):
                 suppressed += 1
                 continue
             hits.append((rule.id, severity, hit))
@@ -152,10 +174,25 @@ def lint(
                 pointer=where.pointer,
                 operation=hit.operation,
                 webhook=hit.webhook,
+                fix=hit.fix,
             ),
         )
     ordered = tuple(sorted(findings.values(), key=lambda f: f.sort_key))
     return LintResult(api, ordered, tuple(run), suppressed)
+
+
+def locate_findings(result: LintResult, resolver: Resolver) -> LintResult:
+    """`result` (of `lint(..., locate=False)`) with every finding located by `resolver`."""
+    located: dict[Where, tuple[int, int]] = {}
+    findings = []
+    for f in result.findings:
+        where = Where(f.file, f.pointer)
+        if where not in located:
+            located[where] = resolver.locate(where)
+        line, column = located[where]
+        findings.append(replace(f, line=line, column=column))
+    findings.sort(key=lambda f: f.sort_key)
+    return replace(result, findings=tuple(findings))
 
 
 def lint_path(source: str, config: LintConfig | None = None) -> LintResult:

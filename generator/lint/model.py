@@ -25,6 +25,8 @@ class Hit:
     where: Where
     operation: Operation | None = None
     webhook: str | None = None  # the webhook's name when the operation is a webhook
+    # what the rule's fix adds, when the message alone says it (the missing statuses)
+    fix: tuple[str, ...] = ()
 
 
 Check = Callable[[Api], Iterable[Hit]]
@@ -51,9 +53,11 @@ def rule(id: str, severity: Severity, summary: str, pattern: str) -> Callable[[C
 # --- small helpers rules share -------------------------------------------------------
 
 
-def op_hit(op: Operation, message: str, where: Where | None = None) -> Hit:
+def op_hit(
+    op: Operation, message: str, where: Where | None = None, fix: tuple[str, ...] = ()
+) -> Hit:
     """A hit about `op`: the message is prefixed with the operation's label."""
-    return Hit(f"{op.label}: {message}", where or op.where, op)
+    return Hit(f"{op.label}: {message}", where or op.where, op, fix=fix)
 
 
 def responses_where(op: Operation) -> Where:

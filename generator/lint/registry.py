@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from functools import cache
+from typing import TYPE_CHECKING
 
 from generator.errors import ApiforgeError, Problem
 from generator.lint.model import Rule
+
+if TYPE_CHECKING:
+    from generator.lint.fix_plan import Fixer
 
 
 @cache
@@ -21,6 +25,18 @@ def all_rules() -> tuple[Rule, ...]:
 @cache
 def rules_by_id() -> dict[str, Rule]:
     return {r.id: r for r in all_rules()}
+
+
+@cache
+def all_fixes() -> dict[str, Fixer]:
+    """Every rule's fix (`FIXES` in the pattern modules, next to the rules), by rule id."""
+    from generator.patterns import MODULES
+
+    fixes: dict[str, Fixer] = {}
+    for module in MODULES:
+        fixes.update(getattr(module, "FIXES", {}))
+    assert set(fixes) <= set(rules_by_id()), "a fix for a rule that does not exist"
+    return fixes
 
 
 def check_ids(

@@ -5,15 +5,19 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import Counter
 from collections.abc import Callable
 from pathlib import PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from generator import __version__
 from generator.lint.engine import Finding, LintResult
 from generator.lint.model import Rule
 from generator.lint.registry import all_rules
+
+if TYPE_CHECKING:
+    from generator.lint.run import LintRun
 
 JSON_FORMAT = "apiforge-lint/1"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -147,11 +151,11 @@ def _sarif_rule(rule: Rule) -> dict[str, Any]:
     }
 
 
-def sarif_data(result: LintResult) -> dict[str, Any]:
+def sarif_data(result: LintResult | None) -> dict[str, Any]:
     rules = list(all_rules())
     index = {r.id: i for i, r in enumerate(rules)}
     results = []
-    for f in result.findings:
+    for f in result.findings if result is not None else ():
         location: dict[str, Any] = {
             "physicalLocation": {
                 "artifactLocation": {"uri": _artifact_uri(f.file)},
@@ -233,12 +237,212 @@ def render(result: LintResult, fmt: str, colour: bool = False) -> str:
 
 
 def render_rules(fmt: str = "text") -> str:
+    """Every rule: id, default severity, whether `lint --fix` fixes it, summary."""
+    from generator.lint.registry import all_fixes
+
     rules = all_rules()
+    fixes = all_fixes()
     if fmt == "json":
         data = [
-            {"id": r.id, "severity": r.severity, "pattern": r.pattern, "summary": r.summary}
+            {
+                "id": r.id,
+                "severity": r.severity,
+                "pattern": r.pattern,
+                "summary": r.summary,
+                "fix": r.id in fixes,
+            }
             for r in rules
         ]
         return json.dumps(data, indent=2) + "\n"
     width = max(len(r.id) for r in rules)
-    return "".join(f"{r.id.ljust(width)}  {r.severity.ljust(7)}  {r.summary}\n" for r in rules)
+    return "".join(
+        f"{r.id.ljust(width)}  {r.severity.ljust(7)}  {'fix' if r.id in fixes else '   '}  "
+        f"{r.summary}\n"
+        for r in rules
+    )
+
+
+# --- a run: several specs, and what --fix / --diff did ------------------------------------
+
+
+def render_run(run: LintRun, fmt: str, colour: bool = False) -> str:
+    """The report of a run. One spec linted (no fix) reads exactly as `render` has it."""
+    results = run.results
+    if run.mode == "lint" and len(run.specs) == 1 and len(results) == 1:
+        return render(results[0], fmt, colour)
+    if fmt == "json":
+        return json.dumps(run_json(run), indent=2, ensure_ascii=False) + "\n"
+    if fmt == "sarif":
+        data = sarif_data(_merged(results)) if results else sarif_data(None)
+        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    if fmt == "github":
+        merged = _merged(results)
+        lines = render_github(merged).splitlines()[:-1] if results else []
+        lines.extend(run_summary(run))
+        return "\n".join(lines) + "\n"
+    return run_text(run, colour)
+
+
+def _merged(results: list[LintResult]) -> LintResult:
+    """One result holding the findings of several (the first one's API for the header)."""
+    findings = tuple(f for r in results for f in r.findings)
+    rules = tuple(dict.fromkeys(rule for r in results for rule in r.rules_run))
+    suppressed = sum(r.suppressed for r in results)
+    return LintResult(results[0].api, findings, rules, suppressed)
+
+
+def _fix_word(run: LintRun) -> str:
+    return "fixed" if run.mode == "fix" else "fix"
+
+
+def run_text(run: LintRun, colour: bool = False) -> str:
+    """Fixes (with --fix/--diff), then the findings left, one group per file, then what
+    could not be fixed and the summary."""
+
+    def paint(text: str, style: str) -> str:
+        return f"{style}{text}{_RESET}" if colour else text
+
+    rows: list[tuple[str, str, str, str, str]] = []  # (where, severity, rule, message, style)
+    for fixed in run.fixes:
+        for fix in fixed.fixes:
+            many = f" ({fix.findings} findings)" if fix.findings > 1 else ""
+            where = f"{fix.where.file}:{fix.line}:{fix.column}"
+            rows.append((where, _fix_word(run), fix.rule, fix.message + many, "\x1b[32m"))
+    findings = [f for r in run.results for f in r.findings]
+    width = max((len(r[0]) for r in rows), default=0)
+    width = max([width, *(len(f"{f.file}:{f.line}:{f.column}") for f in findings)])
+    lines = []
+    for where, word, rule, message, style in rows:
+        lines.append(
+            f"{paint(where.ljust(width), _BOLD)}  {paint(word.ljust(7), style)}  {paint(rule, _DIM)}  {message}"
+        )
+    if rows and findings:
+        lines.append("")
+    current: str | None = None
+    for f in findings:
+        if current is not None and f.file != current:
+            lines.append("")
+        current = f.file
+        where = f"{f.file}:{f.line}:{f.column}".ljust(width)
+        severity = paint(f.severity.ljust(7), _COLOURS[f.severity])
+        lines.append(f"{paint(where, _BOLD)}  {severity}  {paint(f.rule, _DIM)}  {f.message}")
+    unfixed = [u for fixed in run.fixes for u in fixed.unfixed]
+    if unfixed:
+        lines.append("")
+        for u in unfixed:
+            lines.append(
+                f"not fixed: {u.finding.rule} at {u.finding.file}#{u.finding.pointer}: {u.reason}"
+            )
+    if lines:
+        lines.append("")
+    lines.extend(run_summary(run))
+    return "\n".join(lines) + "\n"
+
+
+def run_summary(run: LintRun) -> list[str]:
+    """What was fixed (per rule) and what is left, across the run's specs."""
+    lines = []
+    if run.mode != "lint":
+        counts: Counter[str] = Counter()
+        files: list[str] = []
+        for fixed in run.fixes:
+            counts.update(fixed.fixed_by_rule())
+            files.extend(c.name for c in fixed.changes)
+        total = sum(counts.values())
+        word = "fixed" if run.mode == "fix" else "would fix"
+        if total:
+            per_rule = ", ".join(
+                f"{n} {rule}" for rule, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+            )
+            lines.append(
+                f"{word} {_plural(total, 'finding')} in {_plural(len(files), 'file')}: {per_rule}"
+            )
+        else:
+            lines.append("nothing to fix")
+    results = run.results
+    if len(results) == 1:
+        lines.append(summary_line(results[0]))
+    elif results:
+        merged = _merged(results)
+        operations = sum(len(r.api.operations) for r in results)
+        webhooks = sum(len(r.api.webhooks) for r in results)
+        checked = f"{_plural(len(results), 'spec')}: {_plural(operations, 'operation')}, {_plural(webhooks, 'webhook')}"
+        if not merged.findings:
+            lines.append(f"no findings ({checked} checked)")
+        else:
+            counts_text = ", ".join(
+                _plural(merged.count(s), s) for s in ("error", "warning", "info") if merged.count(s)
+            )
+            text = f"{_plural(len(merged.findings), 'finding')}: {counts_text} ({checked} checked)"
+            if merged.suppressed:
+                text += f"; {merged.suppressed} suppressed by configuration"
+            lines.append(text)
+    if run.errors:
+        lines.append(f"{_plural(len(run.errors), 'spec')} could not be read or written (see above)")
+    return lines
+
+
+def run_json(run: LintRun) -> dict[str, Any]:
+    """The JSON shape of one spec (`json_data`), for several specs and fixes: `spec` is the
+    first spec, `specs` all of them, `summary` sums them; with --fix/--diff, `fixes`,
+    `unfixed`, `changed` and `summary.fixed` are added."""
+    results = run.results
+    if results:
+        data = json_data(_merged(results))
+        data["summary"]["operations"] = sum(len(r.api.operations) for r in results)
+        data["summary"]["webhooks"] = sum(len(r.api.webhooks) for r in results)
+    else:
+        data = {
+            "format": JSON_FORMAT,
+            "tool": {"name": "apiforge", "version": __version__},
+            "spec": None,
+            "summary": {
+                "findings": 0,
+                "error": 0,
+                "warning": 0,
+                "info": 0,
+                "suppressed": 0,
+                "operations": 0,
+                "webhooks": 0,
+            },
+            "rules": [],
+            "findings": [],
+        }
+    data["specs"] = [
+        {
+            "root": r.api.root,
+            "title": r.api.title,
+            "version": r.api.version,
+            "openapi": r.api.openapi,
+        }
+        for r in results
+    ]
+    if run.mode != "lint":
+        fixes: list[dict[str, Any]] = [
+            {
+                "rule": fix.rule,
+                "message": fix.message,
+                "file": fix.where.file,
+                "line": fix.line,
+                "column": fix.column,
+                "pointer": fix.where.pointer,
+                "findings": fix.findings,
+            }
+            for fixed in run.fixes
+            for fix in fixed.fixes
+        ]
+        data["summary"]["fixed"] = sum(fix.findings for fixed in run.fixes for fix in fixed.fixes)
+        data["fixes"] = fixes
+        data["unfixed"] = [
+            {
+                "rule": u.finding.rule,
+                "file": u.finding.file,
+                "pointer": u.finding.pointer,
+                "message": u.finding.message,
+                "reason": u.reason,
+            }
+            for fixed in run.fixes
+            for u in fixed.unfixed
+        ]
+        data["changed"] = [c.name for fixed in run.fixes for c in fixed.changes]
+    return data

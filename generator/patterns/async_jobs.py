@@ -5,9 +5,15 @@ from __future__ import annotations
 import os.path
 import re
 from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
-from generator.ir import Api, AsyncJobSpec, Operation
+from generator.ir import Api, AsyncJobSpec, Operation, Where
+from generator.lint.fix_plan import normalized
 from generator.lint.model import Hit, Rule, op_hit, rule
+
+if TYPE_CHECKING:
+    from generator.lint.engine import Finding
+    from generator.lint.fix_plan import Fixer, FixPlan
 
 JOB_SEGMENTS = {
     "jobs",
@@ -104,3 +110,33 @@ def _status_path(op: Operation, api: Api) -> str:
 
 
 RULES: tuple[Rule, ...] = (location_missing, retry_after_missing)
+
+
+# --- the fixes -------------------------------------------------------------------------------
+
+LOCATION: dict[str, Any] = {
+    "description": "Where the result is: for 202 Accepted, the job's status resource to poll.",
+    "schema": {"type": "string", "format": "uri-reference"},
+}
+
+
+def fix_location(finding: Finding, plan: FixPlan) -> tuple[Where, str] | None:
+    location = plan.component(
+        "headers", "Location", LOCATION, lambda key, _: normalized(key) == "location"
+    )
+    at = plan.add_header(Where(finding.file, finding.pointer), "Location", location)
+    return at, f"{plan.label(finding)}: added `Location` to the 202 response"
+
+
+def fix_retry_after(finding: Finding, plan: FixPlan) -> tuple[Where, str] | None:
+    from generator.patterns.ratelimit import retry_after_header
+
+    response = Where(finding.file, finding.pointer)
+    at = plan.add_header(response, "Retry-After", retry_after_header(plan))
+    return at, f"{plan.label(finding)}: added `Retry-After` to the 202 response"
+
+
+FIXES: dict[str, Fixer] = {
+    "async-location-missing": fix_location,
+    "async-retry-after-missing": fix_retry_after,
+}

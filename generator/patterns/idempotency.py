@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
-from generator.ir import Api, IdempotencySpec, Operation
+from generator.ir import Api, IdempotencySpec, Operation, Where
 from generator.lint.model import Hit, Rule, code, join_words, op_hit, rule
+
+if TYPE_CHECKING:
+    from generator.lint.engine import Finding
+    from generator.lint.fix_plan import Fixer, FixPlan
 
 HEADER_NAMES = ("idempotency-key", "x-idempotency-key")
 
@@ -56,6 +61,12 @@ def key_missing(api: Api) -> Iterator[Hit]:
             yield op_hit(op, f"add an `Idempotency-Key` header parameter{why}")
 
 
+_RESPONSES = {
+    "409": "`409` (a request with this key is still in progress)",
+    "422": "`422` (the key was reused with a different body)",
+}
+
+
 @rule(
     "idempotency-responses-missing",
     "warning",
@@ -67,17 +78,95 @@ def responses_missing(api: Api) -> Iterator[Hit]:
         spec = op.patterns.idempotency
         if spec is None:
             continue
-        missing = []
-        if "409" not in spec.responses:
-            missing.append("`409` (a request with this key is still in progress)")
-        if "422" not in spec.responses:
-            missing.append("`422` (the key was reused with a different body)")
+        missing = {
+            status: why for status, why in _RESPONSES.items() if status not in spec.responses
+        }
         if missing:
             yield op_hit(
                 op,
-                f"{code(spec.header)} is declared; add response {join_words(missing)}",
+                f"{code(spec.header)} is declared; add response {join_words(missing.values())}",
                 spec.where,
+                fix=tuple(missing),
             )
 
 
 RULES: tuple[Rule, ...] = (key_missing, responses_missing)
+
+
+# --- the fixes -------------------------------------------------------------------------------
+
+IDEMPOTENCY_KEY: dict[str, Any] = {
+    "name": "Idempotency-Key",
+    "in": "header",
+    "required": False,
+    "description": (
+        "A unique key (e.g. a UUID) for this request. A retry with the same key gets the "
+        "first request's response instead of repeating the operation."
+    ),
+    "schema": {"type": "string", "maxLength": 255},
+}
+# status → (shared response name, description)
+RESPONSES: dict[str, tuple[str, str]] = {
+    "409": (
+        "IdempotencyInProgress",
+        "A request with this `Idempotency-Key` is still being processed; retry later.",
+    ),
+    "422": (
+        "IdempotencyKeyReused",
+        "This `Idempotency-Key` was already used with a different request body.",
+    ),
+}
+
+
+def _is_key(_: str, value: Any) -> bool:
+    return (
+        isinstance(value, dict)
+        and value.get("in") == "header"
+        and str(value.get("name", "")).lower() in HEADER_NAMES
+    )
+
+
+def _add_responses(op: Operation, plan: FixPlan, statuses: tuple[str, ...]) -> list[str]:
+    added = []
+    for status in statuses:
+        if status in RESPONSES and not plan.has_response(op, status):
+            name, description = RESPONSES[status]
+            plan.add_response(op, status, _response(plan, status, name, description))
+            added.append(status)
+    return added
+
+
+def _response(plan: FixPlan, status: str, name: str, description: str) -> Where:
+    from generator.patterns.problems import problem_response
+
+    return problem_response(plan, status, name, description, own=False)
+
+
+def fix_key(finding: Finding, plan: FixPlan) -> tuple[Where, str] | None:
+    op = finding.operation
+    if op is None or (op.method == "patch" and plan.has_parameter(op, "If-Match")):
+        return None  # a PATCH that gets `If-Match` needs no key
+    key = plan.component("parameters", "IdempotencyKey", IDEMPOTENCY_KEY, _is_key)
+    at = plan.add_parameter(op, "Idempotency-Key", key)
+    added = []
+    if plan.allows("idempotency-responses-missing", op):
+        added = _add_responses(op, plan, tuple(RESPONSES))
+    more = f" and {join_words(f'`{s}`' for s in added)} responses" if added else ""
+    return at, f"{plan.label(finding)}: added the `Idempotency-Key` header parameter{more}"
+
+
+def fix_responses(finding: Finding, plan: FixPlan) -> tuple[Where, str] | None:
+    op = finding.operation
+    if op is None:
+        return None
+    added = _add_responses(op, plan, finding.fix)
+    if not added:
+        return None
+    at = op.where.child("responses", added[0])
+    return at, f"{plan.label(finding)}: added {join_words(f'`{s}`' for s in added)} responses"
+
+
+FIXES: dict[str, Fixer] = {
+    "idempotency-key-missing": fix_key,
+    "idempotency-responses-missing": fix_responses,
+}

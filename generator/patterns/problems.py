@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
-from generator.ir import Api, Operation, ProblemsSpec, Response
+from generator.ir import Api, Operation, ProblemsSpec, Response, Where
+from generator.lint.fix_plan import normalized
 from generator.lint.model import Hit, Rule, op_hit, rule
+
+if TYPE_CHECKING:
+    from generator.lint.engine import Finding
+    from generator.lint.fix_plan import Fixer, FixPlan
 
 PROBLEM_JSON = "application/problem+json"
 
@@ -53,3 +60,109 @@ def problem_details_missing(api: Api) -> Iterator[Hit]:
 
 
 RULES: tuple[Rule, ...] = (problem_details_missing,)
+
+
+# --- the fix -------------------------------------------------------------------------------
+
+PROBLEM_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "description": "An RFC 9457 problem document: what went wrong, in a shape clients can act on.",
+    "properties": {
+        "type": {
+            "type": "string",
+            "format": "uri-reference",
+            "description": "A URI that identifies the problem type.",
+            "default": "about:blank",
+        },
+        "title": {"type": "string", "description": "A short summary of the problem type."},
+        "status": {
+            "type": "integer",
+            "minimum": 100,
+            "maximum": 599,
+            "description": "The HTTP status code of this occurrence.",
+        },
+        "detail": {"type": "string", "description": "What went wrong in this occurrence."},
+        "instance": {
+            "type": "string",
+            "format": "uri-reference",
+            "description": "A URI that identifies this occurrence.",
+        },
+    },
+}
+_PROBLEM_NAMES = {"problem", "problems", "problemdetails", "problemdetail", "problemdocument"}
+_PROBLEM_FIELDS = {"type", "title", "status", "detail"}
+
+
+def _is_problem_schema(name: str, value: Any) -> bool:
+    if normalized(name) in _PROBLEM_NAMES:
+        return True
+    properties = value.get("properties") if isinstance(value, dict) else None
+    return isinstance(properties, dict) and set(properties) >= _PROBLEM_FIELDS
+
+
+def problem_schema(plan: FixPlan) -> Where:
+    """The API's own problem schema — the one its `application/problem+json` responses use
+    most, or a component schema that is one by name or by its fields — else a shared
+    RFC 9457 `Problem` schema, made once."""
+    if "problem-schema" not in plan.memo:
+        counts: Counter[Where] = Counter()
+        for op in (*plan.api.operations, *(h.operation for h in plan.api.webhooks)):
+            for response in op.responses:
+                for media in response.content:
+                    schema = media.schema
+                    if (
+                        schema is not None
+                        and media.content_type.lower().split(";")[0].strip() == PROBLEM_JSON
+                        and schema.where != media.where.child("schema")
+                    ):
+                        counts[schema.where] += 1
+        best = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+        plan.memo["problem-schema"] = best[0][0] if best else None
+    own: Where | None = plan.memo["problem-schema"]
+    return own or plan.component("schemas", "Problem", PROBLEM_SCHEMA, _is_problem_schema)
+
+
+def problem_content(plan: FixPlan, at: Where) -> dict[str, Any]:
+    """A `content` with `application/problem+json` and the problem schema, written at `at`."""
+    return {PROBLEM_JSON: {"schema": plan.ref(at, problem_schema(plan))}}
+
+
+def problem_response(
+    plan: FixPlan,
+    status: str,
+    name: str,
+    description: str,
+    headers: dict[str, Where] | None = None,
+    *,
+    own: bool = True,
+) -> Where:
+    """The response to refer to for `status`: the API's own shared one (with `own`: for a
+    status that means one thing, like 429), else a shared problem response `name` (found by
+    name or content, or made once)."""
+    found = plan.own_response(status) if own else None
+    if found is not None:
+        return found
+    at = Where(plan.root.name, f"/components/responses/{name}")
+    response: dict[str, Any] = {"description": description}
+    if headers:
+        response["headers"] = {n: plan.ref(at, h) for n, h in headers.items()}
+    if not status.startswith("3"):
+        response["content"] = problem_content(plan, at)
+    return plan.component(
+        "responses", name, response, lambda key, _: normalized(key) == normalized(name)
+    )
+
+
+def fix_problem_details(finding: Finding, plan: FixPlan) -> tuple[Where, str] | None:
+    response = Where(finding.file, finding.pointer)
+    schema = problem_schema(plan)
+    at = plan.add_media(
+        response, PROBLEM_JSON, {"schema": plan.ref(response.child("content"), schema)}
+    )
+    return at, (
+        f"{plan.label(finding)}: added `{PROBLEM_JSON}` with the "
+        f"`{schema.pointer.rsplit('/', 1)[-1]}` schema to the {plan.status(finding)} response"
+    )
+
+
+FIXES: dict[str, Fixer] = {"problem-details-missing": fix_problem_details}

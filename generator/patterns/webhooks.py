@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
-from generator.ir import Api, Parameter, Webhook, WebhookSignatureSpec
-from generator.lint.model import Hit, Rule, rule
+from generator.ir import Api, Parameter, Webhook, WebhookSignatureSpec, Where
+from generator.lint.model import Hit, Rule, join_words, rule
+
+if TYPE_CHECKING:
+    from generator.lint.engine import Finding
+    from generator.lint.fix_plan import Fixer, FixPlan
 
 
 def _header(params: list[Parameter], *tests: str) -> Parameter | None:
@@ -124,3 +129,81 @@ def id_missing(api: Api) -> Iterator[Hit]:
 
 
 RULES: tuple[Rule, ...] = (signature_missing, id_missing)
+
+
+# --- the fixes -------------------------------------------------------------------------------
+
+# Standard Webhooks (https://www.standardwebhooks.com): name → (component, description, type)
+STANDARD_HEADERS: dict[str, tuple[str, str, str]] = {
+    "webhook-id": (
+        "WebhookId",
+        "The message's id, the same on every delivery attempt: drop a message already seen.",
+        "string",
+    ),
+    "webhook-timestamp": (
+        "WebhookTimestamp",
+        "When the message was sent (Unix seconds); reject one too far from now (replays).",
+        "integer",
+    ),
+    "webhook-signature": (
+        "WebhookSignature",
+        "The signatures, e.g. `v1,<base64 HMAC-SHA256 of id.timestamp.body>`, space-separated.",
+        "string",
+    ),
+}
+
+
+def _same_header(name: str) -> Callable[[str, Any], bool]:
+    def same(_: str, value: Any) -> bool:
+        return (
+            isinstance(value, dict)
+            and value.get("in") == "header"
+            and str(value.get("name", "")).lower() == name
+        )
+
+    return same
+
+
+def _add_headers(
+    finding: Finding, plan: FixPlan, names: tuple[str, ...]
+) -> tuple[Where, str] | None:
+    op = finding.operation
+    if op is None:
+        return None
+    first = None
+    added = []
+    for name in names:
+        if plan.has_parameter(op, name):
+            continue
+        component, description, kind = STANDARD_HEADERS[name]
+        param = {
+            "name": name,
+            "in": "header",
+            "required": True,
+            "description": description,
+            "schema": {"type": kind},
+        }
+        where = plan.component("parameters", component, param, _same_header(name))
+        at = plan.add_parameter(op, name, where)
+        first = first or at
+        added.append(f"`{name}`")
+    if first is None:
+        return None
+    return (
+        first,
+        f"{plan.label(finding)}: added the Standard Webhooks header{'s' if len(added) > 1 else ''} {join_words(added)}",
+    )
+
+
+def fix_signature(finding: Finding, plan: FixPlan) -> tuple[Where, str] | None:
+    return _add_headers(finding, plan, tuple(STANDARD_HEADERS))
+
+
+def fix_id(finding: Finding, plan: FixPlan) -> tuple[Where, str] | None:
+    return _add_headers(finding, plan, ("webhook-id",))
+
+
+FIXES: dict[str, Fixer] = {
+    "webhook-signature-missing": fix_signature,
+    "webhook-id-missing": fix_id,
+}

@@ -189,6 +189,16 @@ class Document:
         result: tuple[int, int] = self._source_map.locate(pointer)
         return result
 
+    def offset(self, pointer: str, line_starts: list[int]) -> int | None:
+        """The character offset of the node at `pointer` itself (None: no such node), for
+        callers that edit the text; `line_starts` are the text's (see `SourceMap.offset`)."""
+        from generator.spec.sourcemap import SourceMap
+
+        if self._source_map is None:
+            self._source_map = SourceMap.for_document(self)
+        result: int | None = self._source_map.offset(pointer, line_starts)
+        return result
+
 
 def read_source(source: str) -> tuple[str, Path | None, bytes]:
     """Read a spec path (or "-" for stdin), refusing what cannot be a spec."""
@@ -434,6 +444,22 @@ def load_yaml(text: str, tags: dict[str, str] | None = None) -> tuple[Any, YamlT
             return None, None
         data = _construct(loader, root)
         return data, YamlTree(root, loader.unflattened)
+    finally:
+        loader.dispose()
+
+
+def load_yaml_all(text: str) -> list[Any]:
+    """`list(yaml.load_all(text, Loader=CSafeLoader))`: every document of a stream,
+    constructed as `load_yaml` constructs one. Raises what `yaml.load_all` raises."""
+    cls = _FastLoader if not _FastLoader.yaml_path_resolvers else _PlainLoader
+    loader = cls(text)
+    if cls is _FastLoader:
+        loader._plain_tags = {}
+    try:
+        documents = []
+        while loader.check_node():
+            documents.append(_construct(loader, loader.get_node()))
+        return documents
     finally:
         loader.dispose()
 

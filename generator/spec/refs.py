@@ -37,15 +37,24 @@ class Resolver:
     def __init__(self, root: Document) -> None:
         self.root = root
         self._docs: dict[str, Document] = {root.name: root}
+        # one Document per file, however a `$ref` spells its path (`./a.yaml`, `x/../a.yaml`)
+        self._real: dict[str, Document] = {}
+        if root.path is not None:
+            self._real[os.path.realpath(root.path)] = root
 
     @property
     def documents(self) -> list[Document]:
-        return list(self._docs.values())
+        return list({id(d): d for d in self._docs.values()}.values())
 
     def document(self, name: str) -> Document:
         doc = self._docs.get(name)
         if doc is None:
-            doc = load_document(name)
+            real = os.path.realpath(name) if name != "<stdin>" else None
+            doc = self._real.get(real) if real is not None else None
+            if doc is None:
+                doc = load_document(name)
+                if real is not None:
+                    self._real[real] = doc
             self._docs[name] = doc
         return doc
 

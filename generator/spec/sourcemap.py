@@ -95,6 +95,14 @@ class SourceMap:
                 cache_put(_CACHE_KIND, doc.digest, cached)
         return cls(cached[0], doc.text, cached[1])
 
+    def offset(self, pointer: str, line_starts: list[int]) -> int | None:
+        """The character offset (in the text without its BOM) of the node at `pointer`
+        itself, or None when there is none (no ancestor instead). `line_starts`: the text's,
+        for a map put together from blocks."""
+        if self._blocks is not None:
+            return self._blocks.offset(pointer, line_starts)
+        return self._lookup(pointer)
+
     def locate(self, pointer: str) -> tuple[int, int]:
         if self._blocks is not None:
             return self._blocks.locate(pointer)

@@ -342,3 +342,21 @@ def test_json_index_matches_the_reference_on_the_corpus() -> None:
     for path in files:
         text = path.read_bytes().decode("utf-8-sig")
         assert _index_json(text) == _reference_json_index(text), path
+
+
+def test_load_yaml_all_reads_every_document_as_pyyaml_does() -> None:
+    from generator.spec.load import load_yaml_all
+
+    stream = (
+        "a: 1\nb: [x, &n {k: v}, *n]\n---\n  indented: true\n  when: 2001-12-14\n"
+        "---\n- 1\n- '2'\n- .nan\n---\nshared: &s [1]\nagain: *s\n"
+    )
+    ours = load_yaml_all(stream)
+    theirs = list(yaml.load_all(stream, Loader=yaml.CSafeLoader))
+    assert len(ours) == len(theirs) == 4
+    assert ours[:2] == theirs[:2] and ours[3] == theirs[3]
+    assert ours[0]["b"][1] is ours[0]["b"][2]  # an alias shares its anchor's object
+    assert ours[3]["shared"] is ours[3]["again"]
+    assert math.isnan(ours[2][2]) and ours[2][:2] == [1, "2"]
+    with pytest.raises(yaml.YAMLError):
+        load_yaml_all("a: 1\n---\nb: [\n")
