@@ -34,6 +34,8 @@ from generator.render.client_auth import (
     plan_auth,
     plan_security,
 )
+from generator.render.client_models import client_models
+from generator.render.client_pages import PagePlan, plan_page
 from generator.render.env import TemplateFiles, operation_view, templates_root
 from generator.render.escape import py_string
 from generator.render.models import models_for
@@ -60,7 +62,7 @@ FIXED_ARGUMENTS = (
     "timeout",
 )
 # Locals and module names a method body uses: no keyword argument may shadow them.
-_BODY_NAMES = ("headers", "response", "job", "raw", "models", "pydantic", "httpx")
+_BODY_NAMES = ("headers", "response", "options", "job", "raw", "models", "pydantic", "httpx")
 _CONCURRENCY_HEADERS = {"if-match", "if-none-match"}
 # The constructor's own arguments; security-scheme arguments avoid them.
 CONSTRUCTOR_ARGUMENTS = (
@@ -76,6 +78,7 @@ CONSTRUCTOR_ARGUMENTS = (
     "jitter",
     "wait_on_rate_limit",
     "max_retry_delay",
+    "strict_response_validation",
 )
 
 
@@ -124,6 +127,7 @@ class OperationPlan:
     description: str
     deprecated: bool
     security: SecurityPlan | None = None  # what the operation requires (None: nothing declared)
+    page: PagePlan | None = None  # a list operation: its page type and `Pagination(...)`
 
 
 @dataclass(frozen=True)
@@ -361,12 +365,15 @@ class _Planner:
         if_none_match = bool(conc and conc.if_none_match)
         job = op.patterns.async_job
         job_result = None
+        page: PagePlan | None = None
         if job is not None and op.response("202") is not None:
             job_result = self.job_result(op)
             result = f"JobHandle[{job_result}]"
             parse_type = None
         elif parse_type is None:
             result = "None"
+        elif not if_none_match and (page := plan_page(op, self.api, self.types)) is not None:
+            result = f"SyncPage[{page.item}, {parse_type}]"
         else:
             result = parse_type
             if if_none_match and "None" not in result.split(" | "):
@@ -395,6 +402,7 @@ class _Planner:
             description=op.description,
             deprecated=op.deprecated,
             security=plan_security(op.patterns.security, self.auth),
+            page=page,
         )
 
     def resources(self, reserved: frozenset[str]) -> list[ResourcePlan]:
@@ -524,7 +532,7 @@ def plan_client(
         GeneratedFile(f"{pkg}/py.typed", ""),
         templates.file(f"{pkg}/__init__.py", "__init__.py.j2", format=True),
         templates.file(f"{pkg}/_client.py", "_client.py.j2", format=True),
-        GeneratedFile(f"{pkg}/models.py", models_source, format=True),
+        GeneratedFile(f"{pkg}/models.py", _lenient(models_source), format=True),
     ]
     if plan.webhooks:
         files.append(templates.file(f"{pkg}/webhooks.py", "webhooks.py.j2", format=True))
@@ -538,6 +546,14 @@ def plan_client(
         )
     plan.files = files
     return plan
+
+
+def _lenient(models_source: str | Deferred) -> str | Deferred:
+    """The client's models module: the shared one, made forward-compatible for responses
+    (`client_models`), when its text is there (else when it is)."""
+    if isinstance(models_source, str):
+        return client_models(models_source)
+    return Deferred(lambda: client_models(models_source.text()))
 
 
 def _resource_view(resource: ResourcePlan) -> ResourcePlan:

@@ -79,7 +79,7 @@ T = TypeVar("T")
 # `format`s that would need packages beyond pydantic (email-validator): plain strings.
 _TYPE_MAPPINGS = ["email=string", "idn-email=string"]
 # Bump when anything here changes what the library is asked for (the cache key has it too).
-_MODELS_VERSION = "5"
+_MODELS_VERSION = "6"
 _CACHE_KIND = "models" + _MODELS_VERSION
 _RESTORED_KIND = "modelstext" + _MODELS_VERSION  # the module with its descriptions restored
 _KEYS_KIND = "modelkeys" + _MODELS_VERSION  # a known document's job key and texts
@@ -727,6 +727,9 @@ def _options(name_map_by_name: Mapping[str, str], header: str) -> dict[str, Any]
         "use_annotated": True,
         "use_standard_collections": True,
         "use_union_operator": True,
+        # OpenAPI 3.0's `nullable: true` admits null, also on a required member (`X | None`
+        # without a default); without it the library types a required nullable member `X`
+        "strict_nullable": True,
         "field_constraints": True,
         "snake_case_field": True,
         "allow_population_by_field_name": True,

@@ -9,9 +9,13 @@ Generated code imports everything it needs from here:
 - `_retry`: `RetryPolicy` and the retry rules; `_ratelimit`: `RateLimit`, `parse_rate_limit`;
 - `_jobs`: `JobHandle`, `AsyncJobHandle`; `_concurrency`: `read_modify_write` (+ async);
 - `_webhooks`: `verify_webhook` and two signing helpers for tests;
-- `_query`: `Styled`, `encode_query` (objects and arrays of objects in the query string).
+- `_query`: `Styled`, `encode_query` (objects and arrays of objects in the query string);
+- `_pagination`: `Pagination`, `SyncPage`, `AsyncPage`, `AsyncPaginator` (list operations);
+- `_models`: the lenient `BaseModel`, `Open`, `AwareDatetime` and `LENIENT` the generated
+  `models.py` is built on (forward-compatible responses).
 
-It depends on the standard library, httpx and pydantic v2 only, and imports itself relatively.
+It depends on the standard library, httpx and pydantic v2 only (with pydantic's own
+`pydantic_core`), and imports itself relatively.
 """
 
 from ._auth import (
@@ -37,6 +41,7 @@ from ._concurrency import async_read_modify_write, read_modify_write
 from ._errors import (
     APIConnectionError,
     APIError,
+    APIResponseValidationError,
     APIStatusError,
     APITimeoutError,
     BadRequest,
@@ -63,6 +68,7 @@ from ._errors import (
     error_from_response,
 )
 from ._jobs import JOB_STATES, TERMINAL_STATES, AsyncJobHandle, JobHandle
+from ._pagination import AsyncPage, AsyncPaginator, Pagination, SyncPage
 from ._query import Styled, encode_query
 from ._ratelimit import RateLimit, parse_rate_limit
 from ._retry import (
@@ -88,10 +94,13 @@ __all__ = [
     "APIConnectionError",
     "APIError",
     "APIResponse",
+    "APIResponseValidationError",
     "APIStatusError",
     "APITimeoutError",
     "AsyncAPIClient",
     "AsyncJobHandle",
+    "AsyncPage",
+    "AsyncPaginator",
     "AsyncTokenProvider",
     "BadRequest",
     "BasicAuth",
@@ -108,6 +117,7 @@ __all__ = [
     "JobTimeout",
     "MissingCredentials",
     "NotFound",
+    "Pagination",
     "PreconditionFailed",
     "PreconditionRequired",
     "ProblemDetails",
@@ -120,6 +130,7 @@ __all__ = [
     "ServerError",
     "Styled",
     "SyncAPIClient",
+    "SyncPage",
     "TokenProvider",
     "TokenRequestFailed",
     "Unauthorized",

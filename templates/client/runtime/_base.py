@@ -5,7 +5,7 @@ Public API:
 - `SyncAPIClient(base_url, *, timeout=DEFAULT_TIMEOUT, max_retries=2, default_headers=None,
   schemes=(), credentials=None, user_agent=None, http_client=None, transport=None,
   sleep=time.sleep, clock=time.time, jitter=random.random, wait_on_rate_limit=False,
-  max_retry_delay=60.0)`: `schemes` are the spec's security schemes (`_auth.Scheme`),
+  max_retry_delay=60.0, strict_response_validation=False)`: `schemes` are the spec's security schemes (`_auth.Scheme`),
   `credentials` what the caller gave for each (by scheme name; see `_auth`);
   `AsyncAPIClient(...)` takes the same arguments with an `httpx.AsyncClient`, an
   `httpx.AsyncBaseTransport` and an async `sleep`.
@@ -18,7 +18,10 @@ Public API:
 - `APIResponse`: `.status_code`, `.headers`, `.etag`, `.replayed`, `.rate_limit`,
   `.not_modified`, `.idempotency_key`, `.retries_taken`, `.security` (what the call
   required: a job handle polls with the same), `.http_response`, `.json()`,
-  `.parse(type_)` (a pydantic model class, any type, or a `TypeAdapter`).
+  `.parse(type_)` (a pydantic model class, any type, or a `TypeAdapter`), `.validate(data,
+  type_)` (the same for data already decoded). Parsing is lenient unless the client was made
+  with `strict_response_validation=True` (see `_models`); a body that still does not parse
+  raises `APIResponseValidationError`.
 - `RESERVED_ATTRIBUTES`: names the base classes use; generated resource attributes must avoid
   them.
 
@@ -65,7 +68,14 @@ import httpx
 import pydantic
 
 from ._auth import Applied, Credential, Credentials, Scheme, Security, Selection
-from ._errors import APIConnectionError, APIStatusError, APITimeoutError, error_from_response
+from ._errors import (
+    APIConnectionError,
+    APIResponseValidationError,
+    APIStatusError,
+    APITimeoutError,
+    error_from_response,
+)
+from ._models import LENIENT
 from ._query import Styled, encode_query
 from ._ratelimit import RateLimit, parse_rate_limit
 from ._retry import (
@@ -152,12 +162,14 @@ class APIResponse:
         idempotency_key: str | None = None,
         retries_taken: int = 0,
         security: Security | None = None,
+        strict: bool = False,
     ) -> None:
         self.http_response = http_response
         self.rate_limit = rate_limit
         self.idempotency_key = idempotency_key
         self.retries_taken = retries_taken
         self.security = security
+        self.strict = strict
 
     @property
     def status_code(self) -> int:
@@ -185,10 +197,14 @@ class APIResponse:
         return self.http_response.status_code == 304
 
     def json(self) -> Any:
-        """The body as JSON data; None for an empty body."""
+        """The body as JSON data; None for an empty body. `APIResponseValidationError` when
+        it is not JSON."""
         if not self.http_response.content:
             return None
-        return jsonlib.loads(self.http_response.content)
+        try:
+            return jsonlib.loads(self.http_response.content)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise APIResponseValidationError(self.http_response, "is not JSON") from exc
 
     @overload
     def parse(self, type_: pydantic.TypeAdapter[T]) -> T: ...
@@ -196,10 +212,45 @@ class APIResponse:
     def parse(self, type_: type[T]) -> T: ...
     def parse(self, type_: pydantic.TypeAdapter[T] | type[T]) -> T:
         """The body validated as `type_`; an empty body validates as None."""
-        adapter = type_ if isinstance(type_, pydantic.TypeAdapter) else _adapter(type_)
         if not self.http_response.content:
-            return adapter.validate_python(None)
-        return adapter.validate_json(self.http_response.content)
+            return self.validate(None, type_)
+        adapter = type_ if isinstance(type_, pydantic.TypeAdapter) else _adapter(type_)
+        try:
+            return adapter.validate_json(self.http_response.content, context=self._context)
+        except pydantic.ValidationError as exc:
+            if any(e.get("type") == "json_invalid" for e in exc.errors()):
+                raise APIResponseValidationError(self.http_response, "is not JSON") from exc
+            raise self._invalid(exc) from exc
+
+    @overload
+    def validate(self, data: Any, type_: pydantic.TypeAdapter[T]) -> T: ...
+    @overload
+    def validate(self, data: Any, type_: type[T]) -> T: ...
+    def validate(self, data: Any, type_: pydantic.TypeAdapter[T] | type[T]) -> T:
+        """`data` (decoded from this response's body) validated as `type_`."""
+        adapter = type_ if isinstance(type_, pydantic.TypeAdapter) else _adapter(type_)
+        try:
+            return adapter.validate_python(data, context=self._context)
+        except pydantic.ValidationError as exc:
+            raise self._invalid(exc) from exc
+
+    @property
+    def _context(self) -> dict[str, Any] | None:
+        return None if self.strict else LENIENT
+
+    def _invalid(self, exc: pydantic.ValidationError) -> APIResponseValidationError:
+        errors = exc.errors(include_url=False, include_input=False, include_context=False)
+        summary = "invalid"
+        if errors:
+            where = ".".join(str(part) for part in errors[0]["loc"]) or "the body"
+            summary = f"{where}: {errors[0]['msg']}"
+        count = exc.error_count()
+        return APIResponseValidationError(
+            self.http_response,
+            f"does not match the declared type ({count} error{'s' if count > 1 else ''}; "
+            f"{summary})",
+            errors=[dict(e) for e in errors],
+        )
 
     def __repr__(self) -> str:
         return f"<APIResponse {self.status_code} retries_taken={self.retries_taken}>"
@@ -301,6 +352,7 @@ class _BaseClient:
         jitter: Callable[[], float],
         wait_on_rate_limit: bool,
         max_retry_delay: float,
+        strict_response_validation: bool,
     ) -> None:
         if max_retries < 0:
             raise ValueError("max_retries must be >= 0")
@@ -312,6 +364,7 @@ class _BaseClient:
         self._clock = clock
         self._jitter = jitter
         self._max_retry_delay = max_retry_delay
+        self.strict_response_validation = strict_response_validation
         headers: dict[str, str] = {"Accept": "application/json"}
         headers.update(default_headers or {})
         if user_agent is not None:
@@ -437,6 +490,7 @@ class _BaseClient:
                 idempotency_key=prepared.idempotency_key,
                 retries_taken=retries_taken,
                 security=prepared.security,
+                strict=self.strict_response_validation,
             )
         error = error_from_response(response, now=now)
         delay = self._policy(prepared.max_retries).decide(
@@ -518,6 +572,7 @@ class SyncAPIClient(_BaseClient):
         jitter: Callable[[], float] = random.random,
         wait_on_rate_limit: bool = False,
         max_retry_delay: float = MAX_SERVER_DELAY,
+        strict_response_validation: bool = False,
     ) -> None:
         super().__init__(
             base_url,
@@ -531,6 +586,7 @@ class SyncAPIClient(_BaseClient):
             jitter=jitter,
             wait_on_rate_limit=wait_on_rate_limit,
             max_retry_delay=max_retry_delay,
+            strict_response_validation=strict_response_validation,
         )
         if http_client is not None and transport is not None:
             raise ValueError("pass http_client or transport, not both")
@@ -611,6 +667,7 @@ class AsyncAPIClient(_BaseClient):
         jitter: Callable[[], float] = random.random,
         wait_on_rate_limit: bool = False,
         max_retry_delay: float = MAX_SERVER_DELAY,
+        strict_response_validation: bool = False,
     ) -> None:
         super().__init__(
             base_url,
@@ -624,6 +681,7 @@ class AsyncAPIClient(_BaseClient):
             jitter=jitter,
             wait_on_rate_limit=wait_on_rate_limit,
             max_retry_delay=max_retry_delay,
+            strict_response_validation=strict_response_validation,
         )
         if http_client is not None and transport is not None:
             raise ValueError("pass http_client or transport, not both")
@@ -689,5 +747,12 @@ RESERVED_ATTRIBUTES: frozenset[str] = frozenset(
         for name in dir(cls)
         if not name.startswith("_")
     }
-    | {"base_url", "timeout", "max_retries", "wait_on_rate_limit", "last_rate_limit"}
+    | {
+        "base_url",
+        "timeout",
+        "max_retries",
+        "wait_on_rate_limit",
+        "last_rate_limit",
+        "strict_response_validation",
+    }
 )

@@ -15,6 +15,10 @@ Public API:
   428, `RateLimited` 429 (`.retry_after: float | None`, `.rate_limit`), `ServerError` 5xx,
   `UnexpectedStatus` (any other non-success status).
 - `error_from_response(response, now=None) -> APIStatusError`: the one mapping.
+- `APIResponseValidationError(response, message, errors=())`: a success response whose body
+  is not what the operation declares, even read leniently (not JSON, a required member
+  missing, a value of another type); `.status_code`, `.headers`, `.content` (the raw body),
+  `.body` (JSON or text) and `.errors` (pydantic's, without the input values).
 - Job outcomes: `JobFailed(problem, job)`, `JobCancelled(job)`, `JobTimeout(timeout, job)`.
 - `WebhookVerificationError(message)`.
 - Credentials, raised on the client's side: `CredentialsError` (base) ←
@@ -171,6 +175,40 @@ class APIStatusError(APIError):
     @property
     def body(self) -> Any:
         """The response body as JSON data when it is JSON, else as text."""
+        parsed = _json_or_none(self.response)
+        return parsed if parsed is not None else self.response.text
+
+
+class APIResponseValidationError(APIError):
+    """A success response whose body cannot be read as the operation declares it (see the
+    module docstring). Unknown enum values, unknown members, unknown `oneOf` variants and
+    date-times without a time zone do not raise this unless the client was made with
+    `strict_response_validation=True`."""
+
+    def __init__(
+        self,
+        response: httpx.Response,
+        message: str,
+        *,
+        errors: Sequence[Mapping[str, Any]] = (),
+    ) -> None:
+        super().__init__(f"HTTP {response.status_code}: the response body {message}")
+        self.response = response
+        self.status_code = response.status_code
+        self.errors = tuple(errors)
+
+    @property
+    def headers(self) -> httpx.Headers:
+        return self.response.headers
+
+    @property
+    def content(self) -> bytes:
+        """The body as it arrived."""
+        return self.response.content
+
+    @property
+    def body(self) -> Any:
+        """The body as JSON data when it is JSON, else as text."""
         parsed = _json_or_none(self.response)
         return parsed if parsed is not None else self.response.text
 

@@ -32,9 +32,11 @@ from ._runtime import (
     TokenProvider,
 )
 from ._runtime._base import TimeoutTypes
+from ._runtime._pagination import AsyncPage, AsyncPaginator, Pagination, SyncPage
 from ._runtime._retry import DEFAULT_MAX_RETRIES, MAX_SERVER_DELAY
 
 T = TypeVar("T")
+PageT = TypeVar("PageT", bound="SyncPage[Any, Any] | AsyncPage[Any, Any]")
 
 DEFAULT_BASE_URL = "https://api.acme.example.com"
 USER_AGENT = "acme_payments_api_client/2026.4.15"
@@ -102,6 +104,10 @@ def _parse(response: APIResponse, type_: Any) -> Any:
     return response.parse(type_)
 
 
+def _raw_page(page: PageT) -> Raw[PageT]:
+    return Raw(page.response, page)
+
+
 # The spec's security schemes: what each credential is and how it is sent.
 SECURITY_SCHEMES = (
     Scheme(
@@ -126,7 +132,7 @@ class CustomersResource:
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> models.CustomerList:
+    ) -> SyncPage[models.Customer, models.CustomerList]:
         """List customers
 
         `GET /v1/customers`.
@@ -135,6 +141,9 @@ class CustomersResource:
             limit: query parameter `limit`. Maximum number of items to return.
             starting_after: query parameter `startingAfter`. Cursor for the next page, from the previous page's `nextCursor`.
             email: query parameter `email`. Only the customer with this email address.
+
+        Paginated (cursor): returns the first page; `for` over it goes
+        through every item of every page (each page is fetched when it is needed).
         """
         return self.list_customers_raw(
             limit=limit,
@@ -154,7 +163,7 @@ class CustomersResource:
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> Raw[models.CustomerList]:
+    ) -> Raw[SyncPage[models.Customer, models.CustomerList]]:
         """List customers
 
         `GET /v1/customers`; returns the result with its response (`Raw`).
@@ -166,22 +175,37 @@ class CustomersResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/customers",
-                params={
-                    "limit": limit,
-                    "startingAfter": starting_after,
-                    "email": email,
-                },
-                headers=headers,
-                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
-                max_retries=max_retries,
-                timeout=timeout,
+        options = RequestOptions(
+            "GET",
+            "/v1/customers",
+            params={
+                "limit": limit,
+                "startingAfter": starting_after,
+                "email": email,
+            },
+            headers=headers,
+            security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            max_retries=max_retries,
+            timeout=timeout,
+        )
+        return _raw_page(
+            SyncPage(
+                self._client,
+                options,
+                self._client.request(options),
+                Pagination(
+                    "cursor",
+                    items=("data",),
+                    next=("nextCursor",),
+                    param="startingAfter",
+                    limit_param="limit",
+                    limit_default=20,
+                    limit_maximum=100,
+                ),
+                models.Customer,
+                models.CustomerList,
             )
         )
-        return Raw(response, response.parse(models.CustomerList))
 
     def create_customer(
         self,
@@ -576,7 +600,7 @@ class PaymentsResource:
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> models.PaymentList:
+    ) -> SyncPage[models.Payment, models.PaymentList]:
         """List payments
 
         `GET /v1/payments`.
@@ -588,6 +612,9 @@ class PaymentsResource:
             starting_after: query parameter `startingAfter`. Cursor for the next page, from the previous page's `nextCursor`.
             customer_id: query parameter `customerId`. Only payments of this customer.
             status: query parameter `status`. Only payments in this status.
+
+        Paginated (cursor): returns the first page; `for` over it goes
+        through every item of every page (each page is fetched when it is needed).
         """
         return self.list_payments_raw(
             limit=limit,
@@ -609,7 +636,7 @@ class PaymentsResource:
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> Raw[models.PaymentList]:
+    ) -> Raw[SyncPage[models.Payment, models.PaymentList]]:
         """List payments
 
         `GET /v1/payments`; returns the result with its response (`Raw`).
@@ -624,23 +651,38 @@ class PaymentsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/payments",
-                params={
-                    "limit": limit,
-                    "startingAfter": starting_after,
-                    "customerId": customer_id,
-                    "status": status,
-                },
-                headers=headers,
-                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
-                max_retries=max_retries,
-                timeout=timeout,
+        options = RequestOptions(
+            "GET",
+            "/v1/payments",
+            params={
+                "limit": limit,
+                "startingAfter": starting_after,
+                "customerId": customer_id,
+                "status": status,
+            },
+            headers=headers,
+            security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            max_retries=max_retries,
+            timeout=timeout,
+        )
+        return _raw_page(
+            SyncPage(
+                self._client,
+                options,
+                self._client.request(options),
+                Pagination(
+                    "cursor",
+                    items=("data",),
+                    next=("nextCursor",),
+                    param="startingAfter",
+                    limit_param="limit",
+                    limit_default=20,
+                    limit_maximum=100,
+                ),
+                models.Payment,
+                models.PaymentList,
             )
         )
-        return Raw(response, response.parse(models.PaymentList))
 
     def create_payment(
         self,
@@ -772,7 +814,7 @@ class RefundsResource:
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> models.RefundList:
+    ) -> SyncPage[models.Refund, models.RefundList]:
         """List refunds
 
         `GET /v1/refunds`.
@@ -781,6 +823,9 @@ class RefundsResource:
             limit: query parameter `limit`. Maximum number of items to return.
             starting_after: query parameter `startingAfter`. Cursor for the next page, from the previous page's `nextCursor`.
             payment_id: query parameter `paymentId`. Only refunds of this payment.
+
+        Paginated (cursor): returns the first page; `for` over it goes
+        through every item of every page (each page is fetched when it is needed).
         """
         return self.list_refunds_raw(
             limit=limit,
@@ -800,7 +845,7 @@ class RefundsResource:
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> Raw[models.RefundList]:
+    ) -> Raw[SyncPage[models.Refund, models.RefundList]]:
         """List refunds
 
         `GET /v1/refunds`; returns the result with its response (`Raw`).
@@ -812,22 +857,37 @@ class RefundsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/refunds",
-                params={
-                    "limit": limit,
-                    "startingAfter": starting_after,
-                    "paymentId": payment_id,
-                },
-                headers=headers,
-                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
-                max_retries=max_retries,
-                timeout=timeout,
+        options = RequestOptions(
+            "GET",
+            "/v1/refunds",
+            params={
+                "limit": limit,
+                "startingAfter": starting_after,
+                "paymentId": payment_id,
+            },
+            headers=headers,
+            security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            max_retries=max_retries,
+            timeout=timeout,
+        )
+        return _raw_page(
+            SyncPage(
+                self._client,
+                options,
+                self._client.request(options),
+                Pagination(
+                    "cursor",
+                    items=("data",),
+                    next=("nextCursor",),
+                    param="startingAfter",
+                    limit_param="limit",
+                    limit_default=20,
+                    limit_maximum=100,
+                ),
+                models.Refund,
+                models.RefundList,
             )
         )
-        return Raw(response, response.parse(models.RefundList))
 
     def create_refund(
         self,
@@ -1025,7 +1085,7 @@ class AsyncCustomersResource:
     def __init__(self, client: AsyncAPIClient) -> None:
         self._client = client
 
-    async def list_customers(
+    def list_customers(
         self,
         *,
         limit: int | None = None,
@@ -1034,7 +1094,7 @@ class AsyncCustomersResource:
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> models.CustomerList:
+    ) -> AsyncPaginator[models.Customer, models.CustomerList]:
         """List customers
 
         `GET /v1/customers`.
@@ -1043,16 +1103,23 @@ class AsyncCustomersResource:
             limit: query parameter `limit`. Maximum number of items to return.
             starting_after: query parameter `startingAfter`. Cursor for the next page, from the previous page's `nextCursor`.
             email: query parameter `email`. Only the customer with this email address.
+
+        Paginated (cursor): `await` it for the first page, or `async for`
+        over every item of every page (each page is fetched when it is needed).
         """
-        raw = await self.list_customers_raw(
-            limit=limit,
-            starting_after=starting_after,
-            email=email,
-            extra_headers=extra_headers,
-            max_retries=max_retries,
-            timeout=timeout,
-        )
-        return raw.parsed
+
+        async def _first_page() -> AsyncPage[models.Customer, models.CustomerList]:
+            raw = await self.list_customers_raw(
+                limit=limit,
+                starting_after=starting_after,
+                email=email,
+                extra_headers=extra_headers,
+                max_retries=max_retries,
+                timeout=timeout,
+            )
+            return raw.parsed
+
+        return AsyncPaginator(_first_page)
 
     async def list_customers_raw(
         self,
@@ -1063,7 +1130,7 @@ class AsyncCustomersResource:
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> Raw[models.CustomerList]:
+    ) -> Raw[AsyncPage[models.Customer, models.CustomerList]]:
         """List customers
 
         `GET /v1/customers`; returns the result with its response (`Raw`).
@@ -1075,22 +1142,37 @@ class AsyncCustomersResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/customers",
-                params={
-                    "limit": limit,
-                    "startingAfter": starting_after,
-                    "email": email,
-                },
-                headers=headers,
-                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
-                max_retries=max_retries,
-                timeout=timeout,
+        options = RequestOptions(
+            "GET",
+            "/v1/customers",
+            params={
+                "limit": limit,
+                "startingAfter": starting_after,
+                "email": email,
+            },
+            headers=headers,
+            security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            max_retries=max_retries,
+            timeout=timeout,
+        )
+        return _raw_page(
+            AsyncPage(
+                self._client,
+                options,
+                await self._client.request(options),
+                Pagination(
+                    "cursor",
+                    items=("data",),
+                    next=("nextCursor",),
+                    param="startingAfter",
+                    limit_param="limit",
+                    limit_default=20,
+                    limit_maximum=100,
+                ),
+                models.Customer,
+                models.CustomerList,
             )
         )
-        return Raw(response, response.parse(models.CustomerList))
 
     async def create_customer(
         self,
@@ -1481,7 +1563,7 @@ class AsyncPaymentsResource:
     def __init__(self, client: AsyncAPIClient) -> None:
         self._client = client
 
-    async def list_payments(
+    def list_payments(
         self,
         *,
         limit: int | None = None,
@@ -1491,7 +1573,7 @@ class AsyncPaymentsResource:
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> models.PaymentList:
+    ) -> AsyncPaginator[models.Payment, models.PaymentList]:
         """List payments
 
         `GET /v1/payments`.
@@ -1503,17 +1585,24 @@ class AsyncPaymentsResource:
             starting_after: query parameter `startingAfter`. Cursor for the next page, from the previous page's `nextCursor`.
             customer_id: query parameter `customerId`. Only payments of this customer.
             status: query parameter `status`. Only payments in this status.
+
+        Paginated (cursor): `await` it for the first page, or `async for`
+        over every item of every page (each page is fetched when it is needed).
         """
-        raw = await self.list_payments_raw(
-            limit=limit,
-            starting_after=starting_after,
-            customer_id=customer_id,
-            status=status,
-            extra_headers=extra_headers,
-            max_retries=max_retries,
-            timeout=timeout,
-        )
-        return raw.parsed
+
+        async def _first_page() -> AsyncPage[models.Payment, models.PaymentList]:
+            raw = await self.list_payments_raw(
+                limit=limit,
+                starting_after=starting_after,
+                customer_id=customer_id,
+                status=status,
+                extra_headers=extra_headers,
+                max_retries=max_retries,
+                timeout=timeout,
+            )
+            return raw.parsed
+
+        return AsyncPaginator(_first_page)
 
     async def list_payments_raw(
         self,
@@ -1525,7 +1614,7 @@ class AsyncPaymentsResource:
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> Raw[models.PaymentList]:
+    ) -> Raw[AsyncPage[models.Payment, models.PaymentList]]:
         """List payments
 
         `GET /v1/payments`; returns the result with its response (`Raw`).
@@ -1540,23 +1629,38 @@ class AsyncPaymentsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/payments",
-                params={
-                    "limit": limit,
-                    "startingAfter": starting_after,
-                    "customerId": customer_id,
-                    "status": status,
-                },
-                headers=headers,
-                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
-                max_retries=max_retries,
-                timeout=timeout,
+        options = RequestOptions(
+            "GET",
+            "/v1/payments",
+            params={
+                "limit": limit,
+                "startingAfter": starting_after,
+                "customerId": customer_id,
+                "status": status,
+            },
+            headers=headers,
+            security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            max_retries=max_retries,
+            timeout=timeout,
+        )
+        return _raw_page(
+            AsyncPage(
+                self._client,
+                options,
+                await self._client.request(options),
+                Pagination(
+                    "cursor",
+                    items=("data",),
+                    next=("nextCursor",),
+                    param="startingAfter",
+                    limit_param="limit",
+                    limit_default=20,
+                    limit_maximum=100,
+                ),
+                models.Payment,
+                models.PaymentList,
             )
         )
-        return Raw(response, response.parse(models.PaymentList))
 
     async def create_payment(
         self,
@@ -1681,7 +1785,7 @@ class AsyncRefundsResource:
     def __init__(self, client: AsyncAPIClient) -> None:
         self._client = client
 
-    async def list_refunds(
+    def list_refunds(
         self,
         *,
         limit: int | None = None,
@@ -1690,7 +1794,7 @@ class AsyncRefundsResource:
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> models.RefundList:
+    ) -> AsyncPaginator[models.Refund, models.RefundList]:
         """List refunds
 
         `GET /v1/refunds`.
@@ -1699,16 +1803,23 @@ class AsyncRefundsResource:
             limit: query parameter `limit`. Maximum number of items to return.
             starting_after: query parameter `startingAfter`. Cursor for the next page, from the previous page's `nextCursor`.
             payment_id: query parameter `paymentId`. Only refunds of this payment.
+
+        Paginated (cursor): `await` it for the first page, or `async for`
+        over every item of every page (each page is fetched when it is needed).
         """
-        raw = await self.list_refunds_raw(
-            limit=limit,
-            starting_after=starting_after,
-            payment_id=payment_id,
-            extra_headers=extra_headers,
-            max_retries=max_retries,
-            timeout=timeout,
-        )
-        return raw.parsed
+
+        async def _first_page() -> AsyncPage[models.Refund, models.RefundList]:
+            raw = await self.list_refunds_raw(
+                limit=limit,
+                starting_after=starting_after,
+                payment_id=payment_id,
+                extra_headers=extra_headers,
+                max_retries=max_retries,
+                timeout=timeout,
+            )
+            return raw.parsed
+
+        return AsyncPaginator(_first_page)
 
     async def list_refunds_raw(
         self,
@@ -1719,7 +1830,7 @@ class AsyncRefundsResource:
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> Raw[models.RefundList]:
+    ) -> Raw[AsyncPage[models.Refund, models.RefundList]]:
         """List refunds
 
         `GET /v1/refunds`; returns the result with its response (`Raw`).
@@ -1731,22 +1842,37 @@ class AsyncRefundsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/refunds",
-                params={
-                    "limit": limit,
-                    "startingAfter": starting_after,
-                    "paymentId": payment_id,
-                },
-                headers=headers,
-                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
-                max_retries=max_retries,
-                timeout=timeout,
+        options = RequestOptions(
+            "GET",
+            "/v1/refunds",
+            params={
+                "limit": limit,
+                "startingAfter": starting_after,
+                "paymentId": payment_id,
+            },
+            headers=headers,
+            security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            max_retries=max_retries,
+            timeout=timeout,
+        )
+        return _raw_page(
+            AsyncPage(
+                self._client,
+                options,
+                await self._client.request(options),
+                Pagination(
+                    "cursor",
+                    items=("data",),
+                    next=("nextCursor",),
+                    param="startingAfter",
+                    limit_param="limit",
+                    limit_default=20,
+                    limit_maximum=100,
+                ),
+                models.Refund,
+                models.RefundList,
             )
         )
-        return Raw(response, response.parse(models.RefundList))
 
     async def create_refund(
         self,
@@ -1973,6 +2099,7 @@ class Client(SyncAPIClient):
         jitter: Callable[[], float] = random.random,
         wait_on_rate_limit: bool = False,
         max_retry_delay: float = MAX_SERVER_DELAY,
+        strict_response_validation: bool = False,
     ) -> None:
         super().__init__(
             base_url,
@@ -1992,6 +2119,7 @@ class Client(SyncAPIClient):
             jitter=jitter,
             wait_on_rate_limit=wait_on_rate_limit,
             max_retry_delay=max_retry_delay,
+            strict_response_validation=strict_response_validation,
         )
         self.customers = CustomersResource(self)
         self.jobs = JobsResource(self)
@@ -2030,6 +2158,7 @@ class AsyncClient(AsyncAPIClient):
         jitter: Callable[[], float] = random.random,
         wait_on_rate_limit: bool = False,
         max_retry_delay: float = MAX_SERVER_DELAY,
+        strict_response_validation: bool = False,
     ) -> None:
         super().__init__(
             base_url,
@@ -2049,6 +2178,7 @@ class AsyncClient(AsyncAPIClient):
             jitter=jitter,
             wait_on_rate_limit=wait_on_rate_limit,
             max_retry_delay=max_retry_delay,
+            strict_response_validation=strict_response_validation,
         )
         self.customers = AsyncCustomersResource(self)
         self.jobs = AsyncJobsResource(self)

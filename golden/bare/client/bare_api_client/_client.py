@@ -29,9 +29,11 @@ from ._runtime import (
     SyncAPIClient,
 )
 from ._runtime._base import TimeoutTypes
+from ._runtime._pagination import AsyncPage, SyncPage
 from ._runtime._retry import DEFAULT_MAX_RETRIES, MAX_SERVER_DELAY
 
 T = TypeVar("T")
+PageT = TypeVar("PageT", bound="SyncPage[Any, Any] | AsyncPage[Any, Any]")
 
 DEFAULT_BASE_URL = "https://bare.example.com"
 USER_AGENT = "bare_api_client/0.1.0"
@@ -97,6 +99,10 @@ def _header(value: object) -> str:
 
 def _parse(response: APIResponse, type_: Any) -> Any:
     return response.parse(type_)
+
+
+def _raw_page(page: PageT) -> Raw[PageT]:
+    return Raw(page.response, page)
 
 
 class DocumentsResource:
@@ -418,6 +424,7 @@ class OrdersResource:
     def list_orders(
         self,
         *,
+        page: int | None = None,
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
@@ -428,8 +435,12 @@ class OrdersResource:
 
         Publishes the `RateLimit-*` header family (while `GET /quota` uses `X-RateLimit-*`), and
         declares `429` and `503` without `Retry-After`.
+
+        Args:
+            page: query parameter `page`
         """
         return self.list_orders_raw(
+            page=page,
             extra_headers=extra_headers,
             max_retries=max_retries,
             timeout=timeout,
@@ -438,6 +449,7 @@ class OrdersResource:
     def list_orders_raw(
         self,
         *,
+        page: int | None = None,
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
@@ -448,6 +460,9 @@ class OrdersResource:
 
         Publishes the `RateLimit-*` header family (while `GET /quota` uses `X-RateLimit-*`), and
         declares `429` and `503` without `Retry-After`.
+
+        Args:
+            page: query parameter `page`
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -455,6 +470,9 @@ class OrdersResource:
             RequestOptions(
                 "GET",
                 "/orders",
+                params={
+                    "page": page,
+                },
                 headers=headers,
                 max_retries=max_retries,
                 timeout=timeout,
@@ -1098,6 +1116,7 @@ class AsyncOrdersResource:
     async def list_orders(
         self,
         *,
+        page: int | None = None,
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
@@ -1108,8 +1127,12 @@ class AsyncOrdersResource:
 
         Publishes the `RateLimit-*` header family (while `GET /quota` uses `X-RateLimit-*`), and
         declares `429` and `503` without `Retry-After`.
+
+        Args:
+            page: query parameter `page`
         """
         raw = await self.list_orders_raw(
+            page=page,
             extra_headers=extra_headers,
             max_retries=max_retries,
             timeout=timeout,
@@ -1119,6 +1142,7 @@ class AsyncOrdersResource:
     async def list_orders_raw(
         self,
         *,
+        page: int | None = None,
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
@@ -1129,6 +1153,9 @@ class AsyncOrdersResource:
 
         Publishes the `RateLimit-*` header family (while `GET /quota` uses `X-RateLimit-*`), and
         declares `429` and `503` without `Retry-After`.
+
+        Args:
+            page: query parameter `page`
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -1136,6 +1163,9 @@ class AsyncOrdersResource:
             RequestOptions(
                 "GET",
                 "/orders",
+                params={
+                    "page": page,
+                },
                 headers=headers,
                 max_retries=max_retries,
                 timeout=timeout,
@@ -1480,6 +1510,7 @@ class Client(SyncAPIClient):
         jitter: Callable[[], float] = random.random,
         wait_on_rate_limit: bool = False,
         max_retry_delay: float = MAX_SERVER_DELAY,
+        strict_response_validation: bool = False,
     ) -> None:
         super().__init__(
             base_url,
@@ -1494,6 +1525,7 @@ class Client(SyncAPIClient):
             jitter=jitter,
             wait_on_rate_limit=wait_on_rate_limit,
             max_retry_delay=max_retry_delay,
+            strict_response_validation=strict_response_validation,
         )
         self.documents = DocumentsResource(self)
         self.exports = ExportsResource(self)
@@ -1520,6 +1552,7 @@ class AsyncClient(AsyncAPIClient):
         jitter: Callable[[], float] = random.random,
         wait_on_rate_limit: bool = False,
         max_retry_delay: float = MAX_SERVER_DELAY,
+        strict_response_validation: bool = False,
     ) -> None:
         super().__init__(
             base_url,
@@ -1534,6 +1567,7 @@ class AsyncClient(AsyncAPIClient):
             jitter=jitter,
             wait_on_rate_limit=wait_on_rate_limit,
             max_retry_delay=max_retry_delay,
+            strict_response_validation=strict_response_validation,
         )
         self.documents = AsyncDocumentsResource(self)
         self.exports = AsyncExportsResource(self)

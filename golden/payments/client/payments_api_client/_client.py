@@ -30,9 +30,11 @@ from ._runtime import (
     TokenProvider,
 )
 from ._runtime._base import TimeoutTypes
+from ._runtime._pagination import AsyncPage, AsyncPaginator, Pagination, SyncPage
 from ._runtime._retry import DEFAULT_MAX_RETRIES, MAX_SERVER_DELAY
 
 T = TypeVar("T")
+PageT = TypeVar("PageT", bound="SyncPage[Any, Any] | AsyncPage[Any, Any]")
 
 DEFAULT_BASE_URL = "https://api.example.com"
 USER_AGENT = "payments_api_client/1.0.0"
@@ -100,6 +102,10 @@ def _parse(response: APIResponse, type_: Any) -> Any:
     return response.parse(type_)
 
 
+def _raw_page(page: PageT) -> Raw[PageT]:
+    return Raw(page.response, page)
+
+
 # The spec's security schemes: what each credential is and how it is sent.
 SECURITY_SCHEMES = (Scheme("bearerAuth", "bearer", argument="bearer_auth"),)
 
@@ -119,7 +125,7 @@ class PaymentsResource:
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> models.PaymentList:
+    ) -> SyncPage[models.Payment, models.PaymentList]:
         """List payments
 
         `GET /v1/payments`.
@@ -130,6 +136,9 @@ class PaymentsResource:
             limit: query parameter `limit`. Maximum number of payments to return.
             starting_after: query parameter `startingAfter`. Cursor: the id of the last payment of the previous page.
             customer_id: query parameter `customerId`. Only payments of this customer.
+
+        Paginated (cursor): returns the first page; `for` over it goes
+        through every item of every page (each page is fetched when it is needed).
         """
         return self.list_payments_raw(
             limit=limit,
@@ -149,7 +158,7 @@ class PaymentsResource:
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> Raw[models.PaymentList]:
+    ) -> Raw[SyncPage[models.Payment, models.PaymentList]]:
         """List payments
 
         `GET /v1/payments`; returns the result with its response (`Raw`).
@@ -163,22 +172,37 @@ class PaymentsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/payments",
-                params={
-                    "limit": limit,
-                    "startingAfter": starting_after,
-                    "customerId": customer_id,
-                },
-                headers=headers,
-                security=Security(({"bearerAuth": ()},)),
-                max_retries=max_retries,
-                timeout=timeout,
+        options = RequestOptions(
+            "GET",
+            "/v1/payments",
+            params={
+                "limit": limit,
+                "startingAfter": starting_after,
+                "customerId": customer_id,
+            },
+            headers=headers,
+            security=Security(({"bearerAuth": ()},)),
+            max_retries=max_retries,
+            timeout=timeout,
+        )
+        return _raw_page(
+            SyncPage(
+                self._client,
+                options,
+                self._client.request(options),
+                Pagination(
+                    "cursor",
+                    items=("data",),
+                    has_more=("hasMore",),
+                    param="startingAfter",
+                    limit_param="limit",
+                    limit_default=20,
+                    limit_maximum=100,
+                ),
+                models.Payment,
+                models.PaymentList,
             )
         )
-        return Raw(response, response.parse(models.PaymentList))
 
     def create_payment(
         self,
@@ -301,7 +325,7 @@ class AsyncPaymentsResource:
     def __init__(self, client: AsyncAPIClient) -> None:
         self._client = client
 
-    async def list_payments(
+    def list_payments(
         self,
         *,
         limit: int | None = None,
@@ -310,7 +334,7 @@ class AsyncPaymentsResource:
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> models.PaymentList:
+    ) -> AsyncPaginator[models.Payment, models.PaymentList]:
         """List payments
 
         `GET /v1/payments`.
@@ -321,16 +345,23 @@ class AsyncPaymentsResource:
             limit: query parameter `limit`. Maximum number of payments to return.
             starting_after: query parameter `startingAfter`. Cursor: the id of the last payment of the previous page.
             customer_id: query parameter `customerId`. Only payments of this customer.
+
+        Paginated (cursor): `await` it for the first page, or `async for`
+        over every item of every page (each page is fetched when it is needed).
         """
-        raw = await self.list_payments_raw(
-            limit=limit,
-            starting_after=starting_after,
-            customer_id=customer_id,
-            extra_headers=extra_headers,
-            max_retries=max_retries,
-            timeout=timeout,
-        )
-        return raw.parsed
+
+        async def _first_page() -> AsyncPage[models.Payment, models.PaymentList]:
+            raw = await self.list_payments_raw(
+                limit=limit,
+                starting_after=starting_after,
+                customer_id=customer_id,
+                extra_headers=extra_headers,
+                max_retries=max_retries,
+                timeout=timeout,
+            )
+            return raw.parsed
+
+        return AsyncPaginator(_first_page)
 
     async def list_payments_raw(
         self,
@@ -341,7 +372,7 @@ class AsyncPaymentsResource:
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> Raw[models.PaymentList]:
+    ) -> Raw[AsyncPage[models.Payment, models.PaymentList]]:
         """List payments
 
         `GET /v1/payments`; returns the result with its response (`Raw`).
@@ -355,22 +386,37 @@ class AsyncPaymentsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/payments",
-                params={
-                    "limit": limit,
-                    "startingAfter": starting_after,
-                    "customerId": customer_id,
-                },
-                headers=headers,
-                security=Security(({"bearerAuth": ()},)),
-                max_retries=max_retries,
-                timeout=timeout,
+        options = RequestOptions(
+            "GET",
+            "/v1/payments",
+            params={
+                "limit": limit,
+                "startingAfter": starting_after,
+                "customerId": customer_id,
+            },
+            headers=headers,
+            security=Security(({"bearerAuth": ()},)),
+            max_retries=max_retries,
+            timeout=timeout,
+        )
+        return _raw_page(
+            AsyncPage(
+                self._client,
+                options,
+                await self._client.request(options),
+                Pagination(
+                    "cursor",
+                    items=("data",),
+                    has_more=("hasMore",),
+                    param="startingAfter",
+                    limit_param="limit",
+                    limit_default=20,
+                    limit_maximum=100,
+                ),
+                models.Payment,
+                models.PaymentList,
             )
         )
-        return Raw(response, response.parse(models.PaymentList))
 
     async def create_payment(
         self,
@@ -518,6 +564,7 @@ class Client(SyncAPIClient):
         jitter: Callable[[], float] = random.random,
         wait_on_rate_limit: bool = False,
         max_retry_delay: float = MAX_SERVER_DELAY,
+        strict_response_validation: bool = False,
     ) -> None:
         super().__init__(
             base_url,
@@ -536,6 +583,7 @@ class Client(SyncAPIClient):
             jitter=jitter,
             wait_on_rate_limit=wait_on_rate_limit,
             max_retry_delay=max_retry_delay,
+            strict_response_validation=strict_response_validation,
         )
         self.payments = PaymentsResource(self)
 
@@ -567,6 +615,7 @@ class AsyncClient(AsyncAPIClient):
         jitter: Callable[[], float] = random.random,
         wait_on_rate_limit: bool = False,
         max_retry_delay: float = MAX_SERVER_DELAY,
+        strict_response_validation: bool = False,
     ) -> None:
         super().__init__(
             base_url,
@@ -585,6 +634,7 @@ class AsyncClient(AsyncAPIClient):
             jitter=jitter,
             wait_on_rate_limit=wait_on_rate_limit,
             max_retry_delay=max_retry_delay,
+            strict_response_validation=strict_response_validation,
         )
         self.payments = AsyncPaymentsResource(self)
 

@@ -30,9 +30,11 @@ from ._runtime import (
     TokenProvider,
 )
 from ._runtime._base import TimeoutTypes
+from ._runtime._pagination import AsyncPage, AsyncPaginator, Pagination, SyncPage
 from ._runtime._retry import DEFAULT_MAX_RETRIES, MAX_SERVER_DELAY
 
 T = TypeVar("T")
+PageT = TypeVar("PageT", bound="SyncPage[Any, Any] | AsyncPage[Any, Any]")
 
 DEFAULT_BASE_URL = "https://api.example.com"
 USER_AGENT = "users_api_client/1.0.0"
@@ -100,6 +102,10 @@ def _parse(response: APIResponse, type_: Any) -> Any:
     return response.parse(type_)
 
 
+def _raw_page(page: PageT) -> Raw[PageT]:
+    return Raw(page.response, page)
+
+
 # The spec's security schemes: what each credential is and how it is sent.
 SECURITY_SCHEMES = (Scheme("bearerAuth", "bearer", argument="bearer_auth"),)
 
@@ -118,7 +124,7 @@ class UsersResource:
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> models.UserList:
+    ) -> SyncPage[models.User, models.UserList]:
         """List users
 
         `GET /v1/users`.
@@ -126,6 +132,9 @@ class UsersResource:
         Args:
             limit: query parameter `limit`. Maximum number of users to return.
             starting_after: query parameter `startingAfter`. Id of the last user of the previous page.
+
+        Paginated (cursor): returns the first page; `for` over it goes
+        through every item of every page (each page is fetched when it is needed).
         """
         return self.list_users_raw(
             limit=limit,
@@ -143,7 +152,7 @@ class UsersResource:
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> Raw[models.UserList]:
+    ) -> Raw[SyncPage[models.User, models.UserList]]:
         """List users
 
         `GET /v1/users`; returns the result with its response (`Raw`).
@@ -154,21 +163,36 @@ class UsersResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/users",
-                params={
-                    "limit": limit,
-                    "startingAfter": starting_after,
-                },
-                headers=headers,
-                security=Security(({"bearerAuth": ()},)),
-                max_retries=max_retries,
-                timeout=timeout,
+        options = RequestOptions(
+            "GET",
+            "/v1/users",
+            params={
+                "limit": limit,
+                "startingAfter": starting_after,
+            },
+            headers=headers,
+            security=Security(({"bearerAuth": ()},)),
+            max_retries=max_retries,
+            timeout=timeout,
+        )
+        return _raw_page(
+            SyncPage(
+                self._client,
+                options,
+                self._client.request(options),
+                Pagination(
+                    "cursor",
+                    items=("data",),
+                    has_more=("hasMore",),
+                    param="startingAfter",
+                    limit_param="limit",
+                    limit_default=20,
+                    limit_maximum=100,
+                ),
+                models.User,
+                models.UserList,
             )
         )
-        return Raw(response, response.parse(models.UserList))
 
     def create_user(
         self,
@@ -425,7 +449,7 @@ class AsyncUsersResource:
     def __init__(self, client: AsyncAPIClient) -> None:
         self._client = client
 
-    async def list_users(
+    def list_users(
         self,
         *,
         limit: int | None = None,
@@ -433,7 +457,7 @@ class AsyncUsersResource:
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> models.UserList:
+    ) -> AsyncPaginator[models.User, models.UserList]:
         """List users
 
         `GET /v1/users`.
@@ -441,15 +465,22 @@ class AsyncUsersResource:
         Args:
             limit: query parameter `limit`. Maximum number of users to return.
             starting_after: query parameter `startingAfter`. Id of the last user of the previous page.
+
+        Paginated (cursor): `await` it for the first page, or `async for`
+        over every item of every page (each page is fetched when it is needed).
         """
-        raw = await self.list_users_raw(
-            limit=limit,
-            starting_after=starting_after,
-            extra_headers=extra_headers,
-            max_retries=max_retries,
-            timeout=timeout,
-        )
-        return raw.parsed
+
+        async def _first_page() -> AsyncPage[models.User, models.UserList]:
+            raw = await self.list_users_raw(
+                limit=limit,
+                starting_after=starting_after,
+                extra_headers=extra_headers,
+                max_retries=max_retries,
+                timeout=timeout,
+            )
+            return raw.parsed
+
+        return AsyncPaginator(_first_page)
 
     async def list_users_raw(
         self,
@@ -459,7 +490,7 @@ class AsyncUsersResource:
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> Raw[models.UserList]:
+    ) -> Raw[AsyncPage[models.User, models.UserList]]:
         """List users
 
         `GET /v1/users`; returns the result with its response (`Raw`).
@@ -470,21 +501,36 @@ class AsyncUsersResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/users",
-                params={
-                    "limit": limit,
-                    "startingAfter": starting_after,
-                },
-                headers=headers,
-                security=Security(({"bearerAuth": ()},)),
-                max_retries=max_retries,
-                timeout=timeout,
+        options = RequestOptions(
+            "GET",
+            "/v1/users",
+            params={
+                "limit": limit,
+                "startingAfter": starting_after,
+            },
+            headers=headers,
+            security=Security(({"bearerAuth": ()},)),
+            max_retries=max_retries,
+            timeout=timeout,
+        )
+        return _raw_page(
+            AsyncPage(
+                self._client,
+                options,
+                await self._client.request(options),
+                Pagination(
+                    "cursor",
+                    items=("data",),
+                    has_more=("hasMore",),
+                    param="startingAfter",
+                    limit_param="limit",
+                    limit_default=20,
+                    limit_maximum=100,
+                ),
+                models.User,
+                models.UserList,
             )
         )
-        return Raw(response, response.parse(models.UserList))
 
     async def create_user(
         self,
@@ -768,6 +814,7 @@ class Client(SyncAPIClient):
         jitter: Callable[[], float] = random.random,
         wait_on_rate_limit: bool = False,
         max_retry_delay: float = MAX_SERVER_DELAY,
+        strict_response_validation: bool = False,
     ) -> None:
         super().__init__(
             base_url,
@@ -786,6 +833,7 @@ class Client(SyncAPIClient):
             jitter=jitter,
             wait_on_rate_limit=wait_on_rate_limit,
             max_retry_delay=max_retry_delay,
+            strict_response_validation=strict_response_validation,
         )
         self.users = UsersResource(self)
 
@@ -817,6 +865,7 @@ class AsyncClient(AsyncAPIClient):
         jitter: Callable[[], float] = random.random,
         wait_on_rate_limit: bool = False,
         max_retry_delay: float = MAX_SERVER_DELAY,
+        strict_response_validation: bool = False,
     ) -> None:
         super().__init__(
             base_url,
@@ -835,6 +884,7 @@ class AsyncClient(AsyncAPIClient):
             jitter=jitter,
             wait_on_rate_limit=wait_on_rate_limit,
             max_retry_delay=max_retry_delay,
+            strict_response_validation=strict_response_validation,
         )
         self.users = AsyncUsersResource(self)
 

@@ -42,7 +42,7 @@ class UserCreate(BaseModel):
     )
     name: Annotated[str, Field(min_length=1)]
     email: str
-    role: Role | None = Role.MEMBER
+    role: Role = Role.MEMBER
 
 
 class UserUpdate(BaseModel):
