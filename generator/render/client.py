@@ -7,7 +7,8 @@ Naming (stable, documented in the generated README):
   avoided (a trailing `_`);
 - method: snake_case of the operationId, unique within its resource (`_2`… in operation
   order); every method has a `<method>_raw` twin returning `Raw[T]` (status, headers, ETag,
-  replay flag, rate limit and the parsed value);
+  replay flag, rate limit and the parsed value); an operation answering with bytes, or with
+  events beside JSON, has a `<method>_stream` twin reading the body as it arrives;
 - keyword arguments: snake_case of the parameter name, unique within the operation, never one of
   the fixed arguments (`body`, `idempotency_key`, `if_match`, `if_none_match`, `extra_headers`,
   `max_retries`, `timeout`);
@@ -34,6 +35,7 @@ from generator.render.client_auth import (
     plan_auth,
     plan_security,
 )
+from generator.render.client_media import MediaPlan, plan_media
 from generator.render.client_models import client_models
 from generator.render.client_pages import PagePlan, plan_page
 from generator.render.env import TemplateFiles, operation_view, templates_root
@@ -128,6 +130,9 @@ class OperationPlan:
     deprecated: bool
     security: SecurityPlan | None = None  # what the operation requires (None: nothing declared)
     page: PagePlan | None = None  # a list operation: its page type and `Pagination(...)`
+    # what it answers with (JSON, text, bytes, events)
+    media: MediaPlan = field(default_factory=lambda: MediaPlan("none", ""))
+    stream_name: str = ""  # the `<method>_stream` twin, for bytes and events beside JSON
 
 
 @dataclass(frozen=True)
@@ -361,6 +366,7 @@ class _Planner:
                 else:
                     body_kind, body_type = "content", "bytes"
         parse_type, _ = self.response_type(op)
+        answers = plan_media(op, self.types)
         conc = op.patterns.concurrency
         if_none_match = bool(conc and conc.if_none_match)
         job = op.patterns.async_job
@@ -370,6 +376,11 @@ class _Planner:
             job_result = self.job_result(op)
             result = f"JobHandle[{job_result}]"
             parse_type = None
+        elif answers.kind in ("text", "bytes", "sse"):
+            parse_type = None
+            result = {"text": "str", "bytes": "bytes"}.get(
+                answers.kind, f"EventStream[{answers.event_type}]"
+            )
         elif parse_type is None:
             result = "None"
         elif not if_none_match and (page := plan_page(op, self.api, self.types)) is not None:
@@ -403,6 +414,7 @@ class _Planner:
             deprecated=op.deprecated,
             security=plan_security(op.patterns.security, self.auth),
             page=page,
+            media=answers,
         )
 
     def resources(self, reserved: frozenset[str]) -> list[ResourcePlan]:
@@ -427,6 +439,17 @@ class _Planner:
                 _with_raw_name(
                     plan, methods.allocate(("raw", plan.op.id), plan.name.rstrip("_") + "_raw")
                 )
+                for plan in ops
+            ]
+            ops = [
+                replace(
+                    plan,
+                    stream_name=methods.allocate(
+                        ("stream", plan.op.id), plan.name.rstrip("_") + "_stream"
+                    ),
+                )
+                if plan.media.stream and not plan.job_result
+                else plan
                 for plan in ops
             ]
             plans.append(ResourcePlan(attribute, class_name, tag, tuple(ops)))

@@ -11,6 +11,8 @@ Generated code imports everything it needs from here:
 - `_webhooks`: `verify_webhook` and two signing helpers for tests;
 - `_query`: `Styled`, `encode_query` (objects and arrays of objects in the query string);
 - `_pagination`: `Pagination`, `SyncPage`, `AsyncPage`, `AsyncPaginator` (list operations);
+- `_streams`: `BinaryStream`, `EventStream`, `ServerSentEvent` (+ async): binary downloads and
+  Server-Sent Events, read as they arrive;
 - `_models`: the lenient `BaseModel`, `Open`, `AwareDatetime` and `LENIENT` the generated
   `models.py` is built on (forward-compatible responses).
 
@@ -80,6 +82,13 @@ from ._retry import (
     is_safe_to_repeat,
     parse_retry_after,
 )
+from ._streams import (
+    AsyncBinaryStream,
+    AsyncEventStream,
+    BinaryStream,
+    EventStream,
+    ServerSentEvent,
+)
 from ._webhooks import sign_standard_webhook, sign_stripe_style, verify_webhook
 
 __all__ = [
@@ -98,16 +107,20 @@ __all__ = [
     "APIStatusError",
     "APITimeoutError",
     "AsyncAPIClient",
+    "AsyncBinaryStream",
+    "AsyncEventStream",
     "AsyncJobHandle",
     "AsyncPage",
     "AsyncPaginator",
     "AsyncTokenProvider",
     "BadRequest",
     "BasicAuth",
+    "BinaryStream",
     "ClientCredentials",
     "Conflict",
     "Credentials",
     "CredentialsError",
+    "EventStream",
     "Forbidden",
     "IdempotencyConflict",
     "IdempotencyInProgress",
@@ -128,6 +141,7 @@ __all__ = [
     "Scheme",
     "Security",
     "ServerError",
+    "ServerSentEvent",
     "Styled",
     "SyncAPIClient",
     "SyncPage",

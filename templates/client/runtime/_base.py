@@ -9,12 +9,15 @@ Public API:
   `credentials` what the caller gave for each (by scheme name; see `_auth`);
   `AsyncAPIClient(...)` takes the same arguments with an `httpx.AsyncClient`, an
   `httpx.AsyncBaseTransport` and an async `sleep`.
-  - `.request(options: RequestOptions) -> APIResponse` (awaitable on the async client);
+  - `.request(options: RequestOptions, *, stream=False) -> APIResponse` (awaitable on the async
+    client); with `stream=True` a success's body is not read (see `_streams`; the caller
+    closes it), an error's is;
   - `.last_rate_limit: RateLimit | None`, from the latest response that carried one;
   - `.close()` / `with` (`aclose()` / `async with`): closes the httpx client only if this
     object created it.
 - `RequestOptions(method, path, *, params, headers, json, content, data, files,
-  idempotency_header, idempotency_key, security, max_retries, timeout)`: one logical call.
+  idempotency_header, idempotency_key, security, accept, max_retries, timeout)`: one logical
+  call.
 - `APIResponse`: `.status_code`, `.headers`, `.etag`, `.replayed`, `.rate_limit`,
   `.not_modified`, `.idempotency_key`, `.retries_taken`, `.security` (what the call
   required: a job handle polls with the same), `.http_response`, `.json()`,
@@ -133,6 +136,8 @@ class RequestOptions:
       caller's key on an operation that declares no header is sent as `Idempotency-Key`.
     - `security`: what the operation requires (see `_auth.Security`); None: it declares
       nothing, so no credentials are sent.
+    - `accept`: the `Accept` header, the media types the operation declares (None: the
+      client's default, `application/json`); the caller's own `Accept` wins.
     - `max_retries` / `timeout`: per-call overrides of the client's settings.
     """
 
@@ -147,6 +152,7 @@ class RequestOptions:
     idempotency_header: str | None = None
     idempotency_key: str | None = None
     security: Security | None = None
+    accept: str | None = None
     max_retries: int | None = None
     timeout: TimeoutTypes = None
 
@@ -394,6 +400,8 @@ class _BaseClient:
     def _prepare(self, options: RequestOptions, content: bytes | None) -> _Prepared:
         url = self._url(options.path)
         headers = httpx.Headers(self._headers)
+        if options.accept:
+            headers["Accept"] = options.accept
         body = content
         if options.json is not None:
             # Serialised once, so every attempt sends byte-identical JSON.
@@ -594,7 +602,7 @@ class SyncAPIClient(_BaseClient):
         self._owns_client = http_client is None
         self._client = http_client or httpx.Client(transport=transport, timeout=timeout)
 
-    def request(self, options: RequestOptions) -> APIResponse:
+    def request(self, options: RequestOptions, *, stream: bool = False) -> APIResponse:
         """Send one logical call, retrying as the policy allows; see the module docstring."""
         if isinstance(options.content, AsyncIterable):
             raise TypeError("an async byte stream needs the async client")
@@ -611,7 +619,9 @@ class SyncAPIClient(_BaseClient):
             request = self._build_request(self._client, prepared, retries_taken, applied)
             error: APIStatusError | APIConnectionError
             try:
-                response = self._client.send(request)
+                response = self._client.send(request, stream=stream)
+                if stream and not 200 <= response.status_code < 300:
+                    response.read()  # an error's body: its problem details, then it closes
             except httpx.TransportError as exc:
                 error, delay = self._on_transport_error(prepared, request, exc, retries_taken)
                 if delay is None:
@@ -689,7 +699,7 @@ class AsyncAPIClient(_BaseClient):
         self._owns_client = http_client is None
         self._client = http_client or httpx.AsyncClient(transport=transport, timeout=timeout)
 
-    async def request(self, options: RequestOptions) -> APIResponse:
+    async def request(self, options: RequestOptions, *, stream: bool = False) -> APIResponse:
         """Send one logical call, retrying as the policy allows; see the module docstring."""
         selection = self._select(options)
         content = await _buffer_async(options.content) if options.content is not None else None
@@ -704,7 +714,9 @@ class AsyncAPIClient(_BaseClient):
             request = self._build_request(self._client, prepared, retries_taken, applied)
             error: APIStatusError | APIConnectionError
             try:
-                response = await self._client.send(request)
+                response = await self._client.send(request, stream=stream)
+                if stream and not 200 <= response.status_code < 300:
+                    await response.aread()  # an error's body: its problem details
             except httpx.TransportError as exc:
                 error, delay = self._on_transport_error(prepared, request, exc, retries_taken)
                 if delay is None:

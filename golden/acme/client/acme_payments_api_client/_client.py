@@ -185,6 +185,7 @@ class CustomersResource:
             },
             headers=headers,
             security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
         )
@@ -258,6 +259,7 @@ class CustomersResource:
                 idempotency_header="Idempotency-Key",
                 idempotency_key=idempotency_key,
                 security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+                accept="application/json, application/problem+json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -320,6 +322,7 @@ class CustomersResource:
                 "/v1/customers/" + _segment(customer_id),
                 headers=headers,
                 security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+                accept="application/json, application/problem+json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -460,6 +463,7 @@ class CustomersResource:
                 idempotency_header="Idempotency-Key",
                 idempotency_key=idempotency_key,
                 security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+                accept="application/json, application/problem+json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -522,6 +526,7 @@ class JobsResource:
                 "/v1/jobs/" + _segment(job_id),
                 headers=headers,
                 security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+                accept="application/json, application/problem+json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -577,6 +582,7 @@ class JobsResource:
                 "/v1/jobs/" + _segment(job_id),
                 headers=headers,
                 security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+                accept="application/json, application/problem+json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -662,6 +668,7 @@ class PaymentsResource:
             },
             headers=headers,
             security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
         )
@@ -741,6 +748,7 @@ class PaymentsResource:
                 idempotency_header="Idempotency-Key",
                 idempotency_key=idempotency_key,
                 security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+                accept="application/json, application/problem+json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -792,6 +800,7 @@ class PaymentsResource:
                 "/v1/payments/" + _segment(payment_id),
                 headers=headers,
                 security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+                accept="application/json, application/problem+json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -867,6 +876,7 @@ class RefundsResource:
             },
             headers=headers,
             security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
         )
@@ -944,6 +954,7 @@ class RefundsResource:
                 idempotency_header="Idempotency-Key",
                 idempotency_key=idempotency_key,
                 security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+                accept="application/json, application/problem+json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -995,6 +1006,7 @@ class RefundsResource:
                 "/v1/refunds/" + _segment(refund_id),
                 headers=headers,
                 security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+                accept="application/json, application/problem+json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -1071,6 +1083,7 @@ class ReportsResource:
                 idempotency_header="Idempotency-Key",
                 idempotency_key=idempotency_key,
                 security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+                accept="application/json, application/problem+json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -1152,6 +1165,7 @@ class AsyncCustomersResource:
             },
             headers=headers,
             security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
         )
@@ -1226,6 +1240,7 @@ class AsyncCustomersResource:
                 idempotency_header="Idempotency-Key",
                 idempotency_key=idempotency_key,
                 security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+                accept="application/json, application/problem+json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -1289,6 +1304,7 @@ class AsyncCustomersResource:
                 "/v1/customers/" + _segment(customer_id),
                 headers=headers,
                 security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+                accept="application/json, application/problem+json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -1431,6 +1447,7 @@ class AsyncCustomersResource:
                 idempotency_header="Idempotency-Key",
                 idempotency_key=idempotency_key,
                 security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+                accept="application/json, application/problem+json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -1494,6 +1511,7 @@ class AsyncJobsResource:
                 "/v1/jobs/" + _segment(job_id),
                 headers=headers,
                 security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+                accept="application/json, application/problem+json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -1550,6 +1568,7 @@ class AsyncJobsResource:
                 "/v1/jobs/" + _segment(job_id),
                 headers=headers,
                 security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+                accept="application/json, application/problem+json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -1640,6 +1659,7 @@ class AsyncPaymentsResource:
             },
             headers=headers,
             security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
         )
@@ -1720,6 +1740,7 @@ class AsyncPaymentsResource:
                 idempotency_header="Idempotency-Key",
                 idempotency_key=idempotency_key,
                 security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+                accept="application/json, application/problem+json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -1772,6 +1793,7 @@ class AsyncPaymentsResource:
                 "/v1/payments/" + _segment(payment_id),
                 headers=headers,
                 security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+                accept="application/json, application/problem+json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -1852,6 +1874,7 @@ class AsyncRefundsResource:
             },
             headers=headers,
             security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
         )
@@ -1930,6 +1953,7 @@ class AsyncRefundsResource:
                 idempotency_header="Idempotency-Key",
                 idempotency_key=idempotency_key,
                 security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+                accept="application/json, application/problem+json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -1982,6 +2006,7 @@ class AsyncRefundsResource:
                 "/v1/refunds/" + _segment(refund_id),
                 headers=headers,
                 security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+                accept="application/json, application/problem+json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -2059,6 +2084,7 @@ class AsyncReportsResource:
                 idempotency_header="Idempotency-Key",
                 idempotency_key=idempotency_key,
                 security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+                accept="application/json, application/problem+json",
                 max_retries=max_retries,
                 timeout=timeout,
             )

@@ -164,6 +164,7 @@ class DocumentsResource:
                 "GET",
                 "/documents/" + _segment(document_id),
                 headers=headers,
+                accept="application/json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -230,6 +231,7 @@ class DocumentsResource:
                 "/documents/" + _segment(document_id),
                 headers=headers,
                 json=body,
+                accept="application/json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -347,6 +349,7 @@ class DocumentsResource:
                 "/documents/" + _segment(document_id),
                 headers=headers,
                 json=body,
+                accept="application/json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -407,6 +410,7 @@ class ExportsResource:
                 "/exports",
                 headers=headers,
                 json=body,
+                accept="application/json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -474,6 +478,7 @@ class OrdersResource:
                     "page": page,
                 },
                 headers=headers,
+                accept="application/json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -534,6 +539,7 @@ class OrdersResource:
                 json=body,
                 idempotency_header="Idempotency-Key",
                 idempotency_key=idempotency_key,
+                accept="application/json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -586,6 +592,7 @@ class QuotaResource:
                 "GET",
                 "/quota",
                 headers=headers,
+                accept="application/json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -634,6 +641,7 @@ class WidgetsResource:
                 "GET",
                 "/widgets",
                 headers=headers,
+                accept="application/json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -679,6 +687,7 @@ class WidgetsResource:
                 "/widgets",
                 headers=headers,
                 json=body,
+                accept="application/json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -729,6 +738,7 @@ class WidgetsResource:
                 "GET",
                 "/widgets/" + _segment(widget_id),
                 headers=headers,
+                accept="application/json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -783,6 +793,7 @@ class WidgetsResource:
                 "/widgets/" + _segment(widget_id),
                 headers=headers,
                 json=body,
+                accept="application/json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -850,6 +861,7 @@ class AsyncDocumentsResource:
                 "GET",
                 "/documents/" + _segment(document_id),
                 headers=headers,
+                accept="application/json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -917,6 +929,7 @@ class AsyncDocumentsResource:
                 "/documents/" + _segment(document_id),
                 headers=headers,
                 json=body,
+                accept="application/json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -1036,6 +1049,7 @@ class AsyncDocumentsResource:
                 "/documents/" + _segment(document_id),
                 headers=headers,
                 json=body,
+                accept="application/json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -1097,6 +1111,7 @@ class AsyncExportsResource:
                 "/exports",
                 headers=headers,
                 json=body,
+                accept="application/json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -1167,6 +1182,7 @@ class AsyncOrdersResource:
                     "page": page,
                 },
                 headers=headers,
+                accept="application/json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -1228,6 +1244,7 @@ class AsyncOrdersResource:
                 json=body,
                 idempotency_header="Idempotency-Key",
                 idempotency_key=idempotency_key,
+                accept="application/json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -1281,6 +1298,7 @@ class AsyncQuotaResource:
                 "GET",
                 "/quota",
                 headers=headers,
+                accept="application/json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -1330,6 +1348,7 @@ class AsyncWidgetsResource:
                 "GET",
                 "/widgets",
                 headers=headers,
+                accept="application/json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -1376,6 +1395,7 @@ class AsyncWidgetsResource:
                 "/widgets",
                 headers=headers,
                 json=body,
+                accept="application/json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -1427,6 +1447,7 @@ class AsyncWidgetsResource:
                 "GET",
                 "/widgets/" + _segment(widget_id),
                 headers=headers,
+                accept="application/json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -1482,6 +1503,7 @@ class AsyncWidgetsResource:
                 "/widgets/" + _segment(widget_id),
                 headers=headers,
                 json=body,
+                accept="application/json",
                 max_retries=max_retries,
                 timeout=timeout,
             )

@@ -167,6 +167,7 @@ class OrdersResource:
                 idempotency_header="Idempotency-Key",
                 idempotency_key=idempotency_key,
                 security=Security(({"bearerAuth": ()},)),
+                accept="application/json, application/problem+json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -218,6 +219,7 @@ class OrdersResource:
                 "/v1/orders/" + _segment(order_id),
                 headers=headers,
                 security=Security(({"bearerAuth": ()},)),
+                accept="application/json, application/problem+json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -282,6 +284,7 @@ class OrdersResource:
                 headers=headers,
                 json=body,
                 security=Security(({"bearerAuth": ()},)),
+                accept="application/json, application/problem+json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -347,6 +350,7 @@ class AsyncOrdersResource:
                 idempotency_header="Idempotency-Key",
                 idempotency_key=idempotency_key,
                 security=Security(({"bearerAuth": ()},)),
+                accept="application/json, application/problem+json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -399,6 +403,7 @@ class AsyncOrdersResource:
                 "/v1/orders/" + _segment(order_id),
                 headers=headers,
                 security=Security(({"bearerAuth": ()},)),
+                accept="application/json, application/problem+json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -464,6 +469,7 @@ class AsyncOrdersResource:
                 headers=headers,
                 json=body,
                 security=Security(({"bearerAuth": ()},)),
+                accept="application/json, application/problem+json",
                 max_retries=max_retries,
                 timeout=timeout,
             )

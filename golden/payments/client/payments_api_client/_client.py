@@ -182,6 +182,7 @@ class PaymentsResource:
             },
             headers=headers,
             security=Security(({"bearerAuth": ()},)),
+            accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
         )
@@ -261,6 +262,7 @@ class PaymentsResource:
                 idempotency_header="Idempotency-Key",
                 idempotency_key=idempotency_key,
                 security=Security(({"bearerAuth": ()},)),
+                accept="application/json, application/problem+json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -312,6 +314,7 @@ class PaymentsResource:
                 "/v1/payments/" + _segment(payment_id),
                 headers=headers,
                 security=Security(({"bearerAuth": ()},)),
+                accept="application/json, application/problem+json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -396,6 +399,7 @@ class AsyncPaymentsResource:
             },
             headers=headers,
             security=Security(({"bearerAuth": ()},)),
+            accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
         )
@@ -476,6 +480,7 @@ class AsyncPaymentsResource:
                 idempotency_header="Idempotency-Key",
                 idempotency_key=idempotency_key,
                 security=Security(({"bearerAuth": ()},)),
+                accept="application/json, application/problem+json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -528,6 +533,7 @@ class AsyncPaymentsResource:
                 "/v1/payments/" + _segment(payment_id),
                 headers=headers,
                 security=Security(({"bearerAuth": ()},)),
+                accept="application/json, application/problem+json",
                 max_retries=max_retries,
                 timeout=timeout,
             )

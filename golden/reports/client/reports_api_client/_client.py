@@ -167,6 +167,7 @@ class JobsResource:
                 "/v1/jobs/" + _segment(job_id),
                 headers=headers,
                 security=Security(({"bearerAuth": ()},)),
+                accept="application/json, application/problem+json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -222,6 +223,7 @@ class JobsResource:
                 "/v1/jobs/" + _segment(job_id),
                 headers=headers,
                 security=Security(({"bearerAuth": ()},)),
+                accept="application/json, application/problem+json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -296,6 +298,7 @@ class ReportsResource:
                 idempotency_header="Idempotency-Key",
                 idempotency_key=idempotency_key,
                 security=Security(({"bearerAuth": ()},)),
+                accept="application/json, application/problem+json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -360,6 +363,7 @@ class AsyncJobsResource:
                 "/v1/jobs/" + _segment(job_id),
                 headers=headers,
                 security=Security(({"bearerAuth": ()},)),
+                accept="application/json, application/problem+json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -416,6 +420,7 @@ class AsyncJobsResource:
                 "/v1/jobs/" + _segment(job_id),
                 headers=headers,
                 security=Security(({"bearerAuth": ()},)),
+                accept="application/json, application/problem+json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -491,6 +496,7 @@ class AsyncReportsResource:
                 idempotency_header="Idempotency-Key",
                 idempotency_key=idempotency_key,
                 security=Security(({"bearerAuth": ()},)),
+                accept="application/json, application/problem+json",
                 max_retries=max_retries,
                 timeout=timeout,
             )

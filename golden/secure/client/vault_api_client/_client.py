@@ -172,6 +172,7 @@ class MetaResource:
                 "/v1/audit",
                 headers=headers,
                 security=Security(({"oidc": ("audit",)},)),
+                accept="application/json, application/problem+json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -214,6 +215,7 @@ class MetaResource:
                 "/v1/exports",
                 headers=headers,
                 security=Security(({"queryKey": ()},)),
+                accept="application/json, application/problem+json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -256,6 +258,7 @@ class MetaResource:
                 "/v1/session",
                 headers=headers,
                 security=Security(({"cookieKey": ()},)),
+                accept="application/json, application/problem+json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -298,6 +301,7 @@ class MetaResource:
                 "/v1/status",
                 headers=headers,
                 security=Security((), public=True),
+                accept="application/json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -340,6 +344,7 @@ class MetaResource:
                 "/v1/whoami",
                 headers=headers,
                 security=Security(({"bearerAuth": ()},), public=True),
+                accept="application/json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -389,6 +394,7 @@ class SecretsResource:
                 "/v1/secrets",
                 headers=headers,
                 security=Security(({"bearerAuth": ()},)),
+                accept="application/json, application/problem+json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -444,6 +450,7 @@ class SecretsResource:
                 headers=headers,
                 json=body,
                 security=Security(({"apiKeyHeader": ()}, {"oauth": ("secrets:write",)})),
+                accept="application/json, application/problem+json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -508,6 +515,7 @@ class TransfersResource:
                 idempotency_header="Idempotency-Key",
                 idempotency_key=idempotency_key,
                 security=Security(({"apiKeyHeader": (), "basicAuth": ()},)),
+                accept="application/json, application/problem+json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -558,6 +566,7 @@ class AsyncMetaResource:
                 "/v1/audit",
                 headers=headers,
                 security=Security(({"oidc": ("audit",)},)),
+                accept="application/json, application/problem+json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -601,6 +610,7 @@ class AsyncMetaResource:
                 "/v1/exports",
                 headers=headers,
                 security=Security(({"queryKey": ()},)),
+                accept="application/json, application/problem+json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -644,6 +654,7 @@ class AsyncMetaResource:
                 "/v1/session",
                 headers=headers,
                 security=Security(({"cookieKey": ()},)),
+                accept="application/json, application/problem+json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -687,6 +698,7 @@ class AsyncMetaResource:
                 "/v1/status",
                 headers=headers,
                 security=Security((), public=True),
+                accept="application/json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -730,6 +742,7 @@ class AsyncMetaResource:
                 "/v1/whoami",
                 headers=headers,
                 security=Security(({"bearerAuth": ()},), public=True),
+                accept="application/json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -780,6 +793,7 @@ class AsyncSecretsResource:
                 "/v1/secrets",
                 headers=headers,
                 security=Security(({"bearerAuth": ()},)),
+                accept="application/json, application/problem+json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -836,6 +850,7 @@ class AsyncSecretsResource:
                 headers=headers,
                 json=body,
                 security=Security(({"apiKeyHeader": ()}, {"oauth": ("secrets:write",)})),
+                accept="application/json, application/problem+json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -901,6 +916,7 @@ class AsyncTransfersResource:
                 idempotency_header="Idempotency-Key",
                 idempotency_key=idempotency_key,
                 security=Security(({"apiKeyHeader": (), "basicAuth": ()},)),
+                accept="application/json, application/problem+json",
                 max_retries=max_retries,
                 timeout=timeout,
             )

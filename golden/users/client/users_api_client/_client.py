@@ -172,6 +172,7 @@ class UsersResource:
             },
             headers=headers,
             security=Security(({"bearerAuth": ()},)),
+            accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
         )
@@ -249,6 +250,7 @@ class UsersResource:
                 idempotency_header="Idempotency-Key",
                 idempotency_key=idempotency_key,
                 security=Security(({"bearerAuth": ()},)),
+                accept="application/json, application/problem+json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -309,6 +311,7 @@ class UsersResource:
                 "/v1/users/" + _segment(user_id),
                 headers=headers,
                 security=Security(({"bearerAuth": ()},)),
+                accept="application/json, application/problem+json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -436,6 +439,7 @@ class UsersResource:
                 headers=headers,
                 json=body,
                 security=Security(({"bearerAuth": ()},)),
+                accept="application/json, application/problem+json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -510,6 +514,7 @@ class AsyncUsersResource:
             },
             headers=headers,
             security=Security(({"bearerAuth": ()},)),
+            accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
         )
@@ -588,6 +593,7 @@ class AsyncUsersResource:
                 idempotency_header="Idempotency-Key",
                 idempotency_key=idempotency_key,
                 security=Security(({"bearerAuth": ()},)),
+                accept="application/json, application/problem+json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -649,6 +655,7 @@ class AsyncUsersResource:
                 "/v1/users/" + _segment(user_id),
                 headers=headers,
                 security=Security(({"bearerAuth": ()},)),
+                accept="application/json, application/problem+json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -778,6 +785,7 @@ class AsyncUsersResource:
                 headers=headers,
                 json=body,
                 security=Security(({"bearerAuth": ()},)),
+                accept="application/json, application/problem+json",
                 max_retries=max_retries,
                 timeout=timeout,
             )

@@ -152,6 +152,7 @@ class WebhookEndpointsResource:
                 "/v1/webhook-endpoints",
                 headers=headers,
                 security=Security(({"bearerAuth": ()},)),
+                accept="application/json, application/problem+json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -215,6 +216,7 @@ class WebhookEndpointsResource:
                 idempotency_header="Idempotency-Key",
                 idempotency_key=idempotency_key,
                 security=Security(({"bearerAuth": ()},)),
+                accept="application/json, application/problem+json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -265,6 +267,7 @@ class AsyncWebhookEndpointsResource:
                 "/v1/webhook-endpoints",
                 headers=headers,
                 security=Security(({"bearerAuth": ()},)),
+                accept="application/json, application/problem+json",
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -329,6 +332,7 @@ class AsyncWebhookEndpointsResource:
                 idempotency_header="Idempotency-Key",
                 idempotency_key=idempotency_key,
                 security=Security(({"bearerAuth": ()},)),
+                accept="application/json, application/problem+json",
                 max_retries=max_retries,
                 timeout=timeout,
             )

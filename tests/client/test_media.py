@@ -1,0 +1,135 @@
+"""The client generated from specs/media.yaml against a real server on 127.0.0.1: bytes, a
+file streamed to disk, CSV text, Server-Sent Events (sync and async), JSON or events from one
+operation; `Accept` says what each operation declares."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.client.conftest import Generated
+from tests.runtime.client.fakes import StreamServer, streaming
+
+FILE = bytes(range(256)) * 1024  # 256 KiB
+CSV = "id,total\nr1,10\nr2,\u00e9\n"
+
+
+@pytest.fixture(scope="module")
+def media(generated: dict[str, Generated]) -> Iterator[Any]:
+    out = generated["media"]
+    sys.path.insert(0, str(out.out))
+    try:
+        yield __import__(out.package)
+    finally:
+        sys.path.remove(str(out.out))
+
+
+def _send(h: BaseHTTPRequestHandler, status: int, content_type: str, body: bytes) -> None:
+    h.send_response(status)
+    h.send_header("Content-Type", content_type)
+    h.send_header("Content-Length", str(len(body)))
+    h.end_headers()
+    h.wfile.write(body)
+
+
+def content(h: BaseHTTPRequestHandler) -> None:
+    if h.path.endswith("/missing/content"):
+        problem = {"type": "about:blank", "title": "Not Found", "status": 404}
+        _send(h, 404, "application/problem+json", json.dumps(problem).encode())
+        return
+    _send(h, 200, "application/octet-stream", FILE)
+
+
+def export(h: BaseHTTPRequestHandler) -> None:
+    _send(h, 200, "text/csv; charset=utf-8", CSV.encode())
+
+
+def events(h: BaseHTTPRequestHandler) -> None:
+    h.send_response(200)
+    h.send_header("Content-Type", "text/event-stream")
+    h.send_header("Connection", "close")
+    h.end_headers()
+    for n, kind in enumerate(("file.created", "file.deleted", "file.archived")):
+        h.wfile.write(f'id: {n}\ndata: {{"id": "e{n}", "type": "{kind}"}}\n\n'.encode())
+        h.wfile.flush()
+
+
+def completions(h: BaseHTTPRequestHandler) -> None:
+    if h.headers.get("accept", "").startswith("text/event-stream"):
+        h.send_response(200)
+        h.send_header("Content-Type", "text/event-stream")
+        h.send_header("Connection", "close")
+        h.end_headers()
+        for i, word in enumerate(("Hello", " world")):
+            h.wfile.write(f'data: {{"index": {i}, "delta": "{word}"}}\n\n'.encode())
+        h.wfile.write(b"data: [DONE]\n\n")
+        return
+    _send(h, 200, "application/json", b'{"id": "c1", "text": "Hello world"}')
+
+
+@pytest.fixture
+def server() -> Iterator[StreamServer]:
+    routes = {
+        "/v1/files/f1/content": content,
+        "/v1/files/missing/content": content,
+        "/v1/reports/r1/export": export,
+        "/v1/events": events,
+        "/v1/completions": completions,
+    }
+    with streaming(routes) as running:
+        yield running
+
+
+def test_bytes_a_streamed_file_and_text(media: Any, server: StreamServer, tmp_path: Path) -> None:
+    with media.Client(base_url=server.url, bearer_auth="t") as client:
+        assert client.files.download_file(file_id="f1") == FILE
+        with client.files.download_file_stream(file_id="f1") as stream:
+            assert isinstance(stream, media.BinaryStream)
+            assert stream.write_to(tmp_path / "f1.bin") == len(FILE)
+        with pytest.raises(media.NotFound):
+            client.files.download_file_stream(file_id="missing")
+        assert client.reports.export_report(report_id="r1") == CSV
+    assert (tmp_path / "f1.bin").read_bytes() == FILE
+    accepts = [r.headers["accept"] for r in server.requests]
+    assert accepts == [
+        "application/octet-stream, application/problem+json",
+        "application/octet-stream, application/problem+json",
+        "application/octet-stream, application/problem+json",
+        "text/csv, application/problem+json",
+    ]
+
+
+def test_events_sync_and_async(media: Any, server: StreamServer) -> None:
+    with media.Client(base_url=server.url, bearer_auth="t") as client:
+        with client.events.stream_events() as stream:
+            seen = [(e.id, e.data.type) for e in stream]
+        assert seen == [("0", "file.created"), ("1", "file.deleted"), ("2", "file.archived")]
+        assert isinstance(stream, media.EventStream)
+
+    async def main() -> list[str]:
+        async with media.AsyncClient(base_url=server.url, bearer_auth="t") as client:
+            stream = await client.events.stream_events(last_event_id="0")
+            return [event.data.id async for event in stream]
+
+    assert asyncio.run(main()) == ["e0", "e1", "e2"]
+    assert server.requests[-1].headers["last-event-id"] == "0"
+    assert server.requests[-1].headers["accept"] == "text/event-stream, application/problem+json"
+
+
+def test_one_operation_answering_json_or_events(media: Any, server: StreamServer) -> None:
+    with media.Client(base_url=server.url, bearer_auth="t") as client:
+        whole = client.completions.create_completion(body={"prompt": "hi"})
+        chunks = client.completions.create_completion_stream(body={"prompt": "hi", "stream": True})
+        text = "".join(event.data.delta for event in chunks)
+    assert whole.text == text == "Hello world"
+    json_call, events_call = server.requests
+    assert json_call.headers["accept"] == "application/json, application/problem+json"
+    assert events_call.headers["accept"] == "text/event-stream, application/problem+json"
+    assert json.loads(events_call.body) == {"prompt": "hi", "stream": True}
