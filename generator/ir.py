@@ -349,9 +349,18 @@ class Webhook:
 
 
 @dataclass(frozen=True, slots=True)
+class ServerVariable:
+    name: str
+    default: str
+    enum: tuple[str, ...]  # as the spec lists them; () for any value
+    description: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Server:
-    url: str
+    url: str  # a template when it has variables: `https://{region}.example.com`
     description: str
+    variables: tuple[ServerVariable, ...] = ()  # in the order the spec lists them
 
 
 @dataclass(frozen=True, slots=True)

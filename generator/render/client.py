@@ -38,6 +38,7 @@ from generator.render.client_auth import (
 from generator.render.client_media import MediaPlan, plan_media
 from generator.render.client_models import client_models
 from generator.render.client_pages import PagePlan, plan_page
+from generator.render.client_servers import ServersPlan, plan_servers
 from generator.render.env import TemplateFiles, operation_view, templates_root
 from generator.render.escape import py_string
 from generator.render.models import models_for
@@ -69,6 +70,7 @@ _CONCURRENCY_HEADERS = {"if-match", "if-none-match"}
 # The constructor's own arguments; security-scheme arguments avoid them.
 CONSTRUCTOR_ARGUMENTS = (
     "base_url",
+    "server",
     "timeout",
     "max_retries",
     "default_headers",
@@ -162,6 +164,7 @@ class ClientPlan:
     description: str
     spec_name: str
     base_url: str | None
+    servers: ServersPlan
     user_agent: str
     resources: list[ResourcePlan]
     auth: list[AuthPlan]
@@ -495,14 +498,6 @@ def _version(api: Api) -> str:
     return "0.1.0"
 
 
-def _base_url(api: Api) -> str | None:
-    for server in api.servers:
-        url = server.url
-        if re.fullmatch(r"https?://[A-Za-z0-9._~:/?#\[\]@!$&'()*+,;=%-]*", url) and "{" not in url:
-            return url
-    return None
-
-
 def plan_client(
     api: Api,
     *,
@@ -529,6 +524,8 @@ def plan_client(
     mapper = TypeMapper({k: s.data for k, s in api.schemas.items()}, classes)
     planner = _Planner(api, mapper)
     version = _version(api)
+    taken = [*CONSTRUCTOR_ARGUMENTS, *(a.argument for a in planner.auth if a.argument)]
+    servers = plan_servers(api, taken)
     plan = ClientPlan(
         package=package,
         distribution=package.replace("_", "-"),
@@ -536,7 +533,8 @@ def plan_client(
         title=api.title,
         description=api.description,
         spec_name=spec_name,
-        base_url=_base_url(api),
+        base_url=servers.default_url,
+        servers=servers,
         user_agent=f"{package}/{version}",
         resources=planner.resources(runtime_reserved()),
         auth=planner.auth,

@@ -133,3 +133,61 @@ def test_one_operation_answering_json_or_events(media: Any, server: StreamServer
     assert json_call.headers["accept"] == "application/json, application/problem+json"
     assert events_call.headers["accept"] == "text/event-stream, application/problem+json"
     assert json.loads(events_call.body) == {"prompt": "hi", "stream": True}
+
+
+# --- servers with variables ---------------------------------------------------------------------
+
+
+def test_servers_and_their_variables(media: Any, server: StreamServer) -> None:
+    def base(**kw: Any) -> str:
+        with media.Client(**kw) as client:
+            return str(client.base_url)
+
+    assert base() == "https://eu.media.example.com/v1" == media._client.DEFAULT_BASE_URL
+    assert base(region="us", version="v2") == "https://us.media.example.com/v2"
+    assert base(server=1) == "http://localhost:8080"
+    assert base(base_url="https://proxy.test/media", region="us") == "https://proxy.test/media"
+    with pytest.raises(ValueError, match="'mars' is not a value of the server variable `region`"):
+        media.Client(region="mars")
+    with pytest.raises(ValueError, match="has no variable port"):
+        media.Client(port="9000")  # the first server has no port
+    with pytest.raises(ValueError, match="server=2: the spec lists 2 server"):
+        media.AsyncClient(server=2)
+    # a variable reaches the wire: the local server on the test server's port
+    port = server.url.rsplit(":", 1)[1]
+    with media.Client(server=1, port=port, bearer_auth="t") as client:
+        assert client.reports.export_report(report_id="r1") == CSV
+    assert server.requests[-1].headers["host"] == f"localhost:{port}"
+
+
+def test_a_server_the_client_cannot_use_is_named(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from generator.render.client_servers import plan_servers
+    from generator.spec import load_spec
+
+    spec = {
+        "openapi": "3.1.0",
+        "info": {"title": "T", "version": "1"},
+        "servers": [
+            {"url": "/api"},
+            {"url": "https://{tenant}.example.com", "variables": {"tenant": {"default": "a"}}},
+            {"url": "https://{undeclared}.example.com"},
+        ],
+        "paths": {},
+    }
+    path = tmp_path / "servers.json"
+    path.write_text(json.dumps(spec))
+    api = load_spec(str(path)).api
+    with caplog.at_level("WARNING", logger="apiforge"):
+        plan = plan_servers(api, ["base_url", "server"])
+    assert plan.default_url == "https://a.example.com"
+    assert [s.template for s in plan.servers] == ["https://{tenant}.example.com"]
+    assert [(v.argument, v.type) for v in plan.variables] == [("tenant", "str")]
+    messages = [r.getMessage() for r in caplog.records]
+    assert messages == [
+        "warning: servers[0] '/api' is not an absolute http(s) URL the client can use; "
+        "the default base URL is 'https://a.example.com'",
+        "warning: servers[2] 'https://{undeclared}.example.com' is not an absolute http(s) "
+        "URL the client can use",
+    ]

@@ -34,10 +34,16 @@ from ._runtime import (
 from ._runtime._base import TimeoutTypes
 from ._runtime._pagination import AsyncPage, AsyncPaginator, Pagination, SyncPage
 from ._runtime._retry import DEFAULT_MAX_RETRIES, MAX_SERVER_DELAY
+from ._runtime._servers import ServerURL, select_server
 
 T = TypeVar("T")
 PageT = TypeVar("PageT", bound="SyncPage[Any, Any] | AsyncPage[Any, Any]")
 
+# The spec's servers: `server=` picks one (the first by default).
+SERVERS = (
+    ServerURL("https://api.acme.example.com", description="Production"),
+    ServerURL("https://sandbox.acme.example.com", description="Sandbox (test data, same limits)"),
+)
 DEFAULT_BASE_URL = "https://api.acme.example.com"
 USER_AGENT = "acme_payments_api_client/2026.4.15"
 
@@ -2098,6 +2104,11 @@ class Client(SyncAPIClient):
 
     Resources: `customers`, `jobs`, `payments`, `refunds`, `reports`.
 
+    The API's servers (`base_url=` wins over them); `server=` picks one, the first by default:
+
+    0. `https://api.acme.example.com`: Production
+    1. `https://sandbox.acme.example.com`: Sandbox (test data, same limits)
+
     Credentials, each optional: every call sends only what its operation requires, and only
     to `base_url`'s origin; a call that needs one the client was not given raises
     `MissingCredentials` before anything is sent.
@@ -2111,7 +2122,8 @@ class Client(SyncAPIClient):
     def __init__(
         self,
         *,
-        base_url: str = DEFAULT_BASE_URL,
+        base_url: str | None = None,
+        server: int = 0,
         api_key_auth: str | None = None,
         bearer_auth: str | TokenProvider | None = None,
         timeout: TimeoutTypes = DEFAULT_TIMEOUT,
@@ -2127,6 +2139,8 @@ class Client(SyncAPIClient):
         max_retry_delay: float = MAX_SERVER_DELAY,
         strict_response_validation: bool = False,
     ) -> None:
+        if base_url is None:
+            base_url = select_server(SERVERS, server, {})
         super().__init__(
             base_url,
             timeout=timeout,
@@ -2170,7 +2184,8 @@ class AsyncClient(AsyncAPIClient):
     def __init__(
         self,
         *,
-        base_url: str = DEFAULT_BASE_URL,
+        base_url: str | None = None,
+        server: int = 0,
         api_key_auth: str | None = None,
         bearer_auth: str | AsyncTokenProvider | None = None,
         timeout: TimeoutTypes = DEFAULT_TIMEOUT,
@@ -2186,6 +2201,8 @@ class AsyncClient(AsyncAPIClient):
         max_retry_delay: float = MAX_SERVER_DELAY,
         strict_response_validation: bool = False,
     ) -> None:
+        if base_url is None:
+            base_url = select_server(SERVERS, server, {})
         super().__init__(
             base_url,
             timeout=timeout,

@@ -32,11 +32,26 @@ from ._runtime import (
 from ._runtime._base import TimeoutTypes
 from ._runtime._pagination import AsyncPage, AsyncPaginator, Pagination, SyncPage
 from ._runtime._retry import DEFAULT_MAX_RETRIES, MAX_SERVER_DELAY
+from ._runtime._servers import ServerURL, ServerVariable, select_server
 from ._runtime._streams import AsyncBinaryStream, AsyncEventStream, BinaryStream, EventStream
 
 T = TypeVar("T")
 PageT = TypeVar("PageT", bound="SyncPage[Any, Any] | AsyncPage[Any, Any]")
 
+# The spec's servers: `server=` picks one (the first by default), the variables fill it in.
+SERVERS = (
+    ServerURL(
+        "https://{region}.media.example.com/{version}",
+        {"region": ServerVariable("eu", ("eu", "us", "ap")), "version": ServerVariable("v1")},
+        description="Production, one per region.",
+    ),
+    ServerURL(
+        "http://localhost:{port}",
+        {"port": ServerVariable("8080")},
+        description="A local development server.",
+    ),
+)
+DEFAULT_BASE_URL = "https://eu.media.example.com/v1"
 USER_AGENT = "media_api_client/1.4.0"
 
 
@@ -1007,6 +1022,16 @@ class Client(SyncAPIClient):
 
     Resources: `completions`, `events`, `files`, `reports`.
 
+    The API's servers (`base_url=` wins over them); `server=` picks one, the first by default:
+
+    0. `https://{region}.media.example.com/{version}`: Production, one per region.
+    1. `http://localhost:{port}`: A local development server.
+
+    Variables (None: the server's default):
+    - `region` (`region`): Where your data lives.
+    - `version` (`version`)
+    - `port` (`port`)
+
     Credentials, each optional: every call sends only what its operation requires, and only
     to `base_url`'s origin; a call that needs one the client was not given raises
     `MissingCredentials` before anything is sent.
@@ -1018,7 +1043,11 @@ class Client(SyncAPIClient):
     def __init__(
         self,
         *,
-        base_url: str,
+        base_url: str | None = None,
+        server: int = 0,
+        region: Literal["eu", "us", "ap"] | None = None,
+        version: str | None = None,
+        port: str | None = None,
         bearer_auth: str | TokenProvider | None = None,
         timeout: TimeoutTypes = DEFAULT_TIMEOUT,
         max_retries: int = DEFAULT_MAX_RETRIES,
@@ -1033,6 +1062,16 @@ class Client(SyncAPIClient):
         max_retry_delay: float = MAX_SERVER_DELAY,
         strict_response_validation: bool = False,
     ) -> None:
+        if base_url is None:
+            base_url = select_server(
+                SERVERS,
+                server,
+                {
+                    "region": region,
+                    "version": version,
+                    "port": port,
+                },
+            )
         super().__init__(
             base_url,
             timeout=timeout,
@@ -1072,7 +1111,11 @@ class AsyncClient(AsyncAPIClient):
     def __init__(
         self,
         *,
-        base_url: str,
+        base_url: str | None = None,
+        server: int = 0,
+        region: Literal["eu", "us", "ap"] | None = None,
+        version: str | None = None,
+        port: str | None = None,
         bearer_auth: str | AsyncTokenProvider | None = None,
         timeout: TimeoutTypes = DEFAULT_TIMEOUT,
         max_retries: int = DEFAULT_MAX_RETRIES,
@@ -1087,6 +1130,16 @@ class AsyncClient(AsyncAPIClient):
         max_retry_delay: float = MAX_SERVER_DELAY,
         strict_response_validation: bool = False,
     ) -> None:
+        if base_url is None:
+            base_url = select_server(
+                SERVERS,
+                server,
+                {
+                    "region": region,
+                    "version": version,
+                    "port": port,
+                },
+            )
         super().__init__(
             base_url,
             timeout=timeout,
