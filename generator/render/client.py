@@ -99,6 +99,7 @@ class ParamPlan:
     # list): its OpenAPI style and explode, for the runtime's `Styled`; "" for the others
     style: str = ""
     explode: bool = True
+    deprecated: bool = False  # using it warns (DeprecationWarning)
 
 
 @dataclass(frozen=True)
@@ -132,6 +133,7 @@ class OperationPlan:
     deprecated: bool
     security: SecurityPlan | None = None  # what the operation requires (None: nothing declared)
     page: PagePlan | None = None  # a list operation: its page type and `Pagination(...)`
+    errors: str = ""  # `{"404": models.Error, ...}`: the declared error bodies' models
     # what it answers with (JSON, text, bytes, events)
     media: MediaPlan = field(default_factory=lambda: MediaPlan("none", ""))
     stream_name: str = ""  # the `<method>_stream` twin, for bytes and events beside JSON
@@ -170,6 +172,7 @@ class ClientPlan:
     auth: list[AuthPlan]
     webhooks: list[WebhookPlan]
     auth_example: str = ""  # constructor arguments for the README's first example
+    log_env: str = ""  # the environment variable that switches DEBUG logging on
     files: list[GeneratedFile] = field(default_factory=list)
 
 
@@ -289,6 +292,7 @@ class _Planner:
             example=example,
             style=styled[0] if styled else "",
             explode=styled[1] if styled else True,
+            deprecated=p.deprecated,
         )
 
     def path_parts(self, op: Operation, params: Sequence[ParamPlan]) -> tuple[PathPart, ...]:
@@ -322,6 +326,22 @@ class _Planner:
         if "Any" in unique:
             return "Any", True
         return " | ".join(unique), True
+
+    def error_types(self, op: Operation) -> str:
+        """The models of the JSON error bodies the operation declares, by status, as a dict
+        expression ("" when none): a problem document is read as `ProblemDetails` anyway."""
+        entries = []
+        for response in op.error_responses:
+            media = next(
+                (m for m in response.content if _is_json(m) and "problem" not in m.content_type),
+                None,
+            )
+            if media is None or media.schema is None:
+                continue
+            model = self.types.type_of(media.schema.data, name=media.schema.name)
+            if model.startswith("models.") and is_plain_class(model):
+                entries.append(f"{py_string(response.status)}: {model}")
+        return "{" + ", ".join(entries) + "}" if entries else ""
 
     def job_result(self, op: Operation) -> str:
         job = op.patterns.async_job
@@ -418,6 +438,7 @@ class _Planner:
             security=plan_security(op.patterns.security, self.auth),
             page=page,
             media=answers,
+            errors=self.error_types(op),
         )
 
     def resources(self, reserved: frozenset[str]) -> list[ResourcePlan]:
@@ -539,6 +560,7 @@ def plan_client(
         resources=planner.resources(runtime_reserved()),
         auth=planner.auth,
         auth_example=example_arguments(api, planner.auth),
+        log_env=f"{package.upper()}_LOG",
         webhooks=planner.webhooks(),
     )
     # Templates see each operation only as an OperationView (what they read of it), so the

@@ -102,7 +102,7 @@ def test_bytes_a_streamed_file_and_text(media: Any, server: StreamServer, tmp_pa
         "application/octet-stream, application/problem+json",
         "application/octet-stream, application/problem+json",
         "application/octet-stream, application/problem+json",
-        "text/csv, application/problem+json",
+        "text/csv, application/json, application/problem+json",
     ]
 
 
@@ -191,3 +191,109 @@ def test_a_server_the_client_cannot_use_is_named(
         "warning: servers[2] 'https://{undeclared}.example.com' is not an absolute http(s) "
         "URL the client can use",
     ]
+
+
+# --- deprecations, errors, logs -----------------------------------------------------------------
+
+
+def test_deprecated_operations_and_parameters_warn_at_the_callers_line(
+    media: Any, server: StreamServer
+) -> None:
+    def legacy(h: BaseHTTPRequestHandler) -> None:
+        _send(h, 200, "application/json", b"[]")
+
+    def files(h: BaseHTTPRequestHandler) -> None:
+        _send(h, 200, "application/json", b'{"items": [], "total": 0}')
+
+    server.routes["/v1/legacy/files"] = legacy
+    server.routes["/v1/files"] = files
+    with media.Client(base_url=server.url, bearer_auth="t") as client:
+        with pytest.warns(
+            DeprecationWarning, match=r"GET /v1/legacy/files \(listLegacyFiles\)"
+        ) as op:
+            client.files.list_legacy_files()
+        with pytest.warns(DeprecationWarning, match="query parameter `sort` of GET /v1/files"):
+            client.files.list_files(sort="name")
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            client.files.list_files(order="-size")  # not deprecated: no warning
+    assert op[0].filename == __file__  # the caller's line, not the generated code's
+
+
+def test_an_error_says_what_the_body_says_and_its_request_id(
+    media: Any, server: StreamServer
+) -> None:
+    def missing(h: BaseHTTPRequestHandler) -> None:
+        body = b'{"error": {"code": "no_report", "message": "Report r9 does not exist."}}'
+        h.send_response(404)
+        h.send_header("Content-Type", "application/json")
+        h.send_header("X-Request-Id", "req_7")
+        h.send_header("Content-Length", str(len(body)))
+        h.end_headers()
+        h.wfile.write(body)
+
+    server.routes["/v1/reports/r9/export"] = missing
+    with (
+        media.Client(base_url=server.url, bearer_auth="t") as client,
+        pytest.raises(media.NotFound) as caught,
+    ):
+        client.reports.export_report(report_id="r9")
+    error = caught.value
+    assert str(error) == "HTTP 404: Report r9 does not exist. (request id req_7)"
+    assert error.request_id == "req_7"
+    assert isinstance(error.parsed, media.models.Error)
+    assert error.parsed.error.code == "no_report"
+
+
+def test_requests_are_logged_at_debug_without_secrets(
+    media: Any, server: StreamServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    import logging
+
+    caplog.set_level(logging.DEBUG, logger=media.__name__)
+    secret = "bt-secret-51d0"
+    with media.Client(base_url=server.url, bearer_auth=secret) as client:
+        client.reports.export_report(
+            report_id="r1", extra_headers={"Cookie": "sid=ck-secret", "X-Trace": "t1"}
+        )
+    lines = [r.getMessage() for r in caplog.records if r.name == media.__name__]
+    assert lines[0].startswith(f"GET {server.url}/v1/reports/r1/export -> 200 in ")
+    assert "'authorization': 'REDACTED'" in lines[1] and "'cookie': 'REDACTED'" in lines[1]
+    assert "'x-trace': 't1'" in lines[1]
+    assert secret not in caplog.text and "ck-secret" not in caplog.text
+
+
+def test_the_environment_variable_switches_logging_on(
+    generated: dict[str, Generated], tmp_path: Path
+) -> None:
+    import os
+    import subprocess
+
+    out = generated["media"]
+    script = (
+        "import httpx, media_api_client as m\n"
+        "t = httpx.MockTransport(lambda r: httpx.Response(200, text='a,b'))\n"
+        "c = m.Client(base_url='https://user:pw-secret@api.test', transport=t, bearer_auth='tok-9')\n"
+        "c.reports.export_report(report_id='r1', extra_headers={'X-Api-Token': 'xt-secret'})\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(out.out), "MEDIA_API_CLIENT_LOG": "debug"}
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    assert (
+        "media_api_client DEBUG GET https://user:REDACTED@api.test/v1/reports/r1/export -> 200"
+        in done.stderr
+    )
+    for secret in ("pw-secret", "tok-9", "xt-secret"):
+        assert secret not in done.stderr
+    quiet = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**env, "MEDIA_API_CLIENT_LOG": ""},
+    )
+    assert quiet.returncode == 0 and quiet.stderr == ""

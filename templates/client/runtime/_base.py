@@ -15,6 +15,8 @@ Public API:
   - `.last_rate_limit: RateLimit | None`, from the latest response that carried one;
   - `.close()` / `with` (`aclose()` / `async with`): closes the httpx client only if this
     object created it.
+  Each attempt is logged at DEBUG (method, URL, status, elapsed, retry number; no secret:
+  see `_logs`), each retry at INFO.
 - `RequestOptions(method, path, *, params, headers, json, content, data, files,
   idempotency_header, idempotency_key, security, accept, max_retries, timeout)`: one logical
   call.
@@ -78,6 +80,7 @@ from ._errors import (
     APITimeoutError,
     error_from_response,
 )
+from ._logs import log_attempt, redact_url
 from ._models import LENIENT
 from ._query import Styled, encode_query
 from ._ratelimit import RateLimit, parse_rate_limit
@@ -138,6 +141,8 @@ class RequestOptions:
       nothing, so no credentials are sent.
     - `accept`: the `Accept` header, the media types the operation declares (None: the
       client's default, `application/json`); the caller's own `Accept` wins.
+    - `errors`: the types of the error bodies the operation declares, by status (`"404"`,
+      `"4XX"`, `"default"`): an error's `.parsed` is its body read as that type.
     - `max_retries` / `timeout`: per-call overrides of the client's settings.
     """
 
@@ -153,6 +158,7 @@ class RequestOptions:
     idempotency_key: str | None = None
     security: Security | None = None
     accept: str | None = None
+    errors: Mapping[str, Any] | None = None
     max_retries: int | None = None
     timeout: TimeoutTypes = None
 
@@ -301,6 +307,7 @@ class _Prepared:
     timeout: TimeoutTypes
     security: Security | None
     own_headers: frozenset[str]  # lower-case names the call set itself: credentials yield
+    errors: Mapping[str, Any] | None = None
 
 
 def _read_file(content: FileContent) -> bytes:
@@ -377,6 +384,10 @@ class _BaseClient:
             headers["User-Agent"] = user_agent
         self._headers = httpx.Headers(headers)
         self._auth = Credentials(schemes, credentials or {}, base_url=self.base_url, clock=clock)
+        # header names whose values the request log masks (besides credential-like ones)
+        self._secret_headers = frozenset(
+            s.parameter for s in schemes if s.kind == "apiKey" and s.location == "header"
+        )
         self._origin = _origin(httpx.URL(self.base_url))
 
     def _policy(self, max_retries: int) -> RetryPolicy:
@@ -444,6 +455,7 @@ class _BaseClient:
             timeout=self.timeout if options.timeout is None else options.timeout,
             security=options.security,
             own_headers=frozenset(k.lower() for k in own),
+            errors=options.errors,
         )
 
     def _build_request(
@@ -501,6 +513,7 @@ class _BaseClient:
                 strict=self.strict_response_validation,
             )
         error = error_from_response(response, now=now)
+        error.parsed = self._declared_error(prepared.errors, response)
         delay = self._policy(prepared.max_retries).decide(
             method=prepared.method,
             has_idempotency_key=prepared.idempotency_key is not None,
@@ -510,6 +523,20 @@ class _BaseClient:
             headers=response.headers,
         )
         return error, delay
+
+    def _declared_error(self, errors: Mapping[str, Any] | None, response: httpx.Response) -> Any:
+        """The error body read as the type the operation declares for its status; None when it
+        declares none or the body is not that."""
+        status = str(response.status_code)
+        declared = errors and (
+            errors.get(status) or errors.get(f"{status[0]}XX") or errors.get("default")
+        )
+        if not declared or not response.content:
+            return None
+        try:
+            return APIResponse(response, strict=self.strict_response_validation).parse(declared)
+        except APIResponseValidationError:
+            return None
 
     def _on_transport_error(
         self,
@@ -548,11 +575,17 @@ class _BaseClient:
         log.info("HTTP 401 with a cached OAuth2 token: trying once more with a new one")
         return True
 
+    def _log_attempt(
+        self, request: httpx.Request, status: int | str, started: float, retries_taken: int
+    ) -> None:
+        elapsed = time.monotonic() - started
+        log_attempt(request, status, elapsed, retries_taken, self._secret_headers)
+
     def _log_retry(self, prepared: _Prepared, retries_taken: int, delay: float, why: str) -> None:
         log.info(
             "retrying %s %s in %.3f s (retry %d of %d): %s",
             prepared.method,
-            prepared.url,
+            redact_url(httpx.URL(prepared.url)),
             delay,
             retries_taken + 1,
             prepared.max_retries,
@@ -618,15 +651,18 @@ class SyncAPIClient(_BaseClient):
             applied = self._auth.apply(selection, self._client)
             request = self._build_request(self._client, prepared, retries_taken, applied)
             error: APIStatusError | APIConnectionError
+            started = time.monotonic()
             try:
                 response = self._client.send(request, stream=stream)
                 if stream and not 200 <= response.status_code < 300:
                     response.read()  # an error's body: its problem details, then it closes
             except httpx.TransportError as exc:
+                self._log_attempt(request, type(exc).__name__, started, retries_taken)
                 error, delay = self._on_transport_error(prepared, request, exc, retries_taken)
                 if delay is None:
                     raise error from exc
             else:
+                self._log_attempt(request, response.status_code, started, retries_taken)
                 outcome = self._on_response(prepared, response, retries_taken)
                 if isinstance(outcome, APIResponse):
                     return outcome
@@ -713,15 +749,18 @@ class AsyncAPIClient(_BaseClient):
             applied = await self._auth.apply_async(selection, self._client)
             request = self._build_request(self._client, prepared, retries_taken, applied)
             error: APIStatusError | APIConnectionError
+            started = time.monotonic()
             try:
                 response = await self._client.send(request, stream=stream)
                 if stream and not 200 <= response.status_code < 300:
                     await response.aread()  # an error's body: its problem details
             except httpx.TransportError as exc:
+                self._log_attempt(request, type(exc).__name__, started, retries_taken)
                 error, delay = self._on_transport_error(prepared, request, exc, retries_taken)
                 if delay is None:
                     raise error from exc
             else:
+                self._log_attempt(request, response.status_code, started, retries_taken)
                 outcome = self._on_response(prepared, response, retries_taken)
                 if isinstance(outcome, APIResponse):
                     return outcome

@@ -32,6 +32,7 @@ from ._runtime import (
     TokenProvider,
 )
 from ._runtime._base import TimeoutTypes
+from ._runtime._logs import setup_logging
 from ._runtime._pagination import AsyncPage, AsyncPaginator, Pagination, SyncPage
 from ._runtime._retry import DEFAULT_MAX_RETRIES, MAX_SERVER_DELAY
 from ._runtime._servers import ServerURL, select_server
@@ -46,6 +47,9 @@ SERVERS = (
 )
 DEFAULT_BASE_URL = "https://api.acme.example.com"
 USER_AGENT = "acme_payments_api_client/2026.4.15"
+
+# `ACME_PAYMENTS_API_CLIENT_LOG=debug` (or `info`): this package's log on stderr
+setup_logging("ACME_PAYMENTS_API_CLIENT_LOG")
 
 
 class Raw(Generic[T]):

@@ -29,6 +29,7 @@ from ._runtime import (
     SyncAPIClient,
 )
 from ._runtime._base import TimeoutTypes
+from ._runtime._logs import setup_logging
 from ._runtime._pagination import AsyncPage, SyncPage
 from ._runtime._retry import DEFAULT_MAX_RETRIES, MAX_SERVER_DELAY
 
@@ -37,6 +38,9 @@ PageT = TypeVar("PageT", bound="SyncPage[Any, Any] | AsyncPage[Any, Any]")
 
 DEFAULT_BASE_URL = "https://bare.example.com"
 USER_AGENT = "bare_api_client/0.1.0"
+
+# `BARE_API_CLIENT_LOG=debug` (or `info`): this package's log on stderr
+setup_logging("BARE_API_CLIENT_LOG")
 
 
 class Raw(Generic[T]):
@@ -165,6 +169,7 @@ class DocumentsResource:
                 "/documents/" + _segment(document_id),
                 headers=headers,
                 accept="application/json",
+                errors={"404": models.Error},
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -232,6 +237,7 @@ class DocumentsResource:
                 headers=headers,
                 json=body,
                 accept="application/json",
+                errors={"412": models.Error},
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -291,6 +297,7 @@ class DocumentsResource:
                 "DELETE",
                 "/documents/" + _segment(document_id),
                 headers=headers,
+                errors={"404": models.Error},
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -350,6 +357,7 @@ class DocumentsResource:
                 headers=headers,
                 json=body,
                 accept="application/json",
+                errors={"404": models.Error},
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -479,6 +487,7 @@ class OrdersResource:
                 },
                 headers=headers,
                 accept="application/json",
+                errors={"429": models.Error, "503": models.Error},
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -540,6 +549,7 @@ class OrdersResource:
                 idempotency_header="Idempotency-Key",
                 idempotency_key=idempotency_key,
                 accept="application/json",
+                errors={"400": models.Error},
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -642,6 +652,7 @@ class WidgetsResource:
                 "/widgets",
                 headers=headers,
                 accept="application/json",
+                errors={"500": models.Error},
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -688,6 +699,7 @@ class WidgetsResource:
                 headers=headers,
                 json=body,
                 accept="application/json",
+                errors={"400": models.Error},
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -739,6 +751,7 @@ class WidgetsResource:
                 "/widgets/" + _segment(widget_id),
                 headers=headers,
                 accept="application/json",
+                errors={"404": models.Error},
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -794,6 +807,7 @@ class WidgetsResource:
                 headers=headers,
                 json=body,
                 accept="application/json",
+                errors={"404": models.Error},
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -862,6 +876,7 @@ class AsyncDocumentsResource:
                 "/documents/" + _segment(document_id),
                 headers=headers,
                 accept="application/json",
+                errors={"404": models.Error},
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -930,6 +945,7 @@ class AsyncDocumentsResource:
                 headers=headers,
                 json=body,
                 accept="application/json",
+                errors={"412": models.Error},
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -990,6 +1006,7 @@ class AsyncDocumentsResource:
                 "DELETE",
                 "/documents/" + _segment(document_id),
                 headers=headers,
+                errors={"404": models.Error},
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -1050,6 +1067,7 @@ class AsyncDocumentsResource:
                 headers=headers,
                 json=body,
                 accept="application/json",
+                errors={"404": models.Error},
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -1183,6 +1201,7 @@ class AsyncOrdersResource:
                 },
                 headers=headers,
                 accept="application/json",
+                errors={"429": models.Error, "503": models.Error},
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -1245,6 +1264,7 @@ class AsyncOrdersResource:
                 idempotency_header="Idempotency-Key",
                 idempotency_key=idempotency_key,
                 accept="application/json",
+                errors={"400": models.Error},
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -1349,6 +1369,7 @@ class AsyncWidgetsResource:
                 "/widgets",
                 headers=headers,
                 accept="application/json",
+                errors={"500": models.Error},
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -1396,6 +1417,7 @@ class AsyncWidgetsResource:
                 headers=headers,
                 json=body,
                 accept="application/json",
+                errors={"400": models.Error},
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -1448,6 +1470,7 @@ class AsyncWidgetsResource:
                 "/widgets/" + _segment(widget_id),
                 headers=headers,
                 accept="application/json",
+                errors={"404": models.Error},
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -1504,6 +1527,7 @@ class AsyncWidgetsResource:
                 headers=headers,
                 json=body,
                 accept="application/json",
+                errors={"404": models.Error},
                 max_retries=max_retries,
                 timeout=timeout,
             )

@@ -30,6 +30,7 @@ from ._runtime import (
     TokenProvider,
 )
 from ._runtime._base import TimeoutTypes
+from ._runtime._logs import setup_logging
 from ._runtime._pagination import AsyncPage, SyncPage
 from ._runtime._retry import DEFAULT_MAX_RETRIES, MAX_SERVER_DELAY
 
@@ -38,6 +39,9 @@ PageT = TypeVar("PageT", bound="SyncPage[Any, Any] | AsyncPage[Any, Any]")
 
 DEFAULT_BASE_URL = "https://shop.example.com/api"
 USER_AGENT = "shop_orders_api_open_api_3_0_client/1.4.0"
+
+# `SHOP_ORDERS_API_OPEN_API_3_0_CLIENT_LOG=debug` (or `info`): this package's log on stderr
+setup_logging("SHOP_ORDERS_API_OPEN_API_3_0_CLIENT_LOG")
 
 
 class Raw(Generic[T]):

@@ -30,6 +30,7 @@ from ._runtime import (
     TokenProvider,
 )
 from ._runtime._base import TimeoutTypes
+from ._runtime._logs import setup_logging, warn_deprecated
 from ._runtime._pagination import AsyncPage, AsyncPaginator, Pagination, SyncPage
 from ._runtime._retry import DEFAULT_MAX_RETRIES, MAX_SERVER_DELAY
 from ._runtime._servers import ServerURL, ServerVariable, select_server
@@ -53,6 +54,9 @@ SERVERS = (
 )
 DEFAULT_BASE_URL = "https://eu.media.example.com/v1"
 USER_AGENT = "media_api_client/1.4.0"
+
+# `MEDIA_API_CLIENT_LOG=debug` (or `info`): this package's log on stderr
+setup_logging("MEDIA_API_CLIENT_LOG")
 
 
 class Raw(Generic[T]):
@@ -300,7 +304,7 @@ class FilesResource:
         Args:
             offset: query parameter `offset`
             limit: query parameter `limit`
-            sort: query parameter `sort`. Use `order` instead.
+            sort: query parameter `sort` (deprecated). Use `order` instead.
             order: query parameter `order`
 
         Paginated (offset): returns the first page; `for` over it goes
@@ -334,9 +338,11 @@ class FilesResource:
         Args:
             offset: query parameter `offset`
             limit: query parameter `limit`
-            sort: query parameter `sort`. Use `order` instead.
+            sort: query parameter `sort` (deprecated). Use `order` instead.
             order: query parameter `order`
         """
+        if sort is not None:
+            warn_deprecated("the query parameter `sort` of GET /v1/files is deprecated")
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
         options = RequestOptions(
@@ -491,6 +497,7 @@ class FilesResource:
 
         Replaced by `GET /v1/files`.
         """
+        warn_deprecated("GET /v1/legacy/files (listLegacyFiles) is deprecated")
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
         response = self._client.request(
@@ -558,7 +565,8 @@ class ReportsResource:
                 "/v1/reports/" + _segment(report_id) + "/export",
                 headers=headers,
                 security=Security(({"bearerAuth": ()},)),
-                accept="text/csv, application/problem+json",
+                accept="text/csv, application/json, application/problem+json",
+                errors={"404": models.Error},
                 max_retries=max_retries,
                 timeout=timeout,
             )
@@ -743,7 +751,7 @@ class AsyncFilesResource:
         Args:
             offset: query parameter `offset`
             limit: query parameter `limit`
-            sort: query parameter `sort`. Use `order` instead.
+            sort: query parameter `sort` (deprecated). Use `order` instead.
             order: query parameter `order`
 
         Paginated (offset): `await` it for the first page, or `async for`
@@ -782,9 +790,11 @@ class AsyncFilesResource:
         Args:
             offset: query parameter `offset`
             limit: query parameter `limit`
-            sort: query parameter `sort`. Use `order` instead.
+            sort: query parameter `sort` (deprecated). Use `order` instead.
             order: query parameter `order`
         """
+        if sort is not None:
+            warn_deprecated("the query parameter `sort` of GET /v1/files is deprecated")
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
         options = RequestOptions(
@@ -941,6 +951,7 @@ class AsyncFilesResource:
 
         Replaced by `GET /v1/files`.
         """
+        warn_deprecated("GET /v1/legacy/files (listLegacyFiles) is deprecated")
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
         response = await self._client.request(
@@ -1009,7 +1020,8 @@ class AsyncReportsResource:
                 "/v1/reports/" + _segment(report_id) + "/export",
                 headers=headers,
                 security=Security(({"bearerAuth": ()},)),
-                accept="text/csv, application/problem+json",
+                accept="text/csv, application/json, application/problem+json",
+                errors={"404": models.Error},
                 max_retries=max_retries,
                 timeout=timeout,
             )

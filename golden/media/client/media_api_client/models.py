@@ -72,6 +72,21 @@ class CompletionChunk(BaseModel):
     delta: str
 
 
+class Error1(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    code: str
+    message: str
+
+
+class Error(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    error: Error1
+
+
 class Problem(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,

@@ -32,6 +32,7 @@ from ._runtime import (
     TokenProvider,
 )
 from ._runtime._base import TimeoutTypes
+from ._runtime._logs import setup_logging
 from ._runtime._pagination import AsyncPage, SyncPage
 from ._runtime._retry import DEFAULT_MAX_RETRIES, MAX_SERVER_DELAY
 
@@ -40,6 +41,9 @@ PageT = TypeVar("PageT", bound="SyncPage[Any, Any] | AsyncPage[Any, Any]")
 
 DEFAULT_BASE_URL = "https://api.example.com"
 USER_AGENT = "reports_api_client/1.0.0"
+
+# `REPORTS_API_CLIENT_LOG=debug` (or `info`): this package's log on stderr
+setup_logging("REPORTS_API_CLIENT_LOG")
 
 
 class Raw(Generic[T]):
