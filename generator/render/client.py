@@ -65,7 +65,17 @@ FIXED_ARGUMENTS = (
     "timeout",
 )
 # Locals and module names a method body uses: no keyword argument may shadow them.
-_BODY_NAMES = ("headers", "response", "options", "job", "raw", "models", "pydantic", "httpx")
+_BODY_NAMES = (
+    "headers",
+    "cookies",
+    "response",
+    "options",
+    "job",
+    "raw",
+    "models",
+    "pydantic",
+    "httpx",
+)
 _CONCURRENCY_HEADERS = {"if-match", "if-none-match"}
 # The constructor's own arguments; security-scheme arguments avoid them.
 CONSTRUCTOR_ARGUMENTS = (
@@ -260,7 +270,7 @@ class _Planner:
         if idem is not None:
             pattern_headers.add(idem.header.lower())
         allocator = NameAllocator((*FIXED_ARGUMENTS, *_BODY_NAMES))
-        order = {"path": 0, "query": 1, "header": 2}
+        order = {"path": 0, "query": 1, "header": 2, "cookie": 3}
         plans = []
         for p in sorted(
             (p for p in op.parameters if p.location in order),
@@ -275,7 +285,7 @@ class _Planner:
         name = allocator.allocate((p.location, p.name), snake_case(p.name, fallback="param"))
         schema = p.schema
         type_expr = self.types.type_of(schema.data if schema else None, mode="param")
-        if p.location in ("path", "header") and type_expr.startswith(("list[", "dict[")):
+        if p.location in ("path", "header", "cookie") and type_expr.startswith(("list[", "dict[")):
             type_expr = "str"
         styled = query_style(p, query_shape(type_expr)) if p.location == "query" else None
         required = p.required or p.location == "path"

@@ -297,3 +297,19 @@ def test_the_environment_variable_switches_logging_on(
         env={**env, "MEDIA_API_CLIENT_LOG": ""},
     )
     assert quiet.returncode == 0 and quiet.stderr == ""
+
+
+def test_an_upload_sends_its_content_type_and_cookie_parameter(
+    media: Any, server: StreamServer
+) -> None:
+    def upload(h: BaseHTTPRequestHandler) -> None:
+        _send(h, 200, "application/json", b'{"id": "f1", "name": "a.bin", "size": 3}')
+
+    server.routes["/v1/files/f1/content"] = upload
+    with media.Client(base_url=server.url, bearer_auth="t") as client:
+        done = client.files.upload_file(file_id="f1", body=b"abc", upload_session="s 1;x")
+    assert done.size == 3
+    sent = server.requests[-1]
+    assert (sent.method, sent.body) == ("PUT", b"abc")
+    assert sent.headers["content-type"] == "application/octet-stream"
+    assert sent.headers["cookie"] == "upload_session=s%201%3Bx"

@@ -186,7 +186,7 @@ def streaming(routes: dict[str, Writer]) -> Iterator[StreamServer]:
             state.hits[path] = state.hits.get(path, 0) + 1
             state.routes[path](self)
 
-        do_GET = do_POST = _handle
+        do_GET = do_POST = do_PUT = _handle
 
         def log_message(self, format: str, *args: Any) -> None:
             pass

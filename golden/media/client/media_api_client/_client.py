@@ -117,6 +117,11 @@ def _header(value: object) -> str:
     return str(value)
 
 
+def _cookie(value: object) -> str:
+    """A cookie parameter's value, percent-encoded (no `;`, `,` or space can end it)."""
+    return quote(_header(value), safe="")
+
+
 def _parse(response: APIResponse, type_: Any) -> Any:
     return response.parse(type_)
 
@@ -464,6 +469,73 @@ class FilesResource:
             stream=True,
         )
         return BinaryStream(response)
+
+    def upload_file(
+        self,
+        *,
+        file_id: str,
+        body: bytes,
+        upload_session: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.File:
+        """Upload a file's bytes
+
+        `PUT /v1/files/{fileId}/content`.
+
+        Args:
+            file_id: path parameter `fileId`
+            upload_session: cookie parameter `upload_session`. The session of a resumable upload.
+        """
+        return self.upload_file_raw(
+            file_id=file_id,
+            upload_session=upload_session,
+            body=body,
+            extra_headers=extra_headers,
+            max_retries=max_retries,
+            timeout=timeout,
+        ).parsed
+
+    def upload_file_raw(
+        self,
+        *,
+        file_id: str,
+        body: bytes,
+        upload_session: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> Raw[models.File]:
+        """Upload a file's bytes
+
+        `PUT /v1/files/{fileId}/content`; returns the result with its response (`Raw`).
+
+        Args:
+            file_id: path parameter `fileId`
+            upload_session: cookie parameter `upload_session`. The session of a resumable upload.
+        """
+        headers: dict[str, str] = {}
+        cookies: list[str] = []
+        if upload_session is not None:
+            cookies.append("upload_session=" + _cookie(upload_session))
+        if cookies:
+            headers["Cookie"] = "; ".join(cookies)
+        headers["Content-Type"] = "application/octet-stream"
+        headers.update(extra_headers or {})
+        response = self._client.request(
+            RequestOptions(
+                "PUT",
+                "/v1/files/" + _segment(file_id) + "/content",
+                headers=headers,
+                content=body,
+                security=Security(({"bearerAuth": ()},)),
+                accept="application/json, application/problem+json",
+                max_retries=max_retries,
+                timeout=timeout,
+            )
+        )
+        return Raw(response, response.parse(models.File))
 
     def list_legacy_files(
         self,
@@ -917,6 +989,74 @@ class AsyncFilesResource:
             stream=True,
         )
         return AsyncBinaryStream(response)
+
+    async def upload_file(
+        self,
+        *,
+        file_id: str,
+        body: bytes,
+        upload_session: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.File:
+        """Upload a file's bytes
+
+        `PUT /v1/files/{fileId}/content`.
+
+        Args:
+            file_id: path parameter `fileId`
+            upload_session: cookie parameter `upload_session`. The session of a resumable upload.
+        """
+        raw = await self.upload_file_raw(
+            file_id=file_id,
+            upload_session=upload_session,
+            body=body,
+            extra_headers=extra_headers,
+            max_retries=max_retries,
+            timeout=timeout,
+        )
+        return raw.parsed
+
+    async def upload_file_raw(
+        self,
+        *,
+        file_id: str,
+        body: bytes,
+        upload_session: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> Raw[models.File]:
+        """Upload a file's bytes
+
+        `PUT /v1/files/{fileId}/content`; returns the result with its response (`Raw`).
+
+        Args:
+            file_id: path parameter `fileId`
+            upload_session: cookie parameter `upload_session`. The session of a resumable upload.
+        """
+        headers: dict[str, str] = {}
+        cookies: list[str] = []
+        if upload_session is not None:
+            cookies.append("upload_session=" + _cookie(upload_session))
+        if cookies:
+            headers["Cookie"] = "; ".join(cookies)
+        headers["Content-Type"] = "application/octet-stream"
+        headers.update(extra_headers or {})
+        response = await self._client.request(
+            RequestOptions(
+                "PUT",
+                "/v1/files/" + _segment(file_id) + "/content",
+                headers=headers,
+                content=body,
+                security=Security(({"bearerAuth": ()},)),
+                accept="application/json, application/problem+json",
+                max_retries=max_retries,
+                timeout=timeout,
+            )
+        )
+        return Raw(response, response.parse(models.File))
 
     async def list_legacy_files(
         self,

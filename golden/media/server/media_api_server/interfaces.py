@@ -68,6 +68,17 @@ class FilesBase:
         """GET /v1/files/{fileId}/content: Download a file"""
         raise NotImplementedError
 
+    async def upload_file(
+        self,
+        ctx: RequestContext,
+        *,
+        file_id: str,
+        upload_session: str | None = None,
+        body: bytes,
+    ) -> models.File | Reply[models.File]:
+        """PUT /v1/files/{fileId}/content: Upload a file's bytes"""
+        raise NotImplementedError
+
     async def list_legacy_files(
         self,
         ctx: RequestContext,

@@ -41,7 +41,10 @@ ALLOWED_METHODS: dict[str, tuple[str, ...]] = {
     "/v1/completions": ("POST",),
     "/v1/events": ("GET",),
     "/v1/files": ("GET",),
-    "/v1/files/{file_id}/content": ("GET",),
+    "/v1/files/{file_id}/content": (
+        "GET",
+        "PUT",
+    ),
     "/v1/legacy/files": ("GET",),
     "/v1/reports/{report_id}/export": ("GET",),
 }

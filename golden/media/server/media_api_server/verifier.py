@@ -13,6 +13,7 @@ Operations and the schemes they need:
 - GET /v1/events: bearerAuth
 - GET /v1/files: bearerAuth
 - GET /v1/files/{fileId}/content: bearerAuth
+- PUT /v1/files/{fileId}/content: bearerAuth
 - GET /v1/legacy/files: bearerAuth
 - GET /v1/reports/{reportId}/export: bearerAuth
 """

@@ -102,6 +102,11 @@ def _header(value: object) -> str:
     return str(value)
 
 
+def _cookie(value: object) -> str:
+    """A cookie parameter's value, percent-encoded (no `;`, `,` or space can end it)."""
+    return quote(_header(value), safe="")
+
+
 def _parse(response: APIResponse, type_: Any) -> Any:
     return response.parse(type_)
 

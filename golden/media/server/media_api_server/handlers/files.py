@@ -46,6 +46,22 @@ class FilesHandler(FilesBase):
         """
         raise NotImplementedError
 
+    async def upload_file(
+        self,
+        ctx: RequestContext,
+        *,
+        file_id: str,
+        upload_session: str | None = None,
+        body: bytes,
+    ) -> models.File | Reply[models.File]:
+        """PUT /v1/files/{fileId}/content: Upload a file's bytes
+
+        - security: bearerAuth
+        - problem details
+        - 415 unless Content-Type is application/octet-stream
+        """
+        raise NotImplementedError
+
     async def list_legacy_files(
         self,
         ctx: RequestContext,

@@ -8,12 +8,12 @@ Each route enforces what the spec declares for its operation, then calls
 
 from typing import Annotated, Any, Literal, cast
 
-from fastapi import APIRouter, Depends, Path, Query, Request, Response
+from fastapi import APIRouter, Cookie, Depends, Path, Query, Request, Response
 
 from .. import models
 from ..interfaces import FilesBase
 from ..runtime import context as _context
-from ..runtime.problems import GuardedRoute
+from ..runtime.problems import GuardedRoute, require_content_type
 from ..runtime.security import AuthRequirement
 
 router = APIRouter(route_class=GuardedRoute)
@@ -101,6 +101,50 @@ router.add_api_route(
     openapi_extra={"security": [{"bearerAuth": []}]},
     dependencies=[
         Depends(_AUTH_download_file_endpoint),
+    ],
+)
+
+
+_AUTH_upload_file_endpoint = AuthRequirement((("bearerAuth", ()),))
+
+
+async def upload_file_endpoint(
+    _request: Request,
+    _response: Response,
+    file_id: Annotated[str, Path()],
+    upload_session: Annotated[
+        str | None, Cookie(alias="upload_session", description="The session of a resumable upload.")
+    ] = None,
+) -> Any:
+    """PUT /v1/files/{fileId}/content: Upload a file's bytes"""
+    _ctx = _context.request_context(_request, _response, if_match=False)
+    _result = await _handler(_request).upload_file(
+        _ctx, file_id=file_id, upload_session=upload_session, body=await _request.body()
+    )
+    return _context.respond(
+        _ctx,
+        _result,
+        status=200,
+        statuses=[200],
+        conditional=False,
+        empty=[],
+    )
+
+
+router.add_api_route(
+    "/v1/files/{file_id}/content",
+    upload_file_endpoint,
+    methods=["PUT"],
+    operation_id="uploadFile",
+    status_code=200,
+    response_model=models.File,
+    response_model_exclude_unset=True,
+    tags=["Files"],
+    summary="Upload a file's bytes",
+    openapi_extra={"security": [{"bearerAuth": []}]},
+    dependencies=[
+        Depends(_AUTH_upload_file_endpoint),
+        Depends(require_content_type("application/octet-stream")),
     ],
 )
 
