@@ -199,3 +199,27 @@ def test_the_transformation_of_a_models_module() -> None:
     compile(out, "models.py", "exec")
     assert transform("not python (") == "not python ("
     assert transform('"""No schemas."""\n') == '"""No schemas."""\n'
+
+
+def test_a_default_of_null_admits_null() -> None:
+    from generator.render.model_fixes import default_none_admits_none
+
+    module = (
+        "class A(BaseModel):\n"
+        "    a: str = None\n"
+        '    b: Annotated[list[int], Field(description="\u00e9")] = None\n'
+        "    c: str | None = None\n"
+        "    d: Annotated[Any, Field()] = None\n"
+        "    e: str\n"
+        '    f: str = "x"\n'
+    )
+    assert default_none_admits_none(module) == (
+        "class A(BaseModel):\n"
+        "    a: str | None = None\n"
+        '    b: Annotated[list[int] | None, Field(description="\u00e9")] = None\n'
+        "    c: str | None = None\n"
+        "    d: Annotated[Any, Field()] = None\n"
+        "    e: str\n"
+        '    f: str = "x"\n'
+    )
+    assert default_none_admits_none("not python (") == "not python ("

@@ -3,6 +3,7 @@ APIs use, the extension that states it, and the rule that reports an unusable ex
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -253,3 +254,25 @@ def test_an_unusable_extension_is_reported(run_lint: Linter) -> None:
     assert any("`items` must be a dotted path" in m for m in messages[3:])
     assert any("style `next_url` needs `next`" in m for m in messages[3:])
     assert all(f.pointer.endswith("/x-apiforge-pagination") for f in found)
+
+
+CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
+REAL = [
+    (
+        "apisguru/slack.com__1.7.0.yaml",
+        "conversations_list",
+        "cursor",
+        ("response_metadata", "next_cursor"),
+    ),
+    ("twilio/twilio_sync_v1.json", "ListService", "next_url", ("meta", "next_page_url")),
+    ("apisguru/github.com__ghes-2.18__1.1.4.yaml", "repos/list-for-org", "link", ()),
+]
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus is not here")
+@pytest.mark.parametrize(("path", "op_id", "style", "nxt"), REAL, ids=[r[0] for r in REAL])
+def test_real_apis(path: str, op_id: str, style: str, nxt: tuple[str, ...]) -> None:
+    """A sample; bench/client_corpus.py measures the whole corpus (docs/client.md)."""
+    op = load_spec(str(CORPUS / path)).api.operation(op_id)
+    assert op is not None and op.patterns.pagination is not None
+    assert (op.patterns.pagination.style, op.patterns.pagination.next) == (style, nxt)

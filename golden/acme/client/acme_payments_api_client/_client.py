@@ -265,20 +265,19 @@ class CustomersResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "POST",
-                "/v1/customers",
-                headers=headers,
-                json=body,
-                idempotency_header="Idempotency-Key",
-                idempotency_key=idempotency_key,
-                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
-                accept="application/json, application/problem+json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "POST",
+            "/v1/customers",
+            headers=headers,
+            json=body,
+            idempotency_header="Idempotency-Key",
+            idempotency_key=idempotency_key,
+            security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, response.parse(models.Customer))
 
     def get_customer(
@@ -331,17 +330,16 @@ class CustomersResource:
         if if_none_match is not None:
             headers["If-None-Match"] = if_none_match
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/customers/" + _segment(customer_id),
-                headers=headers,
-                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
-                accept="application/json, application/problem+json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/v1/customers/" + _segment(customer_id),
+            headers=headers,
+            security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         parsed: models.Customer | None = (
             None if response.not_modified else response.parse(models.Customer)
         )
@@ -395,16 +393,15 @@ class CustomersResource:
         if if_match is not None:
             headers["If-Match"] = if_match
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "DELETE",
-                "/v1/customers/" + _segment(customer_id),
-                headers=headers,
-                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "DELETE",
+            "/v1/customers/" + _segment(customer_id),
+            headers=headers,
+            security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, None)
 
     def update_customer(
@@ -469,20 +466,19 @@ class CustomersResource:
         if if_match is not None:
             headers["If-Match"] = if_match
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "PATCH",
-                "/v1/customers/" + _segment(customer_id),
-                headers=headers,
-                json=body,
-                idempotency_header="Idempotency-Key",
-                idempotency_key=idempotency_key,
-                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
-                accept="application/json, application/problem+json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "PATCH",
+            "/v1/customers/" + _segment(customer_id),
+            headers=headers,
+            json=body,
+            idempotency_header="Idempotency-Key",
+            idempotency_key=idempotency_key,
+            security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, response.parse(models.Customer))
 
 
@@ -535,17 +531,16 @@ class JobsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/jobs/" + _segment(job_id),
-                headers=headers,
-                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
-                accept="application/json, application/problem+json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/v1/jobs/" + _segment(job_id),
+            headers=headers,
+            security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, response.parse(models.Job))
 
     def cancel_job(
@@ -591,17 +586,16 @@ class JobsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "DELETE",
-                "/v1/jobs/" + _segment(job_id),
-                headers=headers,
-                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
-                accept="application/json, application/problem+json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "DELETE",
+            "/v1/jobs/" + _segment(job_id),
+            headers=headers,
+            security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, response.parse(models.Job))
 
 
@@ -754,20 +748,19 @@ class PaymentsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "POST",
-                "/v1/payments",
-                headers=headers,
-                json=body,
-                idempotency_header="Idempotency-Key",
-                idempotency_key=idempotency_key,
-                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
-                accept="application/json, application/problem+json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "POST",
+            "/v1/payments",
+            headers=headers,
+            json=body,
+            idempotency_header="Idempotency-Key",
+            idempotency_key=idempotency_key,
+            security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, response.parse(models.Payment))
 
     def get_payment(
@@ -809,17 +802,16 @@ class PaymentsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/payments/" + _segment(payment_id),
-                headers=headers,
-                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
-                accept="application/json, application/problem+json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/v1/payments/" + _segment(payment_id),
+            headers=headers,
+            security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, response.parse(models.Payment))
 
 
@@ -960,20 +952,19 @@ class RefundsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "POST",
-                "/v1/refunds",
-                headers=headers,
-                json=body,
-                idempotency_header="Idempotency-Key",
-                idempotency_key=idempotency_key,
-                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
-                accept="application/json, application/problem+json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "POST",
+            "/v1/refunds",
+            headers=headers,
+            json=body,
+            idempotency_header="Idempotency-Key",
+            idempotency_key=idempotency_key,
+            security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, response.parse(models.Refund))
 
     def get_refund(
@@ -1015,17 +1006,16 @@ class RefundsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/refunds/" + _segment(refund_id),
-                headers=headers,
-                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
-                accept="application/json, application/problem+json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/v1/refunds/" + _segment(refund_id),
+            headers=headers,
+            security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, response.parse(models.Refund))
 
 
@@ -1089,20 +1079,19 @@ class ReportsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "POST",
-                "/v1/reports",
-                headers=headers,
-                json=body,
-                idempotency_header="Idempotency-Key",
-                idempotency_key=idempotency_key,
-                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
-                accept="application/json, application/problem+json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "POST",
+            "/v1/reports",
+            headers=headers,
+            json=body,
+            idempotency_header="Idempotency-Key",
+            idempotency_key=idempotency_key,
+            security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         job = JobHandle(self._client, response, models.ReportResult)
         return Raw(response, job)
 
@@ -1246,20 +1235,19 @@ class AsyncCustomersResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "POST",
-                "/v1/customers",
-                headers=headers,
-                json=body,
-                idempotency_header="Idempotency-Key",
-                idempotency_key=idempotency_key,
-                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
-                accept="application/json, application/problem+json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "POST",
+            "/v1/customers",
+            headers=headers,
+            json=body,
+            idempotency_header="Idempotency-Key",
+            idempotency_key=idempotency_key,
+            security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, response.parse(models.Customer))
 
     async def get_customer(
@@ -1313,17 +1301,16 @@ class AsyncCustomersResource:
         if if_none_match is not None:
             headers["If-None-Match"] = if_none_match
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/customers/" + _segment(customer_id),
-                headers=headers,
-                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
-                accept="application/json, application/problem+json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/v1/customers/" + _segment(customer_id),
+            headers=headers,
+            security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         parsed: models.Customer | None = (
             None if response.not_modified else response.parse(models.Customer)
         )
@@ -1378,16 +1365,15 @@ class AsyncCustomersResource:
         if if_match is not None:
             headers["If-Match"] = if_match
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "DELETE",
-                "/v1/customers/" + _segment(customer_id),
-                headers=headers,
-                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "DELETE",
+            "/v1/customers/" + _segment(customer_id),
+            headers=headers,
+            security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, None)
 
     async def update_customer(
@@ -1453,20 +1439,19 @@ class AsyncCustomersResource:
         if if_match is not None:
             headers["If-Match"] = if_match
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "PATCH",
-                "/v1/customers/" + _segment(customer_id),
-                headers=headers,
-                json=body,
-                idempotency_header="Idempotency-Key",
-                idempotency_key=idempotency_key,
-                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
-                accept="application/json, application/problem+json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "PATCH",
+            "/v1/customers/" + _segment(customer_id),
+            headers=headers,
+            json=body,
+            idempotency_header="Idempotency-Key",
+            idempotency_key=idempotency_key,
+            security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, response.parse(models.Customer))
 
 
@@ -1520,17 +1505,16 @@ class AsyncJobsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/jobs/" + _segment(job_id),
-                headers=headers,
-                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
-                accept="application/json, application/problem+json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/v1/jobs/" + _segment(job_id),
+            headers=headers,
+            security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, response.parse(models.Job))
 
     async def cancel_job(
@@ -1577,17 +1561,16 @@ class AsyncJobsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "DELETE",
-                "/v1/jobs/" + _segment(job_id),
-                headers=headers,
-                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
-                accept="application/json, application/problem+json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "DELETE",
+            "/v1/jobs/" + _segment(job_id),
+            headers=headers,
+            security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, response.parse(models.Job))
 
 
@@ -1746,20 +1729,19 @@ class AsyncPaymentsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "POST",
-                "/v1/payments",
-                headers=headers,
-                json=body,
-                idempotency_header="Idempotency-Key",
-                idempotency_key=idempotency_key,
-                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
-                accept="application/json, application/problem+json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "POST",
+            "/v1/payments",
+            headers=headers,
+            json=body,
+            idempotency_header="Idempotency-Key",
+            idempotency_key=idempotency_key,
+            security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, response.parse(models.Payment))
 
     async def get_payment(
@@ -1802,17 +1784,16 @@ class AsyncPaymentsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/payments/" + _segment(payment_id),
-                headers=headers,
-                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
-                accept="application/json, application/problem+json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/v1/payments/" + _segment(payment_id),
+            headers=headers,
+            security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, response.parse(models.Payment))
 
 
@@ -1959,20 +1940,19 @@ class AsyncRefundsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "POST",
-                "/v1/refunds",
-                headers=headers,
-                json=body,
-                idempotency_header="Idempotency-Key",
-                idempotency_key=idempotency_key,
-                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
-                accept="application/json, application/problem+json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "POST",
+            "/v1/refunds",
+            headers=headers,
+            json=body,
+            idempotency_header="Idempotency-Key",
+            idempotency_key=idempotency_key,
+            security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, response.parse(models.Refund))
 
     async def get_refund(
@@ -2015,17 +1995,16 @@ class AsyncRefundsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/refunds/" + _segment(refund_id),
-                headers=headers,
-                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
-                accept="application/json, application/problem+json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/v1/refunds/" + _segment(refund_id),
+            headers=headers,
+            security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, response.parse(models.Refund))
 
 
@@ -2090,20 +2069,19 @@ class AsyncReportsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "POST",
-                "/v1/reports",
-                headers=headers,
-                json=body,
-                idempotency_header="Idempotency-Key",
-                idempotency_key=idempotency_key,
-                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
-                accept="application/json, application/problem+json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "POST",
+            "/v1/reports",
+            headers=headers,
+            json=body,
+            idempotency_header="Idempotency-Key",
+            idempotency_key=idempotency_key,
+            security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         job = AsyncJobHandle(self._client, response, models.ReportResult)
         return Raw(response, job)
 

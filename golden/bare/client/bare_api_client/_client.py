@@ -168,17 +168,16 @@ class DocumentsResource:
         if if_none_match is not None:
             headers["If-None-Match"] = if_none_match
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "GET",
-                "/documents/" + _segment(document_id),
-                headers=headers,
-                accept="application/json",
-                errors={"404": models.Error},
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/documents/" + _segment(document_id),
+            headers=headers,
+            accept="application/json",
+            errors={"404": models.Error},
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         parsed: models.Document | None = (
             None if response.not_modified else response.parse(models.Document)
         )
@@ -235,18 +234,17 @@ class DocumentsResource:
         if if_match is not None:
             headers["If-Match"] = if_match
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "PUT",
-                "/documents/" + _segment(document_id),
-                headers=headers,
-                json=body,
-                accept="application/json",
-                errors={"412": models.Error},
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "PUT",
+            "/documents/" + _segment(document_id),
+            headers=headers,
+            json=body,
+            accept="application/json",
+            errors={"412": models.Error},
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, response.parse(models.Document))
 
     def delete_document(
@@ -297,16 +295,15 @@ class DocumentsResource:
         if if_match is not None:
             headers["If-Match"] = if_match
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "DELETE",
-                "/documents/" + _segment(document_id),
-                headers=headers,
-                errors={"404": models.Error},
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "DELETE",
+            "/documents/" + _segment(document_id),
+            headers=headers,
+            errors={"404": models.Error},
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, None)
 
     def patch_document(
@@ -355,18 +352,17 @@ class DocumentsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "PATCH",
-                "/documents/" + _segment(document_id),
-                headers=headers,
-                json=body,
-                accept="application/json",
-                errors={"404": models.Error},
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "PATCH",
+            "/documents/" + _segment(document_id),
+            headers=headers,
+            json=body,
+            accept="application/json",
+            errors={"404": models.Error},
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, response.parse(models.Document))
 
 
@@ -417,17 +413,16 @@ class ExportsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "POST",
-                "/exports",
-                headers=headers,
-                json=body,
-                accept="application/json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "POST",
+            "/exports",
+            headers=headers,
+            json=body,
+            accept="application/json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         job: JobHandle[Any] = JobHandle(self._client, response, pydantic.TypeAdapter[Any](Any))
         return Raw(response, job)
 
@@ -483,20 +478,19 @@ class OrdersResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "GET",
-                "/orders",
-                params={
-                    "page": page,
-                },
-                headers=headers,
-                accept="application/json",
-                errors={"429": models.Error, "503": models.Error},
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/orders",
+            params={
+                "page": page,
+            },
+            headers=headers,
+            accept="application/json",
+            errors={"429": models.Error, "503": models.Error},
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, cast(list[models.Order], _parse(response, list[models.Order])))
 
     def create_order(
@@ -545,20 +539,19 @@ class OrdersResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "POST",
-                "/orders",
-                headers=headers,
-                json=body,
-                idempotency_header="Idempotency-Key",
-                idempotency_key=idempotency_key,
-                accept="application/json",
-                errors={"400": models.Error},
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "POST",
+            "/orders",
+            headers=headers,
+            json=body,
+            idempotency_header="Idempotency-Key",
+            idempotency_key=idempotency_key,
+            accept="application/json",
+            errors={"400": models.Error},
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, response.parse(models.Order))
 
 
@@ -602,16 +595,15 @@ class QuotaResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "GET",
-                "/quota",
-                headers=headers,
-                accept="application/json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/quota",
+            headers=headers,
+            accept="application/json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, cast(dict[str, Any], _parse(response, dict[str, Any])))
 
 
@@ -651,17 +643,16 @@ class WidgetsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "GET",
-                "/widgets",
-                headers=headers,
-                accept="application/json",
-                errors={"500": models.Error},
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/widgets",
+            headers=headers,
+            accept="application/json",
+            errors={"500": models.Error},
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, cast(list[models.Widget], _parse(response, list[models.Widget])))
 
     def create_widget(
@@ -697,18 +688,17 @@ class WidgetsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "POST",
-                "/widgets",
-                headers=headers,
-                json=body,
-                accept="application/json",
-                errors={"400": models.Error},
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "POST",
+            "/widgets",
+            headers=headers,
+            json=body,
+            accept="application/json",
+            errors={"400": models.Error},
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, response.parse(models.Widget))
 
     def get_widget(
@@ -750,17 +740,16 @@ class WidgetsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "GET",
-                "/widgets/" + _segment(widget_id),
-                headers=headers,
-                accept="application/json",
-                errors={"404": models.Error},
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/widgets/" + _segment(widget_id),
+            headers=headers,
+            accept="application/json",
+            errors={"404": models.Error},
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, response.parse(models.Widget))
 
     def update_widget(
@@ -805,18 +794,17 @@ class WidgetsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "PATCH",
-                "/widgets/" + _segment(widget_id),
-                headers=headers,
-                json=body,
-                accept="application/json",
-                errors={"404": models.Error},
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "PATCH",
+            "/widgets/" + _segment(widget_id),
+            headers=headers,
+            json=body,
+            accept="application/json",
+            errors={"404": models.Error},
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, response.parse(models.Widget))
 
 
@@ -875,17 +863,16 @@ class AsyncDocumentsResource:
         if if_none_match is not None:
             headers["If-None-Match"] = if_none_match
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "GET",
-                "/documents/" + _segment(document_id),
-                headers=headers,
-                accept="application/json",
-                errors={"404": models.Error},
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/documents/" + _segment(document_id),
+            headers=headers,
+            accept="application/json",
+            errors={"404": models.Error},
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         parsed: models.Document | None = (
             None if response.not_modified else response.parse(models.Document)
         )
@@ -943,18 +930,17 @@ class AsyncDocumentsResource:
         if if_match is not None:
             headers["If-Match"] = if_match
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "PUT",
-                "/documents/" + _segment(document_id),
-                headers=headers,
-                json=body,
-                accept="application/json",
-                errors={"412": models.Error},
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "PUT",
+            "/documents/" + _segment(document_id),
+            headers=headers,
+            json=body,
+            accept="application/json",
+            errors={"412": models.Error},
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, response.parse(models.Document))
 
     async def delete_document(
@@ -1006,16 +992,15 @@ class AsyncDocumentsResource:
         if if_match is not None:
             headers["If-Match"] = if_match
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "DELETE",
-                "/documents/" + _segment(document_id),
-                headers=headers,
-                errors={"404": models.Error},
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "DELETE",
+            "/documents/" + _segment(document_id),
+            headers=headers,
+            errors={"404": models.Error},
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, None)
 
     async def patch_document(
@@ -1065,18 +1050,17 @@ class AsyncDocumentsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "PATCH",
-                "/documents/" + _segment(document_id),
-                headers=headers,
-                json=body,
-                accept="application/json",
-                errors={"404": models.Error},
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "PATCH",
+            "/documents/" + _segment(document_id),
+            headers=headers,
+            json=body,
+            accept="application/json",
+            errors={"404": models.Error},
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, response.parse(models.Document))
 
 
@@ -1128,17 +1112,16 @@ class AsyncExportsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "POST",
-                "/exports",
-                headers=headers,
-                json=body,
-                accept="application/json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "POST",
+            "/exports",
+            headers=headers,
+            json=body,
+            accept="application/json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         job: AsyncJobHandle[Any] = AsyncJobHandle(
             self._client, response, pydantic.TypeAdapter[Any](Any)
         )
@@ -1197,20 +1180,19 @@ class AsyncOrdersResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "GET",
-                "/orders",
-                params={
-                    "page": page,
-                },
-                headers=headers,
-                accept="application/json",
-                errors={"429": models.Error, "503": models.Error},
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/orders",
+            params={
+                "page": page,
+            },
+            headers=headers,
+            accept="application/json",
+            errors={"429": models.Error, "503": models.Error},
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, cast(list[models.Order], _parse(response, list[models.Order])))
 
     async def create_order(
@@ -1260,20 +1242,19 @@ class AsyncOrdersResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "POST",
-                "/orders",
-                headers=headers,
-                json=body,
-                idempotency_header="Idempotency-Key",
-                idempotency_key=idempotency_key,
-                accept="application/json",
-                errors={"400": models.Error},
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "POST",
+            "/orders",
+            headers=headers,
+            json=body,
+            idempotency_header="Idempotency-Key",
+            idempotency_key=idempotency_key,
+            accept="application/json",
+            errors={"400": models.Error},
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, response.parse(models.Order))
 
 
@@ -1318,16 +1299,15 @@ class AsyncQuotaResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "GET",
-                "/quota",
-                headers=headers,
-                accept="application/json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/quota",
+            headers=headers,
+            accept="application/json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, cast(dict[str, Any], _parse(response, dict[str, Any])))
 
 
@@ -1368,17 +1348,16 @@ class AsyncWidgetsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "GET",
-                "/widgets",
-                headers=headers,
-                accept="application/json",
-                errors={"500": models.Error},
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/widgets",
+            headers=headers,
+            accept="application/json",
+            errors={"500": models.Error},
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, cast(list[models.Widget], _parse(response, list[models.Widget])))
 
     async def create_widget(
@@ -1415,18 +1394,17 @@ class AsyncWidgetsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "POST",
-                "/widgets",
-                headers=headers,
-                json=body,
-                accept="application/json",
-                errors={"400": models.Error},
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "POST",
+            "/widgets",
+            headers=headers,
+            json=body,
+            accept="application/json",
+            errors={"400": models.Error},
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, response.parse(models.Widget))
 
     async def get_widget(
@@ -1469,17 +1447,16 @@ class AsyncWidgetsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "GET",
-                "/widgets/" + _segment(widget_id),
-                headers=headers,
-                accept="application/json",
-                errors={"404": models.Error},
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/widgets/" + _segment(widget_id),
+            headers=headers,
+            accept="application/json",
+            errors={"404": models.Error},
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, response.parse(models.Widget))
 
     async def update_widget(
@@ -1525,18 +1502,17 @@ class AsyncWidgetsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "PATCH",
-                "/widgets/" + _segment(widget_id),
-                headers=headers,
-                json=body,
-                accept="application/json",
-                errors={"404": models.Error},
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "PATCH",
+            "/widgets/" + _segment(widget_id),
+            headers=headers,
+            json=body,
+            accept="application/json",
+            errors={"404": models.Error},
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, response.parse(models.Widget))
 
 

@@ -167,20 +167,19 @@ class OrdersResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "POST",
-                "/v1/orders",
-                headers=headers,
-                json=body,
-                idempotency_header="Idempotency-Key",
-                idempotency_key=idempotency_key,
-                security=Security(({"bearerAuth": ()},)),
-                accept="application/json, application/problem+json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "POST",
+            "/v1/orders",
+            headers=headers,
+            json=body,
+            idempotency_header="Idempotency-Key",
+            idempotency_key=idempotency_key,
+            security=Security(({"bearerAuth": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, response.parse(models.Order))
 
     def get_order(
@@ -222,17 +221,16 @@ class OrdersResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/orders/" + _segment(order_id),
-                headers=headers,
-                security=Security(({"bearerAuth": ()},)),
-                accept="application/json, application/problem+json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/v1/orders/" + _segment(order_id),
+            headers=headers,
+            security=Security(({"bearerAuth": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, response.parse(models.Order))
 
     def update_order(
@@ -286,18 +284,17 @@ class OrdersResource:
         if if_match is not None:
             headers["If-Match"] = if_match
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "PATCH",
-                "/v1/orders/" + _segment(order_id),
-                headers=headers,
-                json=body,
-                security=Security(({"bearerAuth": ()},)),
-                accept="application/json, application/problem+json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "PATCH",
+            "/v1/orders/" + _segment(order_id),
+            headers=headers,
+            json=body,
+            security=Security(({"bearerAuth": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, response.parse(models.Order))
 
 
@@ -350,20 +347,19 @@ class AsyncOrdersResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "POST",
-                "/v1/orders",
-                headers=headers,
-                json=body,
-                idempotency_header="Idempotency-Key",
-                idempotency_key=idempotency_key,
-                security=Security(({"bearerAuth": ()},)),
-                accept="application/json, application/problem+json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "POST",
+            "/v1/orders",
+            headers=headers,
+            json=body,
+            idempotency_header="Idempotency-Key",
+            idempotency_key=idempotency_key,
+            security=Security(({"bearerAuth": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, response.parse(models.Order))
 
     async def get_order(
@@ -406,17 +402,16 @@ class AsyncOrdersResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/orders/" + _segment(order_id),
-                headers=headers,
-                security=Security(({"bearerAuth": ()},)),
-                accept="application/json, application/problem+json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/v1/orders/" + _segment(order_id),
+            headers=headers,
+            security=Security(({"bearerAuth": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, response.parse(models.Order))
 
     async def update_order(
@@ -471,18 +466,17 @@ class AsyncOrdersResource:
         if if_match is not None:
             headers["If-Match"] = if_match
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "PATCH",
-                "/v1/orders/" + _segment(order_id),
-                headers=headers,
-                json=body,
-                security=Security(({"bearerAuth": ()},)),
-                accept="application/json, application/problem+json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "PATCH",
+            "/v1/orders/" + _segment(order_id),
+            headers=headers,
+            json=body,
+            security=Security(({"bearerAuth": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, response.parse(models.Order))
 
 

@@ -173,18 +173,17 @@ class CompletionsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "POST",
-                "/v1/completions",
-                headers=headers,
-                json=body,
-                security=Security(({"bearerAuth": ()},)),
-                accept="application/json, application/problem+json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "POST",
+            "/v1/completions",
+            headers=headers,
+            json=body,
+            security=Security(({"bearerAuth": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, response.parse(models.Completion))
 
     def create_completion_stream(
@@ -204,19 +203,17 @@ class CompletionsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "POST",
-                "/v1/completions",
-                headers=headers,
-                json=body,
-                security=Security(({"bearerAuth": ()},)),
-                accept="text/event-stream, application/problem+json",
-                max_retries=max_retries,
-                timeout=timeout,
-            ),
-            stream=True,
+        options = RequestOptions(
+            "POST",
+            "/v1/completions",
+            headers=headers,
+            json=body,
+            security=Security(({"bearerAuth": ()},)),
+            accept="text/event-stream, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options, stream=True)
         return EventStream(response, models.CompletionChunk)
 
 
@@ -270,18 +267,16 @@ class EventsResource:
         if last_event_id is not None:
             headers["Last-Event-ID"] = _header(last_event_id)
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/events",
-                headers=headers,
-                security=Security(({"bearerAuth": ()},)),
-                accept="text/event-stream, application/problem+json",
-                max_retries=max_retries,
-                timeout=timeout,
-            ),
-            stream=True,
+        options = RequestOptions(
+            "GET",
+            "/v1/events",
+            headers=headers,
+            security=Security(({"bearerAuth": ()},)),
+            accept="text/event-stream, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options, stream=True)
         return Raw(response, EventStream(response, models.Event))
 
 
@@ -423,17 +418,16 @@ class FilesResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/files/" + _segment(file_id) + "/content",
-                headers=headers,
-                security=Security(({"bearerAuth": ()},)),
-                accept="application/octet-stream, application/problem+json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/v1/files/" + _segment(file_id) + "/content",
+            headers=headers,
+            security=Security(({"bearerAuth": ()},)),
+            accept="application/octet-stream, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, response.http_response.content)
 
     def download_file_stream(
@@ -456,18 +450,16 @@ class FilesResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/files/" + _segment(file_id) + "/content",
-                headers=headers,
-                security=Security(({"bearerAuth": ()},)),
-                accept="application/octet-stream, application/problem+json",
-                max_retries=max_retries,
-                timeout=timeout,
-            ),
-            stream=True,
+        options = RequestOptions(
+            "GET",
+            "/v1/files/" + _segment(file_id) + "/content",
+            headers=headers,
+            security=Security(({"bearerAuth": ()},)),
+            accept="application/octet-stream, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options, stream=True)
         return BinaryStream(response)
 
     def upload_file(
@@ -523,18 +515,17 @@ class FilesResource:
             headers["Cookie"] = "; ".join(cookies)
         headers["Content-Type"] = "application/octet-stream"
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "PUT",
-                "/v1/files/" + _segment(file_id) + "/content",
-                headers=headers,
-                content=body,
-                security=Security(({"bearerAuth": ()},)),
-                accept="application/json, application/problem+json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "PUT",
+            "/v1/files/" + _segment(file_id) + "/content",
+            headers=headers,
+            content=body,
+            security=Security(({"bearerAuth": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, response.parse(models.File))
 
     def list_legacy_files(
@@ -572,17 +563,16 @@ class FilesResource:
         warn_deprecated("GET /v1/legacy/files (listLegacyFiles) is deprecated")
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/legacy/files",
-                headers=headers,
-                security=Security(({"bearerAuth": ()},)),
-                accept="application/json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/v1/legacy/files",
+            headers=headers,
+            security=Security(({"bearerAuth": ()},)),
+            accept="application/json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, cast(list[models.File], _parse(response, list[models.File])))
 
 
@@ -631,18 +621,17 @@ class ReportsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/reports/" + _segment(report_id) + "/export",
-                headers=headers,
-                security=Security(({"bearerAuth": ()},)),
-                accept="text/csv, application/json, application/problem+json",
-                errors={"404": models.Error},
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/v1/reports/" + _segment(report_id) + "/export",
+            headers=headers,
+            security=Security(({"bearerAuth": ()},)),
+            accept="text/csv, application/json, application/problem+json",
+            errors={"404": models.Error},
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, response.http_response.text)
 
 
@@ -686,18 +675,17 @@ class AsyncCompletionsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "POST",
-                "/v1/completions",
-                headers=headers,
-                json=body,
-                security=Security(({"bearerAuth": ()},)),
-                accept="application/json, application/problem+json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "POST",
+            "/v1/completions",
+            headers=headers,
+            json=body,
+            security=Security(({"bearerAuth": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, response.parse(models.Completion))
 
     async def create_completion_stream(
@@ -717,19 +705,17 @@ class AsyncCompletionsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "POST",
-                "/v1/completions",
-                headers=headers,
-                json=body,
-                security=Security(({"bearerAuth": ()},)),
-                accept="text/event-stream, application/problem+json",
-                max_retries=max_retries,
-                timeout=timeout,
-            ),
-            stream=True,
+        options = RequestOptions(
+            "POST",
+            "/v1/completions",
+            headers=headers,
+            json=body,
+            security=Security(({"bearerAuth": ()},)),
+            accept="text/event-stream, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options, stream=True)
         return AsyncEventStream(response, models.CompletionChunk)
 
 
@@ -784,18 +770,16 @@ class AsyncEventsResource:
         if last_event_id is not None:
             headers["Last-Event-ID"] = _header(last_event_id)
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/events",
-                headers=headers,
-                security=Security(({"bearerAuth": ()},)),
-                accept="text/event-stream, application/problem+json",
-                max_retries=max_retries,
-                timeout=timeout,
-            ),
-            stream=True,
+        options = RequestOptions(
+            "GET",
+            "/v1/events",
+            headers=headers,
+            security=Security(({"bearerAuth": ()},)),
+            accept="text/event-stream, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options, stream=True)
         return Raw(response, AsyncEventStream(response, models.Event))
 
 
@@ -943,17 +927,16 @@ class AsyncFilesResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/files/" + _segment(file_id) + "/content",
-                headers=headers,
-                security=Security(({"bearerAuth": ()},)),
-                accept="application/octet-stream, application/problem+json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/v1/files/" + _segment(file_id) + "/content",
+            headers=headers,
+            security=Security(({"bearerAuth": ()},)),
+            accept="application/octet-stream, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, response.http_response.content)
 
     async def download_file_stream(
@@ -976,18 +959,16 @@ class AsyncFilesResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/files/" + _segment(file_id) + "/content",
-                headers=headers,
-                security=Security(({"bearerAuth": ()},)),
-                accept="application/octet-stream, application/problem+json",
-                max_retries=max_retries,
-                timeout=timeout,
-            ),
-            stream=True,
+        options = RequestOptions(
+            "GET",
+            "/v1/files/" + _segment(file_id) + "/content",
+            headers=headers,
+            security=Security(({"bearerAuth": ()},)),
+            accept="application/octet-stream, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options, stream=True)
         return AsyncBinaryStream(response)
 
     async def upload_file(
@@ -1044,18 +1025,17 @@ class AsyncFilesResource:
             headers["Cookie"] = "; ".join(cookies)
         headers["Content-Type"] = "application/octet-stream"
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "PUT",
-                "/v1/files/" + _segment(file_id) + "/content",
-                headers=headers,
-                content=body,
-                security=Security(({"bearerAuth": ()},)),
-                accept="application/json, application/problem+json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "PUT",
+            "/v1/files/" + _segment(file_id) + "/content",
+            headers=headers,
+            content=body,
+            security=Security(({"bearerAuth": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, response.parse(models.File))
 
     async def list_legacy_files(
@@ -1094,17 +1074,16 @@ class AsyncFilesResource:
         warn_deprecated("GET /v1/legacy/files (listLegacyFiles) is deprecated")
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/legacy/files",
-                headers=headers,
-                security=Security(({"bearerAuth": ()},)),
-                accept="application/json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/v1/legacy/files",
+            headers=headers,
+            security=Security(({"bearerAuth": ()},)),
+            accept="application/json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, cast(list[models.File], _parse(response, list[models.File])))
 
 
@@ -1154,18 +1133,17 @@ class AsyncReportsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/reports/" + _segment(report_id) + "/export",
-                headers=headers,
-                security=Security(({"bearerAuth": ()},)),
-                accept="text/csv, application/json, application/problem+json",
-                errors={"404": models.Error},
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/v1/reports/" + _segment(report_id) + "/export",
+            headers=headers,
+            security=Security(({"bearerAuth": ()},)),
+            accept="text/csv, application/json, application/problem+json",
+            errors={"404": models.Error},
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, response.http_response.text)
 
 

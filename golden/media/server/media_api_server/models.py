@@ -51,7 +51,7 @@ class CompletionRequest(BaseModel):
         populate_by_name=True,
     )
     prompt: str
-    stream: bool = False
+    stream: bool | None = False
 
 
 class Completion(BaseModel):

@@ -40,7 +40,7 @@ class ReportRequest(BaseModel):
     type: Annotated[Open[Type], Field(description="Which report to generate.")]
     start_date: Annotated[date, Field(alias="startDate")]
     end_date: Annotated[date, Field(alias="endDate")]
-    format: Open[Format] = Format.CSV
+    format: Open[Format] | None = Format.CSV
     callback_url: Annotated[
         AnyUrl | None,
         Field(

@@ -38,7 +38,7 @@ class ReportRequest(BaseModel):
     type: Annotated[Type, Field(description="Which report to generate.")]
     start_date: Annotated[date, Field(alias="startDate")]
     end_date: Annotated[date, Field(alias="endDate")]
-    format: Format = Format.CSV
+    format: Format | None = Format.CSV
     callback_url: Annotated[
         AnyUrl | None,
         Field(

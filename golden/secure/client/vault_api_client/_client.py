@@ -175,17 +175,16 @@ class MetaResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/audit",
-                headers=headers,
-                security=Security(({"oidc": ("audit",)},)),
-                accept="application/json, application/problem+json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/v1/audit",
+            headers=headers,
+            security=Security(({"oidc": ("audit",)},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, response.parse(models.Caller))
 
     def list_exports(
@@ -218,17 +217,16 @@ class MetaResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/exports",
-                headers=headers,
-                security=Security(({"queryKey": ()},)),
-                accept="application/json, application/problem+json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/v1/exports",
+            headers=headers,
+            security=Security(({"queryKey": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, response.parse(models.Caller))
 
     def get_session(
@@ -261,17 +259,16 @@ class MetaResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/session",
-                headers=headers,
-                security=Security(({"cookieKey": ()},)),
-                accept="application/json, application/problem+json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/v1/session",
+            headers=headers,
+            security=Security(({"cookieKey": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, response.parse(models.Caller))
 
     def get_status(
@@ -304,17 +301,16 @@ class MetaResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/status",
-                headers=headers,
-                security=Security((), public=True),
-                accept="application/json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/v1/status",
+            headers=headers,
+            security=Security((), public=True),
+            accept="application/json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, response.parse(models.Status))
 
     def who_am_i(
@@ -347,17 +343,16 @@ class MetaResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/whoami",
-                headers=headers,
-                security=Security(({"bearerAuth": ()},), public=True),
-                accept="application/json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/v1/whoami",
+            headers=headers,
+            security=Security(({"bearerAuth": ()},), public=True),
+            accept="application/json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, response.parse(models.Caller))
 
 
@@ -397,17 +392,16 @@ class SecretsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/secrets",
-                headers=headers,
-                security=Security(({"bearerAuth": ()},)),
-                accept="application/json, application/problem+json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/v1/secrets",
+            headers=headers,
+            security=Security(({"bearerAuth": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, response.parse(models.SecretList))
 
     def put_secret(
@@ -452,18 +446,17 @@ class SecretsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "PUT",
-                "/v1/secrets/" + _segment(name),
-                headers=headers,
-                json=body,
-                security=Security(({"apiKeyHeader": ()}, {"oauth": ("secrets:write",)})),
-                accept="application/json, application/problem+json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "PUT",
+            "/v1/secrets/" + _segment(name),
+            headers=headers,
+            json=body,
+            security=Security(({"apiKeyHeader": ()}, {"oauth": ("secrets:write",)})),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, response.parse(models.Secret))
 
 
@@ -515,20 +508,19 @@ class TransfersResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "POST",
-                "/v1/transfers",
-                headers=headers,
-                json=body,
-                idempotency_header="Idempotency-Key",
-                idempotency_key=idempotency_key,
-                security=Security(({"apiKeyHeader": (), "basicAuth": ()},)),
-                accept="application/json, application/problem+json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "POST",
+            "/v1/transfers",
+            headers=headers,
+            json=body,
+            idempotency_header="Idempotency-Key",
+            idempotency_key=idempotency_key,
+            security=Security(({"apiKeyHeader": (), "basicAuth": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, response.parse(models.Transfer))
 
 
@@ -569,17 +561,16 @@ class AsyncMetaResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/audit",
-                headers=headers,
-                security=Security(({"oidc": ("audit",)},)),
-                accept="application/json, application/problem+json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/v1/audit",
+            headers=headers,
+            security=Security(({"oidc": ("audit",)},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, response.parse(models.Caller))
 
     async def list_exports(
@@ -613,17 +604,16 @@ class AsyncMetaResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/exports",
-                headers=headers,
-                security=Security(({"queryKey": ()},)),
-                accept="application/json, application/problem+json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/v1/exports",
+            headers=headers,
+            security=Security(({"queryKey": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, response.parse(models.Caller))
 
     async def get_session(
@@ -657,17 +647,16 @@ class AsyncMetaResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/session",
-                headers=headers,
-                security=Security(({"cookieKey": ()},)),
-                accept="application/json, application/problem+json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/v1/session",
+            headers=headers,
+            security=Security(({"cookieKey": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, response.parse(models.Caller))
 
     async def get_status(
@@ -701,17 +690,16 @@ class AsyncMetaResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/status",
-                headers=headers,
-                security=Security((), public=True),
-                accept="application/json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/v1/status",
+            headers=headers,
+            security=Security((), public=True),
+            accept="application/json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, response.parse(models.Status))
 
     async def who_am_i(
@@ -745,17 +733,16 @@ class AsyncMetaResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/whoami",
-                headers=headers,
-                security=Security(({"bearerAuth": ()},), public=True),
-                accept="application/json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/v1/whoami",
+            headers=headers,
+            security=Security(({"bearerAuth": ()},), public=True),
+            accept="application/json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, response.parse(models.Caller))
 
 
@@ -796,17 +783,16 @@ class AsyncSecretsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/secrets",
-                headers=headers,
-                security=Security(({"bearerAuth": ()},)),
-                accept="application/json, application/problem+json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/v1/secrets",
+            headers=headers,
+            security=Security(({"bearerAuth": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, response.parse(models.SecretList))
 
     async def put_secret(
@@ -852,18 +838,17 @@ class AsyncSecretsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "PUT",
-                "/v1/secrets/" + _segment(name),
-                headers=headers,
-                json=body,
-                security=Security(({"apiKeyHeader": ()}, {"oauth": ("secrets:write",)})),
-                accept="application/json, application/problem+json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "PUT",
+            "/v1/secrets/" + _segment(name),
+            headers=headers,
+            json=body,
+            security=Security(({"apiKeyHeader": ()}, {"oauth": ("secrets:write",)})),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, response.parse(models.Secret))
 
 
@@ -916,20 +901,19 @@ class AsyncTransfersResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "POST",
-                "/v1/transfers",
-                headers=headers,
-                json=body,
-                idempotency_header="Idempotency-Key",
-                idempotency_key=idempotency_key,
-                security=Security(({"apiKeyHeader": (), "basicAuth": ()},)),
-                accept="application/json, application/problem+json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "POST",
+            "/v1/transfers",
+            headers=headers,
+            json=body,
+            idempotency_header="Idempotency-Key",
+            idempotency_key=idempotency_key,
+            security=Security(({"apiKeyHeader": (), "basicAuth": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, response.parse(models.Transfer))
 
 

@@ -250,20 +250,19 @@ class UsersResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "POST",
-                "/v1/users",
-                headers=headers,
-                json=body,
-                idempotency_header="Idempotency-Key",
-                idempotency_key=idempotency_key,
-                security=Security(({"bearerAuth": ()},)),
-                accept="application/json, application/problem+json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "POST",
+            "/v1/users",
+            headers=headers,
+            json=body,
+            idempotency_header="Idempotency-Key",
+            idempotency_key=idempotency_key,
+            security=Security(({"bearerAuth": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, response.parse(models.User))
 
     def get_user(
@@ -314,17 +313,16 @@ class UsersResource:
         if if_none_match is not None:
             headers["If-None-Match"] = if_none_match
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/users/" + _segment(user_id),
-                headers=headers,
-                security=Security(({"bearerAuth": ()},)),
-                accept="application/json, application/problem+json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/v1/users/" + _segment(user_id),
+            headers=headers,
+            security=Security(({"bearerAuth": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         parsed: models.User | None = None if response.not_modified else response.parse(models.User)
         return Raw(response, parsed)
 
@@ -376,16 +374,15 @@ class UsersResource:
         if if_match is not None:
             headers["If-Match"] = if_match
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "DELETE",
-                "/v1/users/" + _segment(user_id),
-                headers=headers,
-                security=Security(({"bearerAuth": ()},)),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "DELETE",
+            "/v1/users/" + _segment(user_id),
+            headers=headers,
+            security=Security(({"bearerAuth": ()},)),
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, None)
 
     def update_user(
@@ -441,18 +438,17 @@ class UsersResource:
         if if_match is not None:
             headers["If-Match"] = if_match
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "PATCH",
-                "/v1/users/" + _segment(user_id),
-                headers=headers,
-                json=body,
-                security=Security(({"bearerAuth": ()},)),
-                accept="application/json, application/problem+json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "PATCH",
+            "/v1/users/" + _segment(user_id),
+            headers=headers,
+            json=body,
+            security=Security(({"bearerAuth": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, response.parse(models.User))
 
 
@@ -593,20 +589,19 @@ class AsyncUsersResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "POST",
-                "/v1/users",
-                headers=headers,
-                json=body,
-                idempotency_header="Idempotency-Key",
-                idempotency_key=idempotency_key,
-                security=Security(({"bearerAuth": ()},)),
-                accept="application/json, application/problem+json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "POST",
+            "/v1/users",
+            headers=headers,
+            json=body,
+            idempotency_header="Idempotency-Key",
+            idempotency_key=idempotency_key,
+            security=Security(({"bearerAuth": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, response.parse(models.User))
 
     async def get_user(
@@ -658,17 +653,16 @@ class AsyncUsersResource:
         if if_none_match is not None:
             headers["If-None-Match"] = if_none_match
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/users/" + _segment(user_id),
-                headers=headers,
-                security=Security(({"bearerAuth": ()},)),
-                accept="application/json, application/problem+json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/v1/users/" + _segment(user_id),
+            headers=headers,
+            security=Security(({"bearerAuth": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         parsed: models.User | None = None if response.not_modified else response.parse(models.User)
         return Raw(response, parsed)
 
@@ -721,16 +715,15 @@ class AsyncUsersResource:
         if if_match is not None:
             headers["If-Match"] = if_match
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "DELETE",
-                "/v1/users/" + _segment(user_id),
-                headers=headers,
-                security=Security(({"bearerAuth": ()},)),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "DELETE",
+            "/v1/users/" + _segment(user_id),
+            headers=headers,
+            security=Security(({"bearerAuth": ()},)),
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, None)
 
     async def update_user(
@@ -787,18 +780,17 @@ class AsyncUsersResource:
         if if_match is not None:
             headers["If-Match"] = if_match
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "PATCH",
-                "/v1/users/" + _segment(user_id),
-                headers=headers,
-                json=body,
-                security=Security(({"bearerAuth": ()},)),
-                accept="application/json, application/problem+json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "PATCH",
+            "/v1/users/" + _segment(user_id),
+            headers=headers,
+            json=body,
+            security=Security(({"bearerAuth": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, response.parse(models.User))
 
 

@@ -44,7 +44,7 @@ class UserCreate(BaseModel):
     )
     name: Annotated[str, Field(min_length=1)]
     email: str
-    role: Open[Role] = Role.MEMBER
+    role: Open[Role] | None = Role.MEMBER
 
 
 class UserUpdate(BaseModel):

@@ -42,7 +42,7 @@ class UserCreate(BaseModel):
     )
     name: Annotated[str, Field(min_length=1)]
     email: str
-    role: Role = Role.MEMBER
+    role: Role | None = Role.MEMBER
 
 
 class UserUpdate(BaseModel):

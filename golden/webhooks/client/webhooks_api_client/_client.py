@@ -155,17 +155,16 @@ class WebhookEndpointsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/webhook-endpoints",
-                headers=headers,
-                security=Security(({"bearerAuth": ()},)),
-                accept="application/json, application/problem+json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/v1/webhook-endpoints",
+            headers=headers,
+            security=Security(({"bearerAuth": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, cast(dict[str, Any], _parse(response, dict[str, Any])))
 
     def create_webhook_endpoint(
@@ -216,20 +215,19 @@ class WebhookEndpointsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "POST",
-                "/v1/webhook-endpoints",
-                headers=headers,
-                json=body,
-                idempotency_header="Idempotency-Key",
-                idempotency_key=idempotency_key,
-                security=Security(({"bearerAuth": ()},)),
-                accept="application/json, application/problem+json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "POST",
+            "/v1/webhook-endpoints",
+            headers=headers,
+            json=body,
+            idempotency_header="Idempotency-Key",
+            idempotency_key=idempotency_key,
+            security=Security(({"bearerAuth": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, response.parse(models.WebhookEndpointWithSecret))
 
 
@@ -270,17 +268,16 @@ class AsyncWebhookEndpointsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/webhook-endpoints",
-                headers=headers,
-                security=Security(({"bearerAuth": ()},)),
-                accept="application/json, application/problem+json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/v1/webhook-endpoints",
+            headers=headers,
+            security=Security(({"bearerAuth": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, cast(dict[str, Any], _parse(response, dict[str, Any])))
 
     async def create_webhook_endpoint(
@@ -332,20 +329,19 @@ class AsyncWebhookEndpointsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "POST",
-                "/v1/webhook-endpoints",
-                headers=headers,
-                json=body,
-                idempotency_header="Idempotency-Key",
-                idempotency_key=idempotency_key,
-                security=Security(({"bearerAuth": ()},)),
-                accept="application/json, application/problem+json",
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "POST",
+            "/v1/webhook-endpoints",
+            headers=headers,
+            json=body,
+            idempotency_header="Idempotency-Key",
+            idempotency_key=idempotency_key,
+            security=Security(({"bearerAuth": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, response.parse(models.WebhookEndpointWithSecret))
 
 
