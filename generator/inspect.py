@@ -12,7 +12,15 @@ from typing import Any
 from generator.ir import Api, OperationPatterns, Where
 
 FORMAT = "apiforge-inspect/1"
-PATTERN_NAMES = ("security", "idempotency", "rate_limit", "concurrency", "async_job", "problems")
+PATTERN_NAMES = (
+    "security",
+    "idempotency",
+    "rate_limit",
+    "concurrency",
+    "async_job",
+    "problems",
+    "pagination",
+)
 
 
 def to_json_value(value: Any) -> Any:
@@ -87,6 +95,24 @@ def _security(p: OperationPatterns) -> str:
     return "|".join(alternatives)
 
 
+def _pagination(p: OperationPatterns) -> str:
+    """`cursor ?after <- next_cursor`, `link`, `next_url <- links.next`, `page ?page`, …;
+    `(x-apiforge)` when the extension stated it."""
+    spec = p.pagination
+    if spec is None:
+        return "-"
+    text: str = spec.style
+    if spec.param:
+        text += f" ?{spec.param}"
+    if spec.style == "cursor" and not spec.next:
+        text += " <- last id"
+    elif spec.next:
+        text += " <- " + ".".join(spec.next)
+    if spec.source == "extension":
+        text += " (x-apiforge)"
+    return text
+
+
 def _cells(p: OperationPatterns) -> list[str]:
     idem = rate = etag = job = problems = "-"
     if p.idempotency:
@@ -111,7 +137,7 @@ def _cells(p: OperationPatterns) -> list[str]:
     if p.problems:
         total = len(p.problems.problem_statuses) + len(p.problems.other_statuses)
         problems = f"{len(p.problems.problem_statuses)}/{total}"
-    return [_security(p), idem, rate, etag, job, problems]
+    return [_security(p), idem, rate, etag, job, problems, _pagination(p)]
 
 
 def render_table(api: Api) -> str:
@@ -124,6 +150,7 @@ def render_table(api: Api) -> str:
         "CONCURRENCY",
         "ASYNC",
         "PROBLEMS",
+        "PAGINATION",
     ]
     rows = [[op.label, op.id, *_cells(op.patterns)] for op in api.operations]
     rows += [
@@ -138,6 +165,7 @@ def render_table(api: Api) -> str:
             (h.signature.scheme + f" {h.signature.signature_header}")
             if h.signature and h.signature.signature_header
             else "unsigned",
+            "-",
         ]
         for h in api.webhooks
     ]

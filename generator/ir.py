@@ -230,6 +230,44 @@ class SecuritySpec:
         return tuple(names)
 
 
+PaginationStyle = Literal["cursor", "link", "next_url", "offset", "page"]
+PAGINATION_STYLES: tuple[PaginationStyle, ...] = ("cursor", "link", "next_url", "offset", "page")
+
+
+@dataclass(frozen=True, slots=True)
+class PaginationSpec:
+    """How a list operation pages (generator/patterns/pagination.py).
+
+    Paths are JSON member names from the response body down; `()` for `items` means the body
+    itself is the array. By style:
+
+    - `cursor`: the next page sends `param` = the body's value at `next` (Google's
+      `pageToken`/`nextPageToken`), or, when `next` is `()`, the last item's `id` (Stripe's
+      `starting_after` with `has_more`);
+    - `link`: the next page is the `Link: <...>; rel="next"` header's URL;
+    - `next_url`: the next page is the URL at `next` in the body (`next`, `links.next`, ...);
+    - `offset`: `param` (offset) moves on by the items received;
+    - `page`: `param` (page number) moves on by one, from `first_page`.
+
+    `has_more` (a boolean flag) and `total` (offset: the item count; page: the page count)
+    stop iteration where the body has them; `limit_param` is the page-size parameter, with
+    its declared `default` and `maximum` (a page shorter than a size the server must honour
+    is the last one)."""
+
+    style: PaginationStyle
+    items: tuple[str, ...]
+    param: str = ""
+    next: tuple[str, ...] = ()
+    has_more: tuple[str, ...] = ()
+    total: tuple[str, ...] = ()
+    limit_param: str = ""
+    limit_default: int | None = None
+    limit_maximum: int | None = None
+    first_page: int = 1
+    source: Literal["detected", "extension"] = "detected"
+    where: Where | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class OperationPatterns:
     idempotency: IdempotencySpec | None = None
@@ -238,6 +276,7 @@ class OperationPatterns:
     async_job: AsyncJobSpec | None = None
     problems: ProblemsSpec | None = None
     security: SecuritySpec | None = None
+    pagination: PaginationSpec | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -310,9 +349,18 @@ class Webhook:
 
 
 @dataclass(frozen=True, slots=True)
+class ServerVariable:
+    name: str
+    default: str
+    enum: tuple[str, ...]  # as the spec lists them; () for any value
+    description: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Server:
-    url: str
+    url: str  # a template when it has variables: `https://{region}.example.com`
     description: str
+    variables: tuple[ServerVariable, ...] = ()  # in the order the spec lists them
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,13 +13,23 @@ from generator.patterns import (
     async_jobs,
     concurrency,
     idempotency,
+    pagination,
     problems,
     ratelimit,
     security,
     webhooks,
 )
 
-MODULES = (security, idempotency, ratelimit, concurrency, async_jobs, problems, webhooks)
+MODULES = (
+    security,
+    idempotency,
+    ratelimit,
+    concurrency,
+    async_jobs,
+    problems,
+    pagination,
+    webhooks,
+)
 
 
 def detect(op: Operation, api: Api) -> OperationPatterns:
@@ -30,6 +40,7 @@ def detect(op: Operation, api: Api) -> OperationPatterns:
         async_job=async_jobs.detect(op, api),
         problems=problems.detect(op),
         security=security.detect(op, api),
+        pagination=pagination.detect(op, api),
     )
 
 

@@ -7,7 +7,8 @@ Naming (stable, documented in the generated README):
   avoided (a trailing `_`);
 - method: snake_case of the operationId, unique within its resource (`_2`… in operation
   order); every method has a `<method>_raw` twin returning `Raw[T]` (status, headers, ETag,
-  replay flag, rate limit and the parsed value);
+  replay flag, rate limit and the parsed value); an operation answering with bytes, or with
+  events beside JSON, has a `<method>_stream` twin reading the body as it arrives;
 - keyword arguments: snake_case of the parameter name, unique within the operation, never one of
   the fixed arguments (`body`, `idempotency_key`, `if_match`, `if_none_match`, `extra_headers`,
   `max_retries`, `timeout`);
@@ -34,6 +35,10 @@ from generator.render.client_auth import (
     plan_auth,
     plan_security,
 )
+from generator.render.client_media import MediaPlan, plan_media
+from generator.render.client_models import client_models
+from generator.render.client_pages import PagePlan, plan_page
+from generator.render.client_servers import ServersPlan, plan_servers
 from generator.render.env import TemplateFiles, operation_view, templates_root
 from generator.render.escape import py_string
 from generator.render.models import models_for
@@ -60,11 +65,22 @@ FIXED_ARGUMENTS = (
     "timeout",
 )
 # Locals and module names a method body uses: no keyword argument may shadow them.
-_BODY_NAMES = ("headers", "response", "job", "raw", "models", "pydantic", "httpx")
+_BODY_NAMES = (
+    "headers",
+    "cookies",
+    "response",
+    "options",
+    "job",
+    "raw",
+    "models",
+    "pydantic",
+    "httpx",
+)
 _CONCURRENCY_HEADERS = {"if-match", "if-none-match"}
 # The constructor's own arguments; security-scheme arguments avoid them.
 CONSTRUCTOR_ARGUMENTS = (
     "base_url",
+    "server",
     "timeout",
     "max_retries",
     "default_headers",
@@ -76,6 +92,7 @@ CONSTRUCTOR_ARGUMENTS = (
     "jitter",
     "wait_on_rate_limit",
     "max_retry_delay",
+    "strict_response_validation",
 )
 
 
@@ -92,6 +109,7 @@ class ParamPlan:
     # list): its OpenAPI style and explode, for the runtime's `Styled`; "" for the others
     style: str = ""
     explode: bool = True
+    deprecated: bool = False  # using it warns (DeprecationWarning)
 
 
 @dataclass(frozen=True)
@@ -124,6 +142,11 @@ class OperationPlan:
     description: str
     deprecated: bool
     security: SecurityPlan | None = None  # what the operation requires (None: nothing declared)
+    page: PagePlan | None = None  # a list operation: its page type and `Pagination(...)`
+    errors: str = ""  # `{"404": models.Error, ...}`: the declared error bodies' models
+    # what it answers with (JSON, text, bytes, events)
+    media: MediaPlan = field(default_factory=lambda: MediaPlan("none", ""))
+    stream_name: str = ""  # the `<method>_stream` twin, for bytes and events beside JSON
 
 
 @dataclass(frozen=True)
@@ -153,11 +176,13 @@ class ClientPlan:
     description: str
     spec_name: str
     base_url: str | None
+    servers: ServersPlan
     user_agent: str
     resources: list[ResourcePlan]
     auth: list[AuthPlan]
     webhooks: list[WebhookPlan]
     auth_example: str = ""  # constructor arguments for the README's first example
+    log_env: str = ""  # the environment variable that switches DEBUG logging on
     files: list[GeneratedFile] = field(default_factory=list)
 
 
@@ -245,7 +270,7 @@ class _Planner:
         if idem is not None:
             pattern_headers.add(idem.header.lower())
         allocator = NameAllocator((*FIXED_ARGUMENTS, *_BODY_NAMES))
-        order = {"path": 0, "query": 1, "header": 2}
+        order = {"path": 0, "query": 1, "header": 2, "cookie": 3}
         plans = []
         for p in sorted(
             (p for p in op.parameters if p.location in order),
@@ -260,7 +285,7 @@ class _Planner:
         name = allocator.allocate((p.location, p.name), snake_case(p.name, fallback="param"))
         schema = p.schema
         type_expr = self.types.type_of(schema.data if schema else None, mode="param")
-        if p.location in ("path", "header") and type_expr.startswith(("list[", "dict[")):
+        if p.location in ("path", "header", "cookie") and type_expr.startswith(("list[", "dict[")):
             type_expr = "str"
         styled = query_style(p, query_shape(type_expr)) if p.location == "query" else None
         required = p.required or p.location == "path"
@@ -277,6 +302,7 @@ class _Planner:
             example=example,
             style=styled[0] if styled else "",
             explode=styled[1] if styled else True,
+            deprecated=p.deprecated,
         )
 
     def path_parts(self, op: Operation, params: Sequence[ParamPlan]) -> tuple[PathPart, ...]:
@@ -310,6 +336,22 @@ class _Planner:
         if "Any" in unique:
             return "Any", True
         return " | ".join(unique), True
+
+    def error_types(self, op: Operation) -> str:
+        """The models of the JSON error bodies the operation declares, by status, as a dict
+        expression ("" when none): a problem document is read as `ProblemDetails` anyway."""
+        entries = []
+        for response in op.error_responses:
+            media = next(
+                (m for m in response.content if _is_json(m) and "problem" not in m.content_type),
+                None,
+            )
+            if media is None or media.schema is None:
+                continue
+            model = self.types.type_of(media.schema.data, name=media.schema.name)
+            if model.startswith("models.") and is_plain_class(model):
+                entries.append(f"{py_string(response.status)}: {model}")
+        return "{" + ", ".join(entries) + "}" if entries else ""
 
     def job_result(self, op: Operation) -> str:
         job = op.patterns.async_job
@@ -357,16 +399,25 @@ class _Planner:
                 else:
                     body_kind, body_type = "content", "bytes"
         parse_type, _ = self.response_type(op)
+        answers = plan_media(op, self.types)
         conc = op.patterns.concurrency
         if_none_match = bool(conc and conc.if_none_match)
         job = op.patterns.async_job
         job_result = None
+        page: PagePlan | None = None
         if job is not None and op.response("202") is not None:
             job_result = self.job_result(op)
             result = f"JobHandle[{job_result}]"
             parse_type = None
+        elif answers.kind in ("text", "bytes", "sse"):
+            parse_type = None
+            result = {"text": "str", "bytes": "bytes"}.get(
+                answers.kind, f"EventStream[{answers.event_type}]"
+            )
         elif parse_type is None:
             result = "None"
+        elif not if_none_match and (page := plan_page(op, self.api, self.types)) is not None:
+            result = f"SyncPage[{page.item}, {parse_type}]"
         else:
             result = parse_type
             if if_none_match and "None" not in result.split(" | "):
@@ -395,6 +446,9 @@ class _Planner:
             description=op.description,
             deprecated=op.deprecated,
             security=plan_security(op.patterns.security, self.auth),
+            page=page,
+            media=answers,
+            errors=self.error_types(op),
         )
 
     def resources(self, reserved: frozenset[str]) -> list[ResourcePlan]:
@@ -419,6 +473,17 @@ class _Planner:
                 _with_raw_name(
                     plan, methods.allocate(("raw", plan.op.id), plan.name.rstrip("_") + "_raw")
                 )
+                for plan in ops
+            ]
+            ops = [
+                replace(
+                    plan,
+                    stream_name=methods.allocate(
+                        ("stream", plan.op.id), plan.name.rstrip("_") + "_stream"
+                    ),
+                )
+                if plan.media.stream and not plan.job_result
+                else plan
                 for plan in ops
             ]
             plans.append(ResourcePlan(attribute, class_name, tag, tuple(ops)))
@@ -464,14 +529,6 @@ def _version(api: Api) -> str:
     return "0.1.0"
 
 
-def _base_url(api: Api) -> str | None:
-    for server in api.servers:
-        url = server.url
-        if re.fullmatch(r"https?://[A-Za-z0-9._~:/?#\[\]@!$&'()*+,;=%-]*", url) and "{" not in url:
-            return url
-    return None
-
-
 def plan_client(
     api: Api,
     *,
@@ -498,6 +555,8 @@ def plan_client(
     mapper = TypeMapper({k: s.data for k, s in api.schemas.items()}, classes)
     planner = _Planner(api, mapper)
     version = _version(api)
+    taken = [*CONSTRUCTOR_ARGUMENTS, *(a.argument for a in planner.auth if a.argument)]
+    servers = plan_servers(api, taken)
     plan = ClientPlan(
         package=package,
         distribution=package.replace("_", "-"),
@@ -505,11 +564,13 @@ def plan_client(
         title=api.title,
         description=api.description,
         spec_name=spec_name,
-        base_url=_base_url(api),
+        base_url=servers.default_url,
+        servers=servers,
         user_agent=f"{package}/{version}",
         resources=planner.resources(runtime_reserved()),
         auth=planner.auth,
         auth_example=example_arguments(api, planner.auth),
+        log_env=f"{package.upper()}_LOG",
         webhooks=planner.webhooks(),
     )
     # Templates see each operation only as an OperationView (what they read of it), so the
@@ -524,7 +585,7 @@ def plan_client(
         GeneratedFile(f"{pkg}/py.typed", ""),
         templates.file(f"{pkg}/__init__.py", "__init__.py.j2", format=True),
         templates.file(f"{pkg}/_client.py", "_client.py.j2", format=True),
-        GeneratedFile(f"{pkg}/models.py", models_source, format=True),
+        GeneratedFile(f"{pkg}/models.py", _lenient(models_source), format=True),
     ]
     if plan.webhooks:
         files.append(templates.file(f"{pkg}/webhooks.py", "webhooks.py.j2", format=True))
@@ -538,6 +599,14 @@ def plan_client(
         )
     plan.files = files
     return plan
+
+
+def _lenient(models_source: str | Deferred) -> str | Deferred:
+    """The client's models module: the shared one, made forward-compatible for responses
+    (`client_models`), when its text is there (else when it is)."""
+    if isinstance(models_source, str):
+        return client_models(models_source)
+    return Deferred(lambda: client_models(models_source.text()))
 
 
 def _resource_view(resource: ResourcePlan) -> ResourcePlan:

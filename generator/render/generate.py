@@ -258,6 +258,7 @@ class _Planned:
     product: Product
     models: GeneratedFile
     pending: list[PendingTree] = field(default_factory=list)
+    unknown: _Unknown | None = None  # the models text a speculative plan waits for
 
     def result(self) -> dict[str, bytes]:
         rendered: dict[str, bytes] = {}
@@ -288,8 +289,10 @@ class _Build:
         # the client first: its one module for every operation is ruff's longest job, which
         # then runs while the server is planned
         for kind in sorted(kinds, key=lambda k: k != "client"):
-            content: str | Deferred = models_text if models_text is not None else _Unknown()
+            unknown = _Unknown() if models_text is None else None
+            content: str | Deferred = unknown if unknown is not None else models_text or ""
             planned[kind] = item = self._plan_one(kind, (content, classes[kind]))
+            item.unknown = unknown
             wanted = item.product.files
             if models_text is None:
                 wanted = [f for f in wanted if f is not item.models]
@@ -299,9 +302,8 @@ class _Build:
     def with_models(self, planned: list[_Planned], models_text: str) -> list[_Planned]:
         """The speculative plans, now that the models module is there: its file is rendered."""
         for item in planned:
-            unknown = item.models.content
-            assert isinstance(unknown, _Unknown)
-            unknown.known = models_text
+            assert item.unknown is not None  # (the client's file wraps it: client_models)
+            item.unknown.known = models_text
             item.pending.append(self._start(item, [item.models]))
         return planned
 

@@ -79,7 +79,7 @@ T = TypeVar("T")
 # `format`s that would need packages beyond pydantic (email-validator): plain strings.
 _TYPE_MAPPINGS = ["email=string", "idn-email=string"]
 # Bump when anything here changes what the library is asked for (the cache key has it too).
-_MODELS_VERSION = "5"
+_MODELS_VERSION = "7"
 _CACHE_KIND = "models" + _MODELS_VERSION
 _RESTORED_KIND = "modelstext" + _MODELS_VERSION  # the module with its descriptions restored
 _KEYS_KIND = "modelkeys" + _MODELS_VERSION  # a known document's job key and texts
@@ -310,7 +310,8 @@ def generate_models(
         pre = None
     found = None if pre is None or class_names is None else pre.key(class_names, header)
     if pre is None or found is None or class_names is None:  # the library reads the file
-        return _run(source, _options(class_names or {}, header))  # itself, uncached
+        options = _options(class_names or {}, header, openapi_30=declares_30(source))
+        return _run(source, options)  # itself, uncached
     data, names = pre.data, class_names
 
     def job() -> _Job:  # built only when no cache has the module
@@ -347,7 +348,10 @@ def _job(
     if texts is not None and texts.placed and repr(subset).count(_PLACEHOLDER) != texts.placed:
         # the document itself spells a placeholder somewhere: the real texts go in
         return _job(data, class_names, header, placeholders=False)
-    options = _options({_subset_name(v): v for v in class_names.values()}, header)
+    openapi_30 = isinstance(data, Mapping) and str(data.get("openapi", "")).startswith("3.0")
+    options = _options(
+        {_subset_name(v): v for v in class_names.values()}, header, openapi_30=openapi_30
+    )
     texts_ = tuple(texts.texts) if texts is not None else ()
     return _Job(subset, options, models_cache_key(subset, options), texts_)
 
@@ -704,7 +708,9 @@ def schema_subset(
     return subset
 
 
-def _options(name_map_by_name: Mapping[str, str], header: str) -> dict[str, Any]:
+def _options(
+    name_map_by_name: Mapping[str, str], header: str, *, openapi_30: bool = False
+) -> dict[str, Any]:
     """The library's options, as plain data (its enums are made by `_run`: the cache key is
     computed without importing the library, ~0.1 s)."""
     name_map = {f"{_SCHEMAS_PREFIX}{k}": v for k, v in sorted(name_map_by_name.items())}
@@ -727,6 +733,10 @@ def _options(name_map_by_name: Mapping[str, str], header: str) -> dict[str, Any]
         "use_annotated": True,
         "use_standard_collections": True,
         "use_union_operator": True,
+        # OpenAPI 3.0's `nullable: true` admits null, also on a required member (`X | None`
+        # without a default), where the library would type it `X`. Only for 3.0, which has
+        # the keyword: the option also types a member with a `default` as not nullable.
+        "strict_nullable": openapi_30,
         "field_constraints": True,
         "snake_case_field": True,
         "allow_population_by_field_name": True,
@@ -793,6 +803,10 @@ def _run(source: Path | str | Mapping[str, Any], options: Mapping[str, Any]) -> 
         ) from exc
     if not isinstance(result, str):
         raise ApiforgeError(Problem("generating models produced no single module"))
+    if options.get("strict_nullable"):
+        from generator.render.model_fixes import default_none_admits_none
+
+        result = default_none_admits_none(result)
     return result
 
 
@@ -822,6 +836,19 @@ def _without_inline_renames(options: Mapping[str, Any]) -> dict[str, Any] | None
     if len(by_path) == len(name_map):
         return None
     return {**options, "model_name_map": by_path or None}
+
+
+_OPENAPI_30 = re.compile(r"""(?:^|[{,\s])["']?openapi["']?\s*:\s*["']?3\.0""")
+
+
+def declares_30(source: Path | str) -> bool:
+    """Whether the document at `source` (a path, or the spec's text) is OpenAPI 3.0."""
+    if isinstance(source, Path):
+        try:
+            source = source.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return False
+    return _OPENAPI_30.search(source) is not None
 
 
 def _first_line(exc: BaseException) -> str:

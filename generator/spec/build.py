@@ -28,6 +28,7 @@ from generator.ir import (
     SecurityRequirement,
     SecurityScheme,
     Server,
+    ServerVariable,
     Webhook,
     Where,
 )
@@ -311,7 +312,11 @@ class Builder:
             description=_str(info.get("description")),
             openapi=_str(data.get("openapi")),
             servers=tuple(
-                Server(_str(s.get("url")), _str(s.get("description")))
+                Server(
+                    _str(s.get("url")),
+                    _str(s.get("description")),
+                    self.server_variables(s.get("variables")),
+                )
                 for s in (data.get("servers") or [])
                 if isinstance(s, dict)
             ),
@@ -353,6 +358,21 @@ class Builder:
                 )
             )
         return tuple(schemes)
+
+    @staticmethod
+    def server_variables(node: Any) -> tuple[ServerVariable, ...]:
+        return tuple(
+            ServerVariable(
+                name=_str(name),
+                default=_str(value.get("default")),
+                enum=tuple(_str(e) for e in value.get("enum") or () if e is not None)
+                if isinstance(value.get("enum"), list)
+                else (),
+                description=_str(value.get("description")),
+            )
+            for name, value in _dict(node).items()
+            if isinstance(value, dict)
+        )
 
     @staticmethod
     def oauth_flows(node: Any) -> tuple[OAuthFlow, ...]:

@@ -111,7 +111,8 @@ def test_query_path_and_not_retrying_unsafe_post(acme: Any) -> None:
     with make_client(acme, rec, base_url="http://testserver/api") as client:
         page = client.payments.list_payments(limit=5, status="succeeded")
         one = client.payments.get_payment(payment_id="pay/../1 x")
-    assert page.data[0].id == "pay_1" and one.amount == 5000
+    assert page.items[0].id == "pay_1" and page.body.data[0].id == "pay_1"
+    assert one.amount == 5000 and not page.has_next_page()
     first, second = rec.requests
     assert first.url.path == "/api/v1/payments"
     assert dict(first.url.params) == {"limit": "5", "status": "succeeded"}

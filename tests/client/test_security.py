@@ -335,7 +335,8 @@ def test_generated_constructor_signatures(vault: Any, acme: Any) -> None:
         keep = list(parameters)[
             list(parameters).index("base_url") + 1 : list(parameters).index("timeout")
         ]
-        return {name: parameters[name].annotation for name in keep}
+        # (`server=`, when the spec lists several servers, comes first)
+        return {name: parameters[name].annotation for name in keep if name != "server"}
 
     assert credentials(vault.Client) == {
         "api_key_header": "str | None",

@@ -63,9 +63,13 @@ class PaymentsHandler(PaymentsBase):
         customer_id: str | None = None,
         status: Any = None,
     ) -> Any:
-        records = await ctx.repository("payments").list(limit=100)
+        records = await ctx.repository("payments").list(limit=1000)
         data = [r.value for r in records if customer_id in (None, r.value["customerId"])]
-        return {"data": data[:limit], "nextCursor": None}
+        ids = [d["id"] for d in data]
+        start = ids.index(starting_after) + 1 if starting_after in ids else 0
+        page = data[start : start + limit]
+        more = start + limit < len(data)
+        return {"data": page, "nextCursor": page[-1]["id"] if more and page else None}
 
     async def get_payment(self, ctx: RequestContext, *, payment_id: str) -> Any:
         found = await ctx.repository("payments").get(payment_id)

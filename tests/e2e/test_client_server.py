@@ -1,6 +1,6 @@
 """The generated client against the generated server (uvicorn, 127.0.0.1), one test per
-production pattern: idempotent creates, 429 + Retry-After, ETag / 304 / 412 and the
-read-modify-write helper, 202 jobs, typed problem errors, signed webhooks."""
+production pattern: idempotent creates, 429 + Retry-After, a list across its pages, ETag / 304 /
+412 and the read-modify-write helper, 202 jobs, typed problem errors, signed webhooks."""
 
 from __future__ import annotations
 
@@ -87,7 +87,32 @@ def test_429_is_honoured_waiting_exactly_retry_after(
     asked = [float(e.headers["retry-after"]) for e in honoured if e.status == 429]
     assert waits.slept[-len(asked) :] == asked
     assert raw.rate_limit is not None and raw.rate_limit.limit == 2
-    assert isinstance(raw.parsed, acme.models.PaymentList)
+    assert isinstance(raw.parsed.body, acme.models.PaymentList)
+
+
+def test_a_list_is_iterated_across_its_pages_sync_and_async(
+    acme: ModuleType, server: Server, make_client: MakeClient
+) -> None:
+    customer = "cus_" + uuid.uuid4().hex[:26].upper()
+    client = make_client(Wire(), Waits())
+    made = {
+        client.payments.create_payment(body=payment_body(customer=customer)).id for _ in range(7)
+    }
+    page = client.payments.list_payments(customer_id=customer, limit=3)
+    assert isinstance(page, acme.SyncPage) and len(page.items) == 3 and page.has_next_page()
+    assert [len(p.items) for p in page.iter_pages()] == [3, 3, 1]
+    assert {p.id for p in page} == made  # every item of every page, each fetched once more
+
+    async def main() -> tuple[set[str], int]:
+        async with acme.AsyncClient(base_url=server.url, bearer_auth="e2e-async") as aclient:
+            seen = {
+                p.id async for p in aclient.payments.list_payments(customer_id=customer, limit=3)
+            }
+            first = await aclient.payments.list_payments(customer_id=customer, limit=3)
+            return seen, len(first.items)
+
+    seen, first_size = asyncio.run(main())
+    assert seen == made and first_size == 3
 
 
 def test_etag_get_304_update_412_and_read_modify_write(

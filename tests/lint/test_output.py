@@ -65,9 +65,9 @@ def test_text_format() -> None:
     assert lines[0].startswith("specs/bare.yaml:47:9")
     first = lines[0].split()
     assert first[1:3] == ["warning", "rate-limit-headers-missing"]
-    assert lines[-1].startswith("39 findings: 3 errors, 34 warnings, 2 infos")
+    assert lines[-1].startswith("40 findings: 4 errors, 34 warnings, 2 infos")
     assert "\x1b[" not in out
-    assert invoke("lint", ACME)[1] == "no findings (14 operations, 4 webhooks checked, 14 rules)\n"
+    assert invoke("lint", ACME)[1] == "no findings (14 operations, 4 webhooks checked, 15 rules)\n"
 
 
 def test_text_groups_by_file() -> None:
@@ -81,8 +81,8 @@ def test_json_format_shape() -> None:
     data = json.loads(invoke("lint", BARE, "--format", "json")[1])
     assert data["format"] == "apiforge-lint/1"
     assert data["summary"] == {
-        "findings": 39,
-        "error": 3,
+        "findings": 40,
+        "error": 4,
         "warning": 34,
         "info": 2,
         "suppressed": 0,
@@ -195,7 +195,7 @@ def test_rules_command_and_docs() -> None:
     code, out = invoke("rules")
     assert code == 0
     lines = out.splitlines()
-    assert len(lines) == len(all_rules()) == 14
+    assert len(lines) == len(all_rules()) == 15
     for rule, line in zip(all_rules(), lines, strict=True):
         assert line.split()[:2] == [rule.id, rule.severity]
         doc = ROOT / "docs" / "rules" / f"{rule.id}.md"

@@ -9,9 +9,15 @@ Generated code imports everything it needs from here:
 - `_retry`: `RetryPolicy` and the retry rules; `_ratelimit`: `RateLimit`, `parse_rate_limit`;
 - `_jobs`: `JobHandle`, `AsyncJobHandle`; `_concurrency`: `read_modify_write` (+ async);
 - `_webhooks`: `verify_webhook` and two signing helpers for tests;
-- `_query`: `Styled`, `encode_query` (objects and arrays of objects in the query string).
+- `_query`: `Styled`, `encode_query` (objects and arrays of objects in the query string);
+- `_pagination`: `Pagination`, `SyncPage`, `AsyncPage`, `AsyncPaginator` (list operations);
+- `_streams`: `BinaryStream`, `EventStream`, `ServerSentEvent` (+ async): binary downloads and
+  Server-Sent Events, read as they arrive;
+- `_models`: the lenient `BaseModel`, `Open`, `AwareDatetime` and `LENIENT` the generated
+  `models.py` is built on (forward-compatible responses).
 
-It depends on the standard library, httpx and pydantic v2 only, and imports itself relatively.
+It depends on the standard library, httpx and pydantic v2 only (with pydantic's own
+`pydantic_core`), and imports itself relatively.
 """
 
 from ._auth import (
@@ -37,6 +43,7 @@ from ._concurrency import async_read_modify_write, read_modify_write
 from ._errors import (
     APIConnectionError,
     APIError,
+    APIResponseValidationError,
     APIStatusError,
     APITimeoutError,
     BadRequest,
@@ -63,6 +70,7 @@ from ._errors import (
     error_from_response,
 )
 from ._jobs import JOB_STATES, TERMINAL_STATES, AsyncJobHandle, JobHandle
+from ._pagination import AsyncPage, AsyncPaginator, Pagination, SyncPage
 from ._query import Styled, encode_query
 from ._ratelimit import RateLimit, parse_rate_limit
 from ._retry import (
@@ -73,6 +81,13 @@ from ._retry import (
     backoff_delay,
     is_safe_to_repeat,
     parse_retry_after,
+)
+from ._streams import (
+    AsyncBinaryStream,
+    AsyncEventStream,
+    BinaryStream,
+    EventStream,
+    ServerSentEvent,
 )
 from ._webhooks import sign_standard_webhook, sign_stripe_style, verify_webhook
 
@@ -88,17 +103,24 @@ __all__ = [
     "APIConnectionError",
     "APIError",
     "APIResponse",
+    "APIResponseValidationError",
     "APIStatusError",
     "APITimeoutError",
     "AsyncAPIClient",
+    "AsyncBinaryStream",
+    "AsyncEventStream",
     "AsyncJobHandle",
+    "AsyncPage",
+    "AsyncPaginator",
     "AsyncTokenProvider",
     "BadRequest",
     "BasicAuth",
+    "BinaryStream",
     "ClientCredentials",
     "Conflict",
     "Credentials",
     "CredentialsError",
+    "EventStream",
     "Forbidden",
     "IdempotencyConflict",
     "IdempotencyInProgress",
@@ -108,6 +130,7 @@ __all__ = [
     "JobTimeout",
     "MissingCredentials",
     "NotFound",
+    "Pagination",
     "PreconditionFailed",
     "PreconditionRequired",
     "ProblemDetails",
@@ -118,8 +141,10 @@ __all__ = [
     "Scheme",
     "Security",
     "ServerError",
+    "ServerSentEvent",
     "Styled",
     "SyncAPIClient",
+    "SyncPage",
     "TokenProvider",
     "TokenRequestFailed",
     "Unauthorized",

@@ -41,7 +41,8 @@ Public API:
     attempt sent (unless another call already replaced them); True when a new attempt may
     get a different token.
 - `redact_query_keys(names)`: masks these query parameters' values in httpx's request log
-  lines (httpx logs full URLs at INFO); `Credentials` registers its query API keys.
+  lines (httpx logs full URLs at INFO); `Credentials` registers its query API keys;
+  `redacted_query_keys()` lists them (the client's own log lines mask them too).
 """
 
 from __future__ import annotations
@@ -621,6 +622,11 @@ class _RedactQueryKeys(logging.Filter):
 
 
 _REDACT = _RedactQueryKeys()
+
+
+def redacted_query_keys() -> frozenset[str]:
+    """The query parameters `redact_query_keys` was given so far."""
+    return frozenset(_REDACT.names)
 
 
 def redact_query_keys(names: Iterable[str]) -> None:

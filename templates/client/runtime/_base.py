@@ -5,20 +5,28 @@ Public API:
 - `SyncAPIClient(base_url, *, timeout=DEFAULT_TIMEOUT, max_retries=2, default_headers=None,
   schemes=(), credentials=None, user_agent=None, http_client=None, transport=None,
   sleep=time.sleep, clock=time.time, jitter=random.random, wait_on_rate_limit=False,
-  max_retry_delay=60.0)`: `schemes` are the spec's security schemes (`_auth.Scheme`),
+  max_retry_delay=60.0, strict_response_validation=False)`: `schemes` are the spec's security schemes (`_auth.Scheme`),
   `credentials` what the caller gave for each (by scheme name; see `_auth`);
   `AsyncAPIClient(...)` takes the same arguments with an `httpx.AsyncClient`, an
   `httpx.AsyncBaseTransport` and an async `sleep`.
-  - `.request(options: RequestOptions) -> APIResponse` (awaitable on the async client);
+  - `.request(options: RequestOptions, *, stream=False) -> APIResponse` (awaitable on the async
+    client); with `stream=True` a success's body is not read (see `_streams`; the caller
+    closes it), an error's is;
   - `.last_rate_limit: RateLimit | None`, from the latest response that carried one;
   - `.close()` / `with` (`aclose()` / `async with`): closes the httpx client only if this
     object created it.
+  Each attempt is logged at DEBUG (method, URL, status, elapsed, retry number; no secret:
+  see `_logs`), each retry at INFO.
 - `RequestOptions(method, path, *, params, headers, json, content, data, files,
-  idempotency_header, idempotency_key, security, max_retries, timeout)`: one logical call.
+  idempotency_header, idempotency_key, security, accept, max_retries, timeout)`: one logical
+  call.
 - `APIResponse`: `.status_code`, `.headers`, `.etag`, `.replayed`, `.rate_limit`,
   `.not_modified`, `.idempotency_key`, `.retries_taken`, `.security` (what the call
   required: a job handle polls with the same), `.http_response`, `.json()`,
-  `.parse(type_)` (a pydantic model class, any type, or a `TypeAdapter`).
+  `.parse(type_)` (a pydantic model class, any type, or a `TypeAdapter`), `.validate(data,
+  type_)` (the same for data already decoded). Parsing is lenient unless the client was made
+  with `strict_response_validation=True` (see `_models`); a body that still does not parse
+  raises `APIResponseValidationError`.
 - `RESERVED_ATTRIBUTES`: names the base classes use; generated resource attributes must avoid
   them.
 
@@ -65,7 +73,15 @@ import httpx
 import pydantic
 
 from ._auth import Applied, Credential, Credentials, Scheme, Security, Selection
-from ._errors import APIConnectionError, APIStatusError, APITimeoutError, error_from_response
+from ._errors import (
+    APIConnectionError,
+    APIResponseValidationError,
+    APIStatusError,
+    APITimeoutError,
+    error_from_response,
+)
+from ._logs import log_attempt, redact_url
+from ._models import LENIENT
 from ._query import Styled, encode_query
 from ._ratelimit import RateLimit, parse_rate_limit
 from ._retry import (
@@ -123,6 +139,10 @@ class RequestOptions:
       caller's key on an operation that declares no header is sent as `Idempotency-Key`.
     - `security`: what the operation requires (see `_auth.Security`); None: it declares
       nothing, so no credentials are sent.
+    - `accept`: the `Accept` header, the media types the operation declares (None: the
+      client's default, `application/json`); the caller's own `Accept` wins.
+    - `errors`: the types of the error bodies the operation declares, by status (`"404"`,
+      `"4XX"`, `"default"`): an error's `.parsed` is its body read as that type.
     - `max_retries` / `timeout`: per-call overrides of the client's settings.
     """
 
@@ -137,6 +157,8 @@ class RequestOptions:
     idempotency_header: str | None = None
     idempotency_key: str | None = None
     security: Security | None = None
+    accept: str | None = None
+    errors: Mapping[str, Any] | None = None
     max_retries: int | None = None
     timeout: TimeoutTypes = None
 
@@ -152,12 +174,14 @@ class APIResponse:
         idempotency_key: str | None = None,
         retries_taken: int = 0,
         security: Security | None = None,
+        strict: bool = False,
     ) -> None:
         self.http_response = http_response
         self.rate_limit = rate_limit
         self.idempotency_key = idempotency_key
         self.retries_taken = retries_taken
         self.security = security
+        self.strict = strict
 
     @property
     def status_code(self) -> int:
@@ -185,10 +209,14 @@ class APIResponse:
         return self.http_response.status_code == 304
 
     def json(self) -> Any:
-        """The body as JSON data; None for an empty body."""
+        """The body as JSON data; None for an empty body. `APIResponseValidationError` when
+        it is not JSON."""
         if not self.http_response.content:
             return None
-        return jsonlib.loads(self.http_response.content)
+        try:
+            return jsonlib.loads(self.http_response.content)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise APIResponseValidationError(self.http_response, "is not JSON") from exc
 
     @overload
     def parse(self, type_: pydantic.TypeAdapter[T]) -> T: ...
@@ -196,10 +224,45 @@ class APIResponse:
     def parse(self, type_: type[T]) -> T: ...
     def parse(self, type_: pydantic.TypeAdapter[T] | type[T]) -> T:
         """The body validated as `type_`; an empty body validates as None."""
-        adapter = type_ if isinstance(type_, pydantic.TypeAdapter) else _adapter(type_)
         if not self.http_response.content:
-            return adapter.validate_python(None)
-        return adapter.validate_json(self.http_response.content)
+            return self.validate(None, type_)
+        adapter = type_ if isinstance(type_, pydantic.TypeAdapter) else _adapter(type_)
+        try:
+            return adapter.validate_json(self.http_response.content, context=self._context)
+        except pydantic.ValidationError as exc:
+            if any(e.get("type") == "json_invalid" for e in exc.errors()):
+                raise APIResponseValidationError(self.http_response, "is not JSON") from exc
+            raise self._invalid(exc) from exc
+
+    @overload
+    def validate(self, data: Any, type_: pydantic.TypeAdapter[T]) -> T: ...
+    @overload
+    def validate(self, data: Any, type_: type[T]) -> T: ...
+    def validate(self, data: Any, type_: pydantic.TypeAdapter[T] | type[T]) -> T:
+        """`data` (decoded from this response's body) validated as `type_`."""
+        adapter = type_ if isinstance(type_, pydantic.TypeAdapter) else _adapter(type_)
+        try:
+            return adapter.validate_python(data, context=self._context)
+        except pydantic.ValidationError as exc:
+            raise self._invalid(exc) from exc
+
+    @property
+    def _context(self) -> dict[str, Any] | None:
+        return None if self.strict else LENIENT
+
+    def _invalid(self, exc: pydantic.ValidationError) -> APIResponseValidationError:
+        errors = exc.errors(include_url=False, include_input=False, include_context=False)
+        summary = "invalid"
+        if errors:
+            where = ".".join(str(part) for part in errors[0]["loc"]) or "the body"
+            summary = f"{where}: {errors[0]['msg']}"
+        count = exc.error_count()
+        return APIResponseValidationError(
+            self.http_response,
+            f"does not match the declared type ({count} error{'s' if count > 1 else ''}; "
+            f"{summary})",
+            errors=[dict(e) for e in errors],
+        )
 
     def __repr__(self) -> str:
         return f"<APIResponse {self.status_code} retries_taken={self.retries_taken}>"
@@ -244,6 +307,7 @@ class _Prepared:
     timeout: TimeoutTypes
     security: Security | None
     own_headers: frozenset[str]  # lower-case names the call set itself: credentials yield
+    errors: Mapping[str, Any] | None = None
 
 
 def _read_file(content: FileContent) -> bytes:
@@ -301,6 +365,7 @@ class _BaseClient:
         jitter: Callable[[], float],
         wait_on_rate_limit: bool,
         max_retry_delay: float,
+        strict_response_validation: bool,
     ) -> None:
         if max_retries < 0:
             raise ValueError("max_retries must be >= 0")
@@ -312,12 +377,17 @@ class _BaseClient:
         self._clock = clock
         self._jitter = jitter
         self._max_retry_delay = max_retry_delay
+        self.strict_response_validation = strict_response_validation
         headers: dict[str, str] = {"Accept": "application/json"}
         headers.update(default_headers or {})
         if user_agent is not None:
             headers["User-Agent"] = user_agent
         self._headers = httpx.Headers(headers)
         self._auth = Credentials(schemes, credentials or {}, base_url=self.base_url, clock=clock)
+        # header names whose values the request log masks (besides credential-like ones)
+        self._secret_headers = frozenset(
+            s.parameter for s in schemes if s.kind == "apiKey" and s.location == "header"
+        )
         self._origin = _origin(httpx.URL(self.base_url))
 
     def _policy(self, max_retries: int) -> RetryPolicy:
@@ -341,6 +411,8 @@ class _BaseClient:
     def _prepare(self, options: RequestOptions, content: bytes | None) -> _Prepared:
         url = self._url(options.path)
         headers = httpx.Headers(self._headers)
+        if options.accept:
+            headers["Accept"] = options.accept
         body = content
         if options.json is not None:
             # Serialised once, so every attempt sends byte-identical JSON.
@@ -383,6 +455,7 @@ class _BaseClient:
             timeout=self.timeout if options.timeout is None else options.timeout,
             security=options.security,
             own_headers=frozenset(k.lower() for k in own),
+            errors=options.errors,
         )
 
     def _build_request(
@@ -437,8 +510,10 @@ class _BaseClient:
                 idempotency_key=prepared.idempotency_key,
                 retries_taken=retries_taken,
                 security=prepared.security,
+                strict=self.strict_response_validation,
             )
         error = error_from_response(response, now=now)
+        error.parsed = self._declared_error(prepared.errors, response)
         delay = self._policy(prepared.max_retries).decide(
             method=prepared.method,
             has_idempotency_key=prepared.idempotency_key is not None,
@@ -448,6 +523,20 @@ class _BaseClient:
             headers=response.headers,
         )
         return error, delay
+
+    def _declared_error(self, errors: Mapping[str, Any] | None, response: httpx.Response) -> Any:
+        """The error body read as the type the operation declares for its status; None when it
+        declares none or the body is not that."""
+        status = str(response.status_code)
+        declared = errors and (
+            errors.get(status) or errors.get(f"{status[0]}XX") or errors.get("default")
+        )
+        if not declared or not response.content:
+            return None
+        try:
+            return APIResponse(response, strict=self.strict_response_validation).parse(declared)
+        except APIResponseValidationError:
+            return None
 
     def _on_transport_error(
         self,
@@ -486,11 +575,17 @@ class _BaseClient:
         log.info("HTTP 401 with a cached OAuth2 token: trying once more with a new one")
         return True
 
+    def _log_attempt(
+        self, request: httpx.Request, status: int | str, started: float, retries_taken: int
+    ) -> None:
+        elapsed = time.monotonic() - started
+        log_attempt(request, status, elapsed, retries_taken, self._secret_headers)
+
     def _log_retry(self, prepared: _Prepared, retries_taken: int, delay: float, why: str) -> None:
         log.info(
             "retrying %s %s in %.3f s (retry %d of %d): %s",
             prepared.method,
-            prepared.url,
+            redact_url(httpx.URL(prepared.url)),
             delay,
             retries_taken + 1,
             prepared.max_retries,
@@ -518,6 +613,7 @@ class SyncAPIClient(_BaseClient):
         jitter: Callable[[], float] = random.random,
         wait_on_rate_limit: bool = False,
         max_retry_delay: float = MAX_SERVER_DELAY,
+        strict_response_validation: bool = False,
     ) -> None:
         super().__init__(
             base_url,
@@ -531,6 +627,7 @@ class SyncAPIClient(_BaseClient):
             jitter=jitter,
             wait_on_rate_limit=wait_on_rate_limit,
             max_retry_delay=max_retry_delay,
+            strict_response_validation=strict_response_validation,
         )
         if http_client is not None and transport is not None:
             raise ValueError("pass http_client or transport, not both")
@@ -538,7 +635,7 @@ class SyncAPIClient(_BaseClient):
         self._owns_client = http_client is None
         self._client = http_client or httpx.Client(transport=transport, timeout=timeout)
 
-    def request(self, options: RequestOptions) -> APIResponse:
+    def request(self, options: RequestOptions, *, stream: bool = False) -> APIResponse:
         """Send one logical call, retrying as the policy allows; see the module docstring."""
         if isinstance(options.content, AsyncIterable):
             raise TypeError("an async byte stream needs the async client")
@@ -554,13 +651,18 @@ class SyncAPIClient(_BaseClient):
             applied = self._auth.apply(selection, self._client)
             request = self._build_request(self._client, prepared, retries_taken, applied)
             error: APIStatusError | APIConnectionError
+            started = time.monotonic()
             try:
-                response = self._client.send(request)
+                response = self._client.send(request, stream=stream)
+                if stream and not 200 <= response.status_code < 300:
+                    response.read()  # an error's body: its problem details, then it closes
             except httpx.TransportError as exc:
+                self._log_attempt(request, type(exc).__name__, started, retries_taken)
                 error, delay = self._on_transport_error(prepared, request, exc, retries_taken)
                 if delay is None:
                     raise error from exc
             else:
+                self._log_attempt(request, response.status_code, started, retries_taken)
                 outcome = self._on_response(prepared, response, retries_taken)
                 if isinstance(outcome, APIResponse):
                     return outcome
@@ -611,6 +713,7 @@ class AsyncAPIClient(_BaseClient):
         jitter: Callable[[], float] = random.random,
         wait_on_rate_limit: bool = False,
         max_retry_delay: float = MAX_SERVER_DELAY,
+        strict_response_validation: bool = False,
     ) -> None:
         super().__init__(
             base_url,
@@ -624,6 +727,7 @@ class AsyncAPIClient(_BaseClient):
             jitter=jitter,
             wait_on_rate_limit=wait_on_rate_limit,
             max_retry_delay=max_retry_delay,
+            strict_response_validation=strict_response_validation,
         )
         if http_client is not None and transport is not None:
             raise ValueError("pass http_client or transport, not both")
@@ -631,7 +735,7 @@ class AsyncAPIClient(_BaseClient):
         self._owns_client = http_client is None
         self._client = http_client or httpx.AsyncClient(transport=transport, timeout=timeout)
 
-    async def request(self, options: RequestOptions) -> APIResponse:
+    async def request(self, options: RequestOptions, *, stream: bool = False) -> APIResponse:
         """Send one logical call, retrying as the policy allows; see the module docstring."""
         selection = self._select(options)
         content = await _buffer_async(options.content) if options.content is not None else None
@@ -645,13 +749,18 @@ class AsyncAPIClient(_BaseClient):
             applied = await self._auth.apply_async(selection, self._client)
             request = self._build_request(self._client, prepared, retries_taken, applied)
             error: APIStatusError | APIConnectionError
+            started = time.monotonic()
             try:
-                response = await self._client.send(request)
+                response = await self._client.send(request, stream=stream)
+                if stream and not 200 <= response.status_code < 300:
+                    await response.aread()  # an error's body: its problem details
             except httpx.TransportError as exc:
+                self._log_attempt(request, type(exc).__name__, started, retries_taken)
                 error, delay = self._on_transport_error(prepared, request, exc, retries_taken)
                 if delay is None:
                     raise error from exc
             else:
+                self._log_attempt(request, response.status_code, started, retries_taken)
                 outcome = self._on_response(prepared, response, retries_taken)
                 if isinstance(outcome, APIResponse):
                     return outcome
@@ -689,5 +798,12 @@ RESERVED_ATTRIBUTES: frozenset[str] = frozenset(
         for name in dir(cls)
         if not name.startswith("_")
     }
-    | {"base_url", "timeout", "max_retries", "wait_on_rate_limit", "last_rate_limit"}
+    | {
+        "base_url",
+        "timeout",
+        "max_retries",
+        "wait_on_rate_limit",
+        "last_rate_limit",
+        "strict_response_validation",
+    }
 )

@@ -14,7 +14,15 @@ Public API:
   `IdempotencyConflict` (422, type ends with `idempotency-conflict`), `PreconditionRequired`
   428, `RateLimited` 429 (`.retry_after: float | None`, `.rate_limit`), `ServerError` 5xx,
   `UnexpectedStatus` (any other non-success status).
-- `error_from_response(response, now=None) -> APIStatusError`: the one mapping.
+- `error_from_response(response, now=None) -> APIStatusError`: the one mapping. Its message
+  is `HTTP <status>` with the problem's title and detail, or what another JSON body says
+  (`message`, `error.message`, `errors[0].message`, `detail`...), and the request id;
+  `.request_id` (`x-request-id`, `request-id`); `.parsed`: the body as the error response the
+  operation declares for the status (set by the client; None when it declares none).
+- `APIResponseValidationError(response, message, errors=())`: a success response whose body
+  is not what the operation declares, even read leniently (not JSON, a required member
+  missing, a value of another type); `.status_code`, `.headers`, `.content` (the raw body),
+  `.body` (JSON or text) and `.errors` (pydantic's, without the input values).
 - Job outcomes: `JobFailed(problem, job)`, `JobCancelled(job)`, `JobTimeout(timeout, job)`.
 - `WebhookVerificationError(message)`.
 - Credentials, raised on the client's side: `CredentialsError` (base) ←
@@ -104,6 +112,42 @@ class ProblemDetails:
         return None
 
 
+REQUEST_ID_HEADERS = ("x-request-id", "request-id", "x-correlation-id")
+_MESSAGE_MEMBERS = ("message", "error_description", "detail", "msg", "error", "title")
+
+
+def find_request_id(headers: httpx.Headers) -> str | None:
+    for name in REQUEST_ID_HEADERS:
+        value = headers.get(name)
+        if value:
+            return str(value)[:200]
+    return None
+
+
+def body_message(body: Any, depth: int = 0) -> str | None:
+    """What an error body says, for an error's message: its `message` (or `error_description`,
+    `detail`, `msg`, `error`, `title`), also inside `error: {...}` or the first of `errors:
+    [...]`; None when it says nothing readable. At most 500 characters."""
+    if depth > 2:
+        return None
+    if isinstance(body, Mapping):
+        for name in _MESSAGE_MEMBERS:
+            value = body.get(name)
+            if isinstance(value, str) and value.strip():
+                return value.strip()[:500]
+        for name in ("error", "errors"):
+            value = body.get(name)
+            if isinstance(value, list) and value:
+                value = value[0]
+            if isinstance(value, Mapping | list):
+                found = body_message(value, depth + 1)
+                if found is not None:
+                    return found
+    if isinstance(body, list) and body:
+        return body_message(body[0], depth + 1)
+    return None
+
+
 def _str_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
@@ -159,18 +203,69 @@ class APIStatusError(APIError):
             if problem is not None and (problem.title or problem.detail):
                 summary = ": ".join(p for p in (problem.title, problem.detail) if p)
                 message = f"{message} {summary}"
+            elif (said := body_message(_json_or_none(response))) is not None:
+                message = f"{message}: {said}"
+            request_id = find_request_id(response.headers)
+            if request_id:
+                message = f"{message} (request id {request_id})"
         super().__init__(message)
         self.status_code = status_code
         self.problem = problem
         self.response = response
+        # the body parsed as the error response the operation declares for this status
+        # (None: it declares none, or the body is not that)
+        self.parsed: Any = None
 
     @property
     def headers(self) -> httpx.Headers:
         return self.response.headers
 
     @property
+    def request_id(self) -> str | None:
+        """The server's id for this request (`x-request-id`, `request-id`), to quote to it."""
+        return find_request_id(self.response.headers)
+
+    @property
     def body(self) -> Any:
         """The response body as JSON data when it is JSON, else as text."""
+        parsed = _json_or_none(self.response)
+        return parsed if parsed is not None else self.response.text
+
+
+class APIResponseValidationError(APIError):
+    """A success response whose body cannot be read as the operation declares it (see the
+    module docstring). Unknown enum values, unknown members, unknown `oneOf` variants and
+    date-times without a time zone do not raise this unless the client was made with
+    `strict_response_validation=True`."""
+
+    def __init__(
+        self,
+        response: httpx.Response,
+        message: str,
+        *,
+        errors: Sequence[Mapping[str, Any]] = (),
+    ) -> None:
+        super().__init__(f"HTTP {response.status_code}: the response body {message}")
+        self.response = response
+        self.status_code = response.status_code
+        self.errors = tuple(errors)
+
+    @property
+    def headers(self) -> httpx.Headers:
+        return self.response.headers
+
+    @property
+    def request_id(self) -> str | None:
+        return find_request_id(self.response.headers)
+
+    @property
+    def content(self) -> bytes:
+        """The body as it arrived."""
+        return self.response.content
+
+    @property
+    def body(self) -> Any:
+        """The body as JSON data when it is JSON, else as text."""
         parsed = _json_or_none(self.response)
         return parsed if parsed is not None else self.response.text
 

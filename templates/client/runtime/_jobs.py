@@ -28,7 +28,14 @@ from typing import Any, Generic, TypeVar
 import pydantic
 
 from ._base import APIResponse, AsyncAPIClient, RequestOptions, SyncAPIClient
-from ._errors import APIError, JobCancelled, JobFailed, JobTimeout, ProblemDetails
+from ._errors import (
+    APIError,
+    APIResponseValidationError,
+    JobCancelled,
+    JobFailed,
+    JobTimeout,
+    ProblemDetails,
+)
 from ._retry import parse_retry_after
 
 T = TypeVar("T")
@@ -95,7 +102,7 @@ class _JobState(Generic[T]):
         self.retry_after = parse_retry_after(response.headers, now=self._clock())
         try:
             body = response.json()
-        except ValueError:
+        except APIResponseValidationError:
             body = None
         if isinstance(body, Mapping):
             self.job = dict(body)
@@ -116,7 +123,7 @@ class _JobState(Generic[T]):
         still queued or running."""
         status = self.status
         if status == "completed":
-            return (self._adapter.validate_python(self.job.get("result")),)
+            return (self.last_response.validate(self.job.get("result"), self._adapter),)
         if status == "failed":
             raise JobFailed(ProblemDetails.from_json(self.job.get("error")), self.job)
         if status == "cancelled":

@@ -1,4 +1,5 @@
-"""Test doubles for the client runtime tests: a fake clock and a scripted HTTP server."""
+"""Test doubles for the client runtime tests: a fake clock, a scripted HTTP server, and a
+server whose routes write their responses themselves (streams: `streaming`)."""
 
 from __future__ import annotations
 
@@ -152,3 +153,52 @@ def serving(script: ScriptServer) -> Iterator[ScriptServer]:
         httpd.shutdown()
         httpd.server_close()
         thread.join(5)
+
+
+Writer = Callable[[BaseHTTPRequestHandler], None]
+
+
+class StreamServer:
+    """Each path answers through a function that writes the whole response itself; every
+    request is recorded (its body read first)."""
+
+    def __init__(self) -> None:
+        self.routes: dict[str, Writer] = {}
+        self.hits: dict[str, int] = {}
+        self.requests: list[Recorded] = []
+        self.url = ""
+
+
+@contextlib.contextmanager
+def streaming(routes: dict[str, Writer]) -> Iterator[StreamServer]:
+    state = StreamServer()
+    state.routes = routes
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def _handle(self) -> None:
+            length = int(self.headers.get("content-length") or 0)
+            body = self.rfile.read(length) if length else b""
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            state.requests.append(Recorded(self.command, self.path, headers, body))
+            path = self.path.split("?")[0]
+            state.hits[path] = state.hits.get(path, 0) + 1
+            state.routes[path](self)
+
+        do_GET = do_POST = do_PUT = _handle
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd.daemon_threads = True
+    state.url = f"http://127.0.0.1:{httpd.server_address[1]}"
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05})
+    thread.daemon = True
+    thread.start()
+    try:
+        yield state
+    finally:
+        httpd.shutdown()
+        httpd.server_close()

@@ -32,12 +32,24 @@ from ._runtime import (
     TokenProvider,
 )
 from ._runtime._base import TimeoutTypes
+from ._runtime._logs import setup_logging
+from ._runtime._pagination import AsyncPage, AsyncPaginator, Pagination, SyncPage
 from ._runtime._retry import DEFAULT_MAX_RETRIES, MAX_SERVER_DELAY
+from ._runtime._servers import ServerURL, select_server
 
 T = TypeVar("T")
+PageT = TypeVar("PageT", bound="SyncPage[Any, Any] | AsyncPage[Any, Any]")
 
+# The spec's servers: `server=` picks one (the first by default).
+SERVERS = (
+    ServerURL("https://api.acme.example.com", description="Production"),
+    ServerURL("https://sandbox.acme.example.com", description="Sandbox (test data, same limits)"),
+)
 DEFAULT_BASE_URL = "https://api.acme.example.com"
 USER_AGENT = "acme_payments_api_client/2026.4.15"
+
+# `ACME_PAYMENTS_API_CLIENT_LOG=debug` (or `info`): this package's log on stderr
+setup_logging("ACME_PAYMENTS_API_CLIENT_LOG")
 
 
 class Raw(Generic[T]):
@@ -98,8 +110,17 @@ def _header(value: object) -> str:
     return str(value)
 
 
+def _cookie(value: object) -> str:
+    """A cookie parameter's value, percent-encoded (no `;`, `,` or space can end it)."""
+    return quote(_header(value), safe="")
+
+
 def _parse(response: APIResponse, type_: Any) -> Any:
     return response.parse(type_)
+
+
+def _raw_page(page: PageT) -> Raw[PageT]:
+    return Raw(page.response, page)
 
 
 # The spec's security schemes: what each credential is and how it is sent.
@@ -126,7 +147,7 @@ class CustomersResource:
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> models.CustomerList:
+    ) -> SyncPage[models.Customer, models.CustomerList]:
         """List customers
 
         `GET /v1/customers`.
@@ -135,6 +156,9 @@ class CustomersResource:
             limit: query parameter `limit`. Maximum number of items to return.
             starting_after: query parameter `startingAfter`. Cursor for the next page, from the previous page's `nextCursor`.
             email: query parameter `email`. Only the customer with this email address.
+
+        Paginated (cursor): returns the first page; `for` over it goes
+        through every item of every page (each page is fetched when it is needed).
         """
         return self.list_customers_raw(
             limit=limit,
@@ -154,7 +178,7 @@ class CustomersResource:
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> Raw[models.CustomerList]:
+    ) -> Raw[SyncPage[models.Customer, models.CustomerList]]:
         """List customers
 
         `GET /v1/customers`; returns the result with its response (`Raw`).
@@ -166,22 +190,38 @@ class CustomersResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/customers",
-                params={
-                    "limit": limit,
-                    "startingAfter": starting_after,
-                    "email": email,
-                },
-                headers=headers,
-                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
-                max_retries=max_retries,
-                timeout=timeout,
+        options = RequestOptions(
+            "GET",
+            "/v1/customers",
+            params={
+                "limit": limit,
+                "startingAfter": starting_after,
+                "email": email,
+            },
+            headers=headers,
+            security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
+        )
+        return _raw_page(
+            SyncPage(
+                self._client,
+                options,
+                self._client.request(options),
+                Pagination(
+                    "cursor",
+                    items=("data",),
+                    next=("nextCursor",),
+                    param="startingAfter",
+                    limit_param="limit",
+                    limit_default=20,
+                    limit_maximum=100,
+                ),
+                models.Customer,
+                models.CustomerList,
             )
         )
-        return Raw(response, response.parse(models.CustomerList))
 
     def create_customer(
         self,
@@ -225,19 +265,19 @@ class CustomersResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "POST",
-                "/v1/customers",
-                headers=headers,
-                json=body,
-                idempotency_header="Idempotency-Key",
-                idempotency_key=idempotency_key,
-                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "POST",
+            "/v1/customers",
+            headers=headers,
+            json=body,
+            idempotency_header="Idempotency-Key",
+            idempotency_key=idempotency_key,
+            security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, response.parse(models.Customer))
 
     def get_customer(
@@ -290,16 +330,16 @@ class CustomersResource:
         if if_none_match is not None:
             headers["If-None-Match"] = if_none_match
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/customers/" + _segment(customer_id),
-                headers=headers,
-                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/v1/customers/" + _segment(customer_id),
+            headers=headers,
+            security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         parsed: models.Customer | None = (
             None if response.not_modified else response.parse(models.Customer)
         )
@@ -353,16 +393,15 @@ class CustomersResource:
         if if_match is not None:
             headers["If-Match"] = if_match
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "DELETE",
-                "/v1/customers/" + _segment(customer_id),
-                headers=headers,
-                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "DELETE",
+            "/v1/customers/" + _segment(customer_id),
+            headers=headers,
+            security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, None)
 
     def update_customer(
@@ -427,19 +466,19 @@ class CustomersResource:
         if if_match is not None:
             headers["If-Match"] = if_match
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "PATCH",
-                "/v1/customers/" + _segment(customer_id),
-                headers=headers,
-                json=body,
-                idempotency_header="Idempotency-Key",
-                idempotency_key=idempotency_key,
-                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "PATCH",
+            "/v1/customers/" + _segment(customer_id),
+            headers=headers,
+            json=body,
+            idempotency_header="Idempotency-Key",
+            idempotency_key=idempotency_key,
+            security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, response.parse(models.Customer))
 
 
@@ -492,16 +531,16 @@ class JobsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/jobs/" + _segment(job_id),
-                headers=headers,
-                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/v1/jobs/" + _segment(job_id),
+            headers=headers,
+            security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, response.parse(models.Job))
 
     def cancel_job(
@@ -547,16 +586,16 @@ class JobsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "DELETE",
-                "/v1/jobs/" + _segment(job_id),
-                headers=headers,
-                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "DELETE",
+            "/v1/jobs/" + _segment(job_id),
+            headers=headers,
+            security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, response.parse(models.Job))
 
 
@@ -576,7 +615,7 @@ class PaymentsResource:
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> models.PaymentList:
+    ) -> SyncPage[models.Payment, models.PaymentList]:
         """List payments
 
         `GET /v1/payments`.
@@ -588,6 +627,9 @@ class PaymentsResource:
             starting_after: query parameter `startingAfter`. Cursor for the next page, from the previous page's `nextCursor`.
             customer_id: query parameter `customerId`. Only payments of this customer.
             status: query parameter `status`. Only payments in this status.
+
+        Paginated (cursor): returns the first page; `for` over it goes
+        through every item of every page (each page is fetched when it is needed).
         """
         return self.list_payments_raw(
             limit=limit,
@@ -609,7 +651,7 @@ class PaymentsResource:
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> Raw[models.PaymentList]:
+    ) -> Raw[SyncPage[models.Payment, models.PaymentList]]:
         """List payments
 
         `GET /v1/payments`; returns the result with its response (`Raw`).
@@ -624,23 +666,39 @@ class PaymentsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/payments",
-                params={
-                    "limit": limit,
-                    "startingAfter": starting_after,
-                    "customerId": customer_id,
-                    "status": status,
-                },
-                headers=headers,
-                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
-                max_retries=max_retries,
-                timeout=timeout,
+        options = RequestOptions(
+            "GET",
+            "/v1/payments",
+            params={
+                "limit": limit,
+                "startingAfter": starting_after,
+                "customerId": customer_id,
+                "status": status,
+            },
+            headers=headers,
+            security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
+        )
+        return _raw_page(
+            SyncPage(
+                self._client,
+                options,
+                self._client.request(options),
+                Pagination(
+                    "cursor",
+                    items=("data",),
+                    next=("nextCursor",),
+                    param="startingAfter",
+                    limit_param="limit",
+                    limit_default=20,
+                    limit_maximum=100,
+                ),
+                models.Payment,
+                models.PaymentList,
             )
         )
-        return Raw(response, response.parse(models.PaymentList))
 
     def create_payment(
         self,
@@ -690,19 +748,19 @@ class PaymentsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "POST",
-                "/v1/payments",
-                headers=headers,
-                json=body,
-                idempotency_header="Idempotency-Key",
-                idempotency_key=idempotency_key,
-                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "POST",
+            "/v1/payments",
+            headers=headers,
+            json=body,
+            idempotency_header="Idempotency-Key",
+            idempotency_key=idempotency_key,
+            security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, response.parse(models.Payment))
 
     def get_payment(
@@ -744,16 +802,16 @@ class PaymentsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/payments/" + _segment(payment_id),
-                headers=headers,
-                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/v1/payments/" + _segment(payment_id),
+            headers=headers,
+            security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, response.parse(models.Payment))
 
 
@@ -772,7 +830,7 @@ class RefundsResource:
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> models.RefundList:
+    ) -> SyncPage[models.Refund, models.RefundList]:
         """List refunds
 
         `GET /v1/refunds`.
@@ -781,6 +839,9 @@ class RefundsResource:
             limit: query parameter `limit`. Maximum number of items to return.
             starting_after: query parameter `startingAfter`. Cursor for the next page, from the previous page's `nextCursor`.
             payment_id: query parameter `paymentId`. Only refunds of this payment.
+
+        Paginated (cursor): returns the first page; `for` over it goes
+        through every item of every page (each page is fetched when it is needed).
         """
         return self.list_refunds_raw(
             limit=limit,
@@ -800,7 +861,7 @@ class RefundsResource:
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> Raw[models.RefundList]:
+    ) -> Raw[SyncPage[models.Refund, models.RefundList]]:
         """List refunds
 
         `GET /v1/refunds`; returns the result with its response (`Raw`).
@@ -812,22 +873,38 @@ class RefundsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/refunds",
-                params={
-                    "limit": limit,
-                    "startingAfter": starting_after,
-                    "paymentId": payment_id,
-                },
-                headers=headers,
-                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
-                max_retries=max_retries,
-                timeout=timeout,
+        options = RequestOptions(
+            "GET",
+            "/v1/refunds",
+            params={
+                "limit": limit,
+                "startingAfter": starting_after,
+                "paymentId": payment_id,
+            },
+            headers=headers,
+            security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
+        )
+        return _raw_page(
+            SyncPage(
+                self._client,
+                options,
+                self._client.request(options),
+                Pagination(
+                    "cursor",
+                    items=("data",),
+                    next=("nextCursor",),
+                    param="startingAfter",
+                    limit_param="limit",
+                    limit_default=20,
+                    limit_maximum=100,
+                ),
+                models.Refund,
+                models.RefundList,
             )
         )
-        return Raw(response, response.parse(models.RefundList))
 
     def create_refund(
         self,
@@ -875,19 +952,19 @@ class RefundsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "POST",
-                "/v1/refunds",
-                headers=headers,
-                json=body,
-                idempotency_header="Idempotency-Key",
-                idempotency_key=idempotency_key,
-                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "POST",
+            "/v1/refunds",
+            headers=headers,
+            json=body,
+            idempotency_header="Idempotency-Key",
+            idempotency_key=idempotency_key,
+            security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, response.parse(models.Refund))
 
     def get_refund(
@@ -929,16 +1006,16 @@ class RefundsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/refunds/" + _segment(refund_id),
-                headers=headers,
-                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/v1/refunds/" + _segment(refund_id),
+            headers=headers,
+            security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, response.parse(models.Refund))
 
 
@@ -1002,19 +1079,19 @@ class ReportsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "POST",
-                "/v1/reports",
-                headers=headers,
-                json=body,
-                idempotency_header="Idempotency-Key",
-                idempotency_key=idempotency_key,
-                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "POST",
+            "/v1/reports",
+            headers=headers,
+            json=body,
+            idempotency_header="Idempotency-Key",
+            idempotency_key=idempotency_key,
+            security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         job = JobHandle(self._client, response, models.ReportResult)
         return Raw(response, job)
 
@@ -1025,7 +1102,7 @@ class AsyncCustomersResource:
     def __init__(self, client: AsyncAPIClient) -> None:
         self._client = client
 
-    async def list_customers(
+    def list_customers(
         self,
         *,
         limit: int | None = None,
@@ -1034,7 +1111,7 @@ class AsyncCustomersResource:
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> models.CustomerList:
+    ) -> AsyncPaginator[models.Customer, models.CustomerList]:
         """List customers
 
         `GET /v1/customers`.
@@ -1043,16 +1120,23 @@ class AsyncCustomersResource:
             limit: query parameter `limit`. Maximum number of items to return.
             starting_after: query parameter `startingAfter`. Cursor for the next page, from the previous page's `nextCursor`.
             email: query parameter `email`. Only the customer with this email address.
+
+        Paginated (cursor): `await` it for the first page, or `async for`
+        over every item of every page (each page is fetched when it is needed).
         """
-        raw = await self.list_customers_raw(
-            limit=limit,
-            starting_after=starting_after,
-            email=email,
-            extra_headers=extra_headers,
-            max_retries=max_retries,
-            timeout=timeout,
-        )
-        return raw.parsed
+
+        async def _first_page() -> AsyncPage[models.Customer, models.CustomerList]:
+            raw = await self.list_customers_raw(
+                limit=limit,
+                starting_after=starting_after,
+                email=email,
+                extra_headers=extra_headers,
+                max_retries=max_retries,
+                timeout=timeout,
+            )
+            return raw.parsed
+
+        return AsyncPaginator(_first_page)
 
     async def list_customers_raw(
         self,
@@ -1063,7 +1147,7 @@ class AsyncCustomersResource:
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> Raw[models.CustomerList]:
+    ) -> Raw[AsyncPage[models.Customer, models.CustomerList]]:
         """List customers
 
         `GET /v1/customers`; returns the result with its response (`Raw`).
@@ -1075,22 +1159,38 @@ class AsyncCustomersResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/customers",
-                params={
-                    "limit": limit,
-                    "startingAfter": starting_after,
-                    "email": email,
-                },
-                headers=headers,
-                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
-                max_retries=max_retries,
-                timeout=timeout,
+        options = RequestOptions(
+            "GET",
+            "/v1/customers",
+            params={
+                "limit": limit,
+                "startingAfter": starting_after,
+                "email": email,
+            },
+            headers=headers,
+            security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
+        )
+        return _raw_page(
+            AsyncPage(
+                self._client,
+                options,
+                await self._client.request(options),
+                Pagination(
+                    "cursor",
+                    items=("data",),
+                    next=("nextCursor",),
+                    param="startingAfter",
+                    limit_param="limit",
+                    limit_default=20,
+                    limit_maximum=100,
+                ),
+                models.Customer,
+                models.CustomerList,
             )
         )
-        return Raw(response, response.parse(models.CustomerList))
 
     async def create_customer(
         self,
@@ -1135,19 +1235,19 @@ class AsyncCustomersResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "POST",
-                "/v1/customers",
-                headers=headers,
-                json=body,
-                idempotency_header="Idempotency-Key",
-                idempotency_key=idempotency_key,
-                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "POST",
+            "/v1/customers",
+            headers=headers,
+            json=body,
+            idempotency_header="Idempotency-Key",
+            idempotency_key=idempotency_key,
+            security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, response.parse(models.Customer))
 
     async def get_customer(
@@ -1201,16 +1301,16 @@ class AsyncCustomersResource:
         if if_none_match is not None:
             headers["If-None-Match"] = if_none_match
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/customers/" + _segment(customer_id),
-                headers=headers,
-                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/v1/customers/" + _segment(customer_id),
+            headers=headers,
+            security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         parsed: models.Customer | None = (
             None if response.not_modified else response.parse(models.Customer)
         )
@@ -1265,16 +1365,15 @@ class AsyncCustomersResource:
         if if_match is not None:
             headers["If-Match"] = if_match
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "DELETE",
-                "/v1/customers/" + _segment(customer_id),
-                headers=headers,
-                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "DELETE",
+            "/v1/customers/" + _segment(customer_id),
+            headers=headers,
+            security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, None)
 
     async def update_customer(
@@ -1340,19 +1439,19 @@ class AsyncCustomersResource:
         if if_match is not None:
             headers["If-Match"] = if_match
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "PATCH",
-                "/v1/customers/" + _segment(customer_id),
-                headers=headers,
-                json=body,
-                idempotency_header="Idempotency-Key",
-                idempotency_key=idempotency_key,
-                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "PATCH",
+            "/v1/customers/" + _segment(customer_id),
+            headers=headers,
+            json=body,
+            idempotency_header="Idempotency-Key",
+            idempotency_key=idempotency_key,
+            security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, response.parse(models.Customer))
 
 
@@ -1406,16 +1505,16 @@ class AsyncJobsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/jobs/" + _segment(job_id),
-                headers=headers,
-                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/v1/jobs/" + _segment(job_id),
+            headers=headers,
+            security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, response.parse(models.Job))
 
     async def cancel_job(
@@ -1462,16 +1561,16 @@ class AsyncJobsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "DELETE",
-                "/v1/jobs/" + _segment(job_id),
-                headers=headers,
-                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "DELETE",
+            "/v1/jobs/" + _segment(job_id),
+            headers=headers,
+            security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, response.parse(models.Job))
 
 
@@ -1481,7 +1580,7 @@ class AsyncPaymentsResource:
     def __init__(self, client: AsyncAPIClient) -> None:
         self._client = client
 
-    async def list_payments(
+    def list_payments(
         self,
         *,
         limit: int | None = None,
@@ -1491,7 +1590,7 @@ class AsyncPaymentsResource:
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> models.PaymentList:
+    ) -> AsyncPaginator[models.Payment, models.PaymentList]:
         """List payments
 
         `GET /v1/payments`.
@@ -1503,17 +1602,24 @@ class AsyncPaymentsResource:
             starting_after: query parameter `startingAfter`. Cursor for the next page, from the previous page's `nextCursor`.
             customer_id: query parameter `customerId`. Only payments of this customer.
             status: query parameter `status`. Only payments in this status.
+
+        Paginated (cursor): `await` it for the first page, or `async for`
+        over every item of every page (each page is fetched when it is needed).
         """
-        raw = await self.list_payments_raw(
-            limit=limit,
-            starting_after=starting_after,
-            customer_id=customer_id,
-            status=status,
-            extra_headers=extra_headers,
-            max_retries=max_retries,
-            timeout=timeout,
-        )
-        return raw.parsed
+
+        async def _first_page() -> AsyncPage[models.Payment, models.PaymentList]:
+            raw = await self.list_payments_raw(
+                limit=limit,
+                starting_after=starting_after,
+                customer_id=customer_id,
+                status=status,
+                extra_headers=extra_headers,
+                max_retries=max_retries,
+                timeout=timeout,
+            )
+            return raw.parsed
+
+        return AsyncPaginator(_first_page)
 
     async def list_payments_raw(
         self,
@@ -1525,7 +1631,7 @@ class AsyncPaymentsResource:
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> Raw[models.PaymentList]:
+    ) -> Raw[AsyncPage[models.Payment, models.PaymentList]]:
         """List payments
 
         `GET /v1/payments`; returns the result with its response (`Raw`).
@@ -1540,23 +1646,39 @@ class AsyncPaymentsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/payments",
-                params={
-                    "limit": limit,
-                    "startingAfter": starting_after,
-                    "customerId": customer_id,
-                    "status": status,
-                },
-                headers=headers,
-                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
-                max_retries=max_retries,
-                timeout=timeout,
+        options = RequestOptions(
+            "GET",
+            "/v1/payments",
+            params={
+                "limit": limit,
+                "startingAfter": starting_after,
+                "customerId": customer_id,
+                "status": status,
+            },
+            headers=headers,
+            security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
+        )
+        return _raw_page(
+            AsyncPage(
+                self._client,
+                options,
+                await self._client.request(options),
+                Pagination(
+                    "cursor",
+                    items=("data",),
+                    next=("nextCursor",),
+                    param="startingAfter",
+                    limit_param="limit",
+                    limit_default=20,
+                    limit_maximum=100,
+                ),
+                models.Payment,
+                models.PaymentList,
             )
         )
-        return Raw(response, response.parse(models.PaymentList))
 
     async def create_payment(
         self,
@@ -1607,19 +1729,19 @@ class AsyncPaymentsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "POST",
-                "/v1/payments",
-                headers=headers,
-                json=body,
-                idempotency_header="Idempotency-Key",
-                idempotency_key=idempotency_key,
-                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "POST",
+            "/v1/payments",
+            headers=headers,
+            json=body,
+            idempotency_header="Idempotency-Key",
+            idempotency_key=idempotency_key,
+            security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, response.parse(models.Payment))
 
     async def get_payment(
@@ -1662,16 +1784,16 @@ class AsyncPaymentsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/payments/" + _segment(payment_id),
-                headers=headers,
-                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/v1/payments/" + _segment(payment_id),
+            headers=headers,
+            security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, response.parse(models.Payment))
 
 
@@ -1681,7 +1803,7 @@ class AsyncRefundsResource:
     def __init__(self, client: AsyncAPIClient) -> None:
         self._client = client
 
-    async def list_refunds(
+    def list_refunds(
         self,
         *,
         limit: int | None = None,
@@ -1690,7 +1812,7 @@ class AsyncRefundsResource:
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> models.RefundList:
+    ) -> AsyncPaginator[models.Refund, models.RefundList]:
         """List refunds
 
         `GET /v1/refunds`.
@@ -1699,16 +1821,23 @@ class AsyncRefundsResource:
             limit: query parameter `limit`. Maximum number of items to return.
             starting_after: query parameter `startingAfter`. Cursor for the next page, from the previous page's `nextCursor`.
             payment_id: query parameter `paymentId`. Only refunds of this payment.
+
+        Paginated (cursor): `await` it for the first page, or `async for`
+        over every item of every page (each page is fetched when it is needed).
         """
-        raw = await self.list_refunds_raw(
-            limit=limit,
-            starting_after=starting_after,
-            payment_id=payment_id,
-            extra_headers=extra_headers,
-            max_retries=max_retries,
-            timeout=timeout,
-        )
-        return raw.parsed
+
+        async def _first_page() -> AsyncPage[models.Refund, models.RefundList]:
+            raw = await self.list_refunds_raw(
+                limit=limit,
+                starting_after=starting_after,
+                payment_id=payment_id,
+                extra_headers=extra_headers,
+                max_retries=max_retries,
+                timeout=timeout,
+            )
+            return raw.parsed
+
+        return AsyncPaginator(_first_page)
 
     async def list_refunds_raw(
         self,
@@ -1719,7 +1848,7 @@ class AsyncRefundsResource:
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> Raw[models.RefundList]:
+    ) -> Raw[AsyncPage[models.Refund, models.RefundList]]:
         """List refunds
 
         `GET /v1/refunds`; returns the result with its response (`Raw`).
@@ -1731,22 +1860,38 @@ class AsyncRefundsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/refunds",
-                params={
-                    "limit": limit,
-                    "startingAfter": starting_after,
-                    "paymentId": payment_id,
-                },
-                headers=headers,
-                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
-                max_retries=max_retries,
-                timeout=timeout,
+        options = RequestOptions(
+            "GET",
+            "/v1/refunds",
+            params={
+                "limit": limit,
+                "startingAfter": starting_after,
+                "paymentId": payment_id,
+            },
+            headers=headers,
+            security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
+        )
+        return _raw_page(
+            AsyncPage(
+                self._client,
+                options,
+                await self._client.request(options),
+                Pagination(
+                    "cursor",
+                    items=("data",),
+                    next=("nextCursor",),
+                    param="startingAfter",
+                    limit_param="limit",
+                    limit_default=20,
+                    limit_maximum=100,
+                ),
+                models.Refund,
+                models.RefundList,
             )
         )
-        return Raw(response, response.parse(models.RefundList))
 
     async def create_refund(
         self,
@@ -1795,19 +1940,19 @@ class AsyncRefundsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "POST",
-                "/v1/refunds",
-                headers=headers,
-                json=body,
-                idempotency_header="Idempotency-Key",
-                idempotency_key=idempotency_key,
-                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "POST",
+            "/v1/refunds",
+            headers=headers,
+            json=body,
+            idempotency_header="Idempotency-Key",
+            idempotency_key=idempotency_key,
+            security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, response.parse(models.Refund))
 
     async def get_refund(
@@ -1850,16 +1995,16 @@ class AsyncRefundsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/refunds/" + _segment(refund_id),
-                headers=headers,
-                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/v1/refunds/" + _segment(refund_id),
+            headers=headers,
+            security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, response.parse(models.Refund))
 
 
@@ -1924,19 +2069,19 @@ class AsyncReportsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "POST",
-                "/v1/reports",
-                headers=headers,
-                json=body,
-                idempotency_header="Idempotency-Key",
-                idempotency_key=idempotency_key,
-                security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "POST",
+            "/v1/reports",
+            headers=headers,
+            json=body,
+            idempotency_header="Idempotency-Key",
+            idempotency_key=idempotency_key,
+            security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         job = AsyncJobHandle(self._client, response, models.ReportResult)
         return Raw(response, job)
 
@@ -1945,6 +2090,11 @@ class Client(SyncAPIClient):
     """Acme Payments API (synchronous).
 
     Resources: `customers`, `jobs`, `payments`, `refunds`, `reports`.
+
+    The API's servers (`base_url=` wins over them); `server=` picks one, the first by default:
+
+    0. `https://api.acme.example.com`: Production
+    1. `https://sandbox.acme.example.com`: Sandbox (test data, same limits)
 
     Credentials, each optional: every call sends only what its operation requires, and only
     to `base_url`'s origin; a call that needs one the client was not given raises
@@ -1959,7 +2109,8 @@ class Client(SyncAPIClient):
     def __init__(
         self,
         *,
-        base_url: str = DEFAULT_BASE_URL,
+        base_url: str | None = None,
+        server: int = 0,
         api_key_auth: str | None = None,
         bearer_auth: str | TokenProvider | None = None,
         timeout: TimeoutTypes = DEFAULT_TIMEOUT,
@@ -1973,7 +2124,10 @@ class Client(SyncAPIClient):
         jitter: Callable[[], float] = random.random,
         wait_on_rate_limit: bool = False,
         max_retry_delay: float = MAX_SERVER_DELAY,
+        strict_response_validation: bool = False,
     ) -> None:
+        if base_url is None:
+            base_url = select_server(SERVERS, server, {})
         super().__init__(
             base_url,
             timeout=timeout,
@@ -1992,6 +2146,7 @@ class Client(SyncAPIClient):
             jitter=jitter,
             wait_on_rate_limit=wait_on_rate_limit,
             max_retry_delay=max_retry_delay,
+            strict_response_validation=strict_response_validation,
         )
         self.customers = CustomersResource(self)
         self.jobs = JobsResource(self)
@@ -2016,7 +2171,8 @@ class AsyncClient(AsyncAPIClient):
     def __init__(
         self,
         *,
-        base_url: str = DEFAULT_BASE_URL,
+        base_url: str | None = None,
+        server: int = 0,
         api_key_auth: str | None = None,
         bearer_auth: str | AsyncTokenProvider | None = None,
         timeout: TimeoutTypes = DEFAULT_TIMEOUT,
@@ -2030,7 +2186,10 @@ class AsyncClient(AsyncAPIClient):
         jitter: Callable[[], float] = random.random,
         wait_on_rate_limit: bool = False,
         max_retry_delay: float = MAX_SERVER_DELAY,
+        strict_response_validation: bool = False,
     ) -> None:
+        if base_url is None:
+            base_url = select_server(SERVERS, server, {})
         super().__init__(
             base_url,
             timeout=timeout,
@@ -2049,6 +2208,7 @@ class AsyncClient(AsyncAPIClient):
             jitter=jitter,
             wait_on_rate_limit=wait_on_rate_limit,
             max_retry_delay=max_retry_delay,
+            strict_response_validation=strict_response_validation,
         )
         self.customers = AsyncCustomersResource(self)
         self.jobs = AsyncJobsResource(self)

@@ -6,8 +6,10 @@ from datetime import date
 from enum import StrEnum
 from typing import Annotated, Literal
 
-from pydantic import AnyUrl, AwareDatetime, BaseModel, ConfigDict, Field, RootModel
+from pydantic import AnyUrl, ConfigDict, Field, RootModel
 from typing_extensions import TypeAliasType
+
+from ._runtime._models import OPEN_UNION, AwareDatetime, BaseModel, Open
 
 
 class FieldError(BaseModel):
@@ -77,7 +79,7 @@ class CardPaymentMethod(BaseModel):
             examples=["tok_visa_4242"],
         ),
     ] = None
-    brand: Brand | None = None
+    brand: Open[Brand] | None = None
     last4: Annotated[str | None, Field(pattern="^[0-9]{4}$")] = None
 
 
@@ -181,7 +183,7 @@ class RefundCreate(BaseModel):
             ge=1,
         ),
     ] = None
-    reason: RefundReason | None = None
+    reason: Open[RefundReason] | None = None
     metadata: Metadata | None = None
 
 
@@ -193,8 +195,8 @@ class Refund(BaseModel):
     payment_id: Annotated[str, Field(alias="paymentId")]
     amount: Annotated[int, Field(ge=1)]
     currency: Currency
-    reason: RefundReason | None = None
-    status: RefundStatus
+    reason: Open[RefundReason] | None = None
+    status: Open[RefundStatus]
     metadata: Metadata | None = None
     created_at: Annotated[AwareDatetime, Field(alias="createdAt")]
 
@@ -222,10 +224,10 @@ class ReportRequest(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
-    type: Annotated[Type2, Field(description="Which report to generate.")]
+    type: Annotated[Open[Type2], Field(description="Which report to generate.")]
     start_date: Annotated[date, Field(alias="startDate")]
     end_date: Annotated[date, Field(alias="endDate")]
-    format: Format | None = Format.CSV
+    format: Open[Format] | None = Format.CSV
     callback_url: Annotated[
         AnyUrl | None,
         Field(
@@ -267,7 +269,7 @@ class RefundEvent(BaseModel):
     id: Annotated[
         str, Field(description="Unique event id, the same on every delivery attempt. Dedupe on it.")
     ]
-    type: Type4
+    type: Open[Type4]
     created_at: Annotated[AwareDatetime, Field(alias="createdAt")]
     data: Refund
 
@@ -305,7 +307,7 @@ class Job(BaseModel):
         populate_by_name=True,
     )
     id: Annotated[str, Field(examples=["job_01HTZ9K5M8N9P0Q1R2S3T4V5W6"])]
-    status: JobStatus
+    status: Open[JobStatus]
     created_at: Annotated[AwareDatetime, Field(alias="createdAt")]
     completed_at: Annotated[
         AwareDatetime | None,
@@ -325,7 +327,7 @@ class JobEvent(BaseModel):
     id: Annotated[
         str, Field(description="Unique event id, the same on every delivery attempt. Dedupe on it.")
     ]
-    type: Type5
+    type: Open[Type5]
     created_at: Annotated[AwareDatetime, Field(alias="createdAt")]
     data: Job
 
@@ -336,6 +338,7 @@ class PaymentMethod(RootModel[CardPaymentMethod | BankTransferPaymentMethod]):
         Field(
             description="How the customer pays; `type` says which variant.", discriminator="type"
         ),
+        OPEN_UNION,
     ]
 
 
@@ -366,7 +369,7 @@ class Payment(BaseModel):
     amount: Annotated[int, Field(ge=1)]
     currency: Currency
     customer_id: Annotated[str, Field(alias="customerId")]
-    status: PaymentStatus
+    status: Open[PaymentStatus]
     amount_refunded: Annotated[int, Field(alias="amountRefunded", ge=0)]
     payment_method: Annotated[PaymentMethod, Field(alias="paymentMethod")]
     description: str | None = None
@@ -404,6 +407,6 @@ class PaymentEvent(BaseModel):
             examples=["evt_01HTZ4K5M8N9P0Q1R2S3T4V5W6"],
         ),
     ]
-    type: Type3
+    type: Open[Type3]
     created_at: Annotated[AwareDatetime, Field(alias="createdAt")]
     data: Payment

@@ -29,12 +29,18 @@ from ._runtime import (
     SyncAPIClient,
 )
 from ._runtime._base import TimeoutTypes
+from ._runtime._logs import setup_logging
+from ._runtime._pagination import AsyncPage, SyncPage
 from ._runtime._retry import DEFAULT_MAX_RETRIES, MAX_SERVER_DELAY
 
 T = TypeVar("T")
+PageT = TypeVar("PageT", bound="SyncPage[Any, Any] | AsyncPage[Any, Any]")
 
 DEFAULT_BASE_URL = "https://bare.example.com"
 USER_AGENT = "bare_api_client/0.1.0"
+
+# `BARE_API_CLIENT_LOG=debug` (or `info`): this package's log on stderr
+setup_logging("BARE_API_CLIENT_LOG")
 
 
 class Raw(Generic[T]):
@@ -95,8 +101,17 @@ def _header(value: object) -> str:
     return str(value)
 
 
+def _cookie(value: object) -> str:
+    """A cookie parameter's value, percent-encoded (no `;`, `,` or space can end it)."""
+    return quote(_header(value), safe="")
+
+
 def _parse(response: APIResponse, type_: Any) -> Any:
     return response.parse(type_)
+
+
+def _raw_page(page: PageT) -> Raw[PageT]:
+    return Raw(page.response, page)
 
 
 class DocumentsResource:
@@ -153,15 +168,16 @@ class DocumentsResource:
         if if_none_match is not None:
             headers["If-None-Match"] = if_none_match
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "GET",
-                "/documents/" + _segment(document_id),
-                headers=headers,
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/documents/" + _segment(document_id),
+            headers=headers,
+            accept="application/json",
+            errors={"404": models.Error},
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         parsed: models.Document | None = (
             None if response.not_modified else response.parse(models.Document)
         )
@@ -218,16 +234,17 @@ class DocumentsResource:
         if if_match is not None:
             headers["If-Match"] = if_match
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "PUT",
-                "/documents/" + _segment(document_id),
-                headers=headers,
-                json=body,
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "PUT",
+            "/documents/" + _segment(document_id),
+            headers=headers,
+            json=body,
+            accept="application/json",
+            errors={"412": models.Error},
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, response.parse(models.Document))
 
     def delete_document(
@@ -278,15 +295,15 @@ class DocumentsResource:
         if if_match is not None:
             headers["If-Match"] = if_match
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "DELETE",
-                "/documents/" + _segment(document_id),
-                headers=headers,
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "DELETE",
+            "/documents/" + _segment(document_id),
+            headers=headers,
+            errors={"404": models.Error},
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, None)
 
     def patch_document(
@@ -335,16 +352,17 @@ class DocumentsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "PATCH",
-                "/documents/" + _segment(document_id),
-                headers=headers,
-                json=body,
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "PATCH",
+            "/documents/" + _segment(document_id),
+            headers=headers,
+            json=body,
+            accept="application/json",
+            errors={"404": models.Error},
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, response.parse(models.Document))
 
 
@@ -395,16 +413,16 @@ class ExportsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "POST",
-                "/exports",
-                headers=headers,
-                json=body,
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "POST",
+            "/exports",
+            headers=headers,
+            json=body,
+            accept="application/json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         job: JobHandle[Any] = JobHandle(self._client, response, pydantic.TypeAdapter[Any](Any))
         return Raw(response, job)
 
@@ -418,6 +436,7 @@ class OrdersResource:
     def list_orders(
         self,
         *,
+        page: int | None = None,
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
@@ -428,8 +447,12 @@ class OrdersResource:
 
         Publishes the `RateLimit-*` header family (while `GET /quota` uses `X-RateLimit-*`), and
         declares `429` and `503` without `Retry-After`.
+
+        Args:
+            page: query parameter `page`
         """
         return self.list_orders_raw(
+            page=page,
             extra_headers=extra_headers,
             max_retries=max_retries,
             timeout=timeout,
@@ -438,6 +461,7 @@ class OrdersResource:
     def list_orders_raw(
         self,
         *,
+        page: int | None = None,
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
@@ -448,18 +472,25 @@ class OrdersResource:
 
         Publishes the `RateLimit-*` header family (while `GET /quota` uses `X-RateLimit-*`), and
         declares `429` and `503` without `Retry-After`.
+
+        Args:
+            page: query parameter `page`
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "GET",
-                "/orders",
-                headers=headers,
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/orders",
+            params={
+                "page": page,
+            },
+            headers=headers,
+            accept="application/json",
+            errors={"429": models.Error, "503": models.Error},
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, cast(list[models.Order], _parse(response, list[models.Order])))
 
     def create_order(
@@ -508,18 +539,19 @@ class OrdersResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "POST",
-                "/orders",
-                headers=headers,
-                json=body,
-                idempotency_header="Idempotency-Key",
-                idempotency_key=idempotency_key,
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "POST",
+            "/orders",
+            headers=headers,
+            json=body,
+            idempotency_header="Idempotency-Key",
+            idempotency_key=idempotency_key,
+            accept="application/json",
+            errors={"400": models.Error},
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, response.parse(models.Order))
 
 
@@ -563,15 +595,15 @@ class QuotaResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "GET",
-                "/quota",
-                headers=headers,
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/quota",
+            headers=headers,
+            accept="application/json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, cast(dict[str, Any], _parse(response, dict[str, Any])))
 
 
@@ -611,15 +643,16 @@ class WidgetsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "GET",
-                "/widgets",
-                headers=headers,
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/widgets",
+            headers=headers,
+            accept="application/json",
+            errors={"500": models.Error},
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, cast(list[models.Widget], _parse(response, list[models.Widget])))
 
     def create_widget(
@@ -655,16 +688,17 @@ class WidgetsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "POST",
-                "/widgets",
-                headers=headers,
-                json=body,
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "POST",
+            "/widgets",
+            headers=headers,
+            json=body,
+            accept="application/json",
+            errors={"400": models.Error},
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, response.parse(models.Widget))
 
     def get_widget(
@@ -706,15 +740,16 @@ class WidgetsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "GET",
-                "/widgets/" + _segment(widget_id),
-                headers=headers,
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/widgets/" + _segment(widget_id),
+            headers=headers,
+            accept="application/json",
+            errors={"404": models.Error},
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, response.parse(models.Widget))
 
     def update_widget(
@@ -759,16 +794,17 @@ class WidgetsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "PATCH",
-                "/widgets/" + _segment(widget_id),
-                headers=headers,
-                json=body,
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "PATCH",
+            "/widgets/" + _segment(widget_id),
+            headers=headers,
+            json=body,
+            accept="application/json",
+            errors={"404": models.Error},
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, response.parse(models.Widget))
 
 
@@ -827,15 +863,16 @@ class AsyncDocumentsResource:
         if if_none_match is not None:
             headers["If-None-Match"] = if_none_match
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "GET",
-                "/documents/" + _segment(document_id),
-                headers=headers,
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/documents/" + _segment(document_id),
+            headers=headers,
+            accept="application/json",
+            errors={"404": models.Error},
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         parsed: models.Document | None = (
             None if response.not_modified else response.parse(models.Document)
         )
@@ -893,16 +930,17 @@ class AsyncDocumentsResource:
         if if_match is not None:
             headers["If-Match"] = if_match
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "PUT",
-                "/documents/" + _segment(document_id),
-                headers=headers,
-                json=body,
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "PUT",
+            "/documents/" + _segment(document_id),
+            headers=headers,
+            json=body,
+            accept="application/json",
+            errors={"412": models.Error},
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, response.parse(models.Document))
 
     async def delete_document(
@@ -954,15 +992,15 @@ class AsyncDocumentsResource:
         if if_match is not None:
             headers["If-Match"] = if_match
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "DELETE",
-                "/documents/" + _segment(document_id),
-                headers=headers,
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "DELETE",
+            "/documents/" + _segment(document_id),
+            headers=headers,
+            errors={"404": models.Error},
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, None)
 
     async def patch_document(
@@ -1012,16 +1050,17 @@ class AsyncDocumentsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "PATCH",
-                "/documents/" + _segment(document_id),
-                headers=headers,
-                json=body,
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "PATCH",
+            "/documents/" + _segment(document_id),
+            headers=headers,
+            json=body,
+            accept="application/json",
+            errors={"404": models.Error},
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, response.parse(models.Document))
 
 
@@ -1073,16 +1112,16 @@ class AsyncExportsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "POST",
-                "/exports",
-                headers=headers,
-                json=body,
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "POST",
+            "/exports",
+            headers=headers,
+            json=body,
+            accept="application/json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         job: AsyncJobHandle[Any] = AsyncJobHandle(
             self._client, response, pydantic.TypeAdapter[Any](Any)
         )
@@ -1098,6 +1137,7 @@ class AsyncOrdersResource:
     async def list_orders(
         self,
         *,
+        page: int | None = None,
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
@@ -1108,8 +1148,12 @@ class AsyncOrdersResource:
 
         Publishes the `RateLimit-*` header family (while `GET /quota` uses `X-RateLimit-*`), and
         declares `429` and `503` without `Retry-After`.
+
+        Args:
+            page: query parameter `page`
         """
         raw = await self.list_orders_raw(
+            page=page,
             extra_headers=extra_headers,
             max_retries=max_retries,
             timeout=timeout,
@@ -1119,6 +1163,7 @@ class AsyncOrdersResource:
     async def list_orders_raw(
         self,
         *,
+        page: int | None = None,
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
@@ -1129,18 +1174,25 @@ class AsyncOrdersResource:
 
         Publishes the `RateLimit-*` header family (while `GET /quota` uses `X-RateLimit-*`), and
         declares `429` and `503` without `Retry-After`.
+
+        Args:
+            page: query parameter `page`
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "GET",
-                "/orders",
-                headers=headers,
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/orders",
+            params={
+                "page": page,
+            },
+            headers=headers,
+            accept="application/json",
+            errors={"429": models.Error, "503": models.Error},
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, cast(list[models.Order], _parse(response, list[models.Order])))
 
     async def create_order(
@@ -1190,18 +1242,19 @@ class AsyncOrdersResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "POST",
-                "/orders",
-                headers=headers,
-                json=body,
-                idempotency_header="Idempotency-Key",
-                idempotency_key=idempotency_key,
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "POST",
+            "/orders",
+            headers=headers,
+            json=body,
+            idempotency_header="Idempotency-Key",
+            idempotency_key=idempotency_key,
+            accept="application/json",
+            errors={"400": models.Error},
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, response.parse(models.Order))
 
 
@@ -1246,15 +1299,15 @@ class AsyncQuotaResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "GET",
-                "/quota",
-                headers=headers,
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/quota",
+            headers=headers,
+            accept="application/json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, cast(dict[str, Any], _parse(response, dict[str, Any])))
 
 
@@ -1295,15 +1348,16 @@ class AsyncWidgetsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "GET",
-                "/widgets",
-                headers=headers,
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/widgets",
+            headers=headers,
+            accept="application/json",
+            errors={"500": models.Error},
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, cast(list[models.Widget], _parse(response, list[models.Widget])))
 
     async def create_widget(
@@ -1340,16 +1394,17 @@ class AsyncWidgetsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "POST",
-                "/widgets",
-                headers=headers,
-                json=body,
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "POST",
+            "/widgets",
+            headers=headers,
+            json=body,
+            accept="application/json",
+            errors={"400": models.Error},
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, response.parse(models.Widget))
 
     async def get_widget(
@@ -1392,15 +1447,16 @@ class AsyncWidgetsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "GET",
-                "/widgets/" + _segment(widget_id),
-                headers=headers,
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/widgets/" + _segment(widget_id),
+            headers=headers,
+            accept="application/json",
+            errors={"404": models.Error},
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, response.parse(models.Widget))
 
     async def update_widget(
@@ -1446,16 +1502,17 @@ class AsyncWidgetsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "PATCH",
-                "/widgets/" + _segment(widget_id),
-                headers=headers,
-                json=body,
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "PATCH",
+            "/widgets/" + _segment(widget_id),
+            headers=headers,
+            json=body,
+            accept="application/json",
+            errors={"404": models.Error},
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, response.parse(models.Widget))
 
 
@@ -1480,6 +1537,7 @@ class Client(SyncAPIClient):
         jitter: Callable[[], float] = random.random,
         wait_on_rate_limit: bool = False,
         max_retry_delay: float = MAX_SERVER_DELAY,
+        strict_response_validation: bool = False,
     ) -> None:
         super().__init__(
             base_url,
@@ -1494,6 +1552,7 @@ class Client(SyncAPIClient):
             jitter=jitter,
             wait_on_rate_limit=wait_on_rate_limit,
             max_retry_delay=max_retry_delay,
+            strict_response_validation=strict_response_validation,
         )
         self.documents = DocumentsResource(self)
         self.exports = ExportsResource(self)
@@ -1520,6 +1579,7 @@ class AsyncClient(AsyncAPIClient):
         jitter: Callable[[], float] = random.random,
         wait_on_rate_limit: bool = False,
         max_retry_delay: float = MAX_SERVER_DELAY,
+        strict_response_validation: bool = False,
     ) -> None:
         super().__init__(
             base_url,
@@ -1534,6 +1594,7 @@ class AsyncClient(AsyncAPIClient):
             jitter=jitter,
             wait_on_rate_limit=wait_on_rate_limit,
             max_retry_delay=max_retry_delay,
+            strict_response_validation=strict_response_validation,
         )
         self.documents = AsyncDocumentsResource(self)
         self.exports = AsyncExportsResource(self)

@@ -79,6 +79,8 @@ class OrdersBase:
     async def list_orders(
         self,
         ctx: RequestContext,
+        *,
+        page: int | None = None,
     ) -> list[models.Order] | Reply[list[models.Order]]:
         """GET /orders: List orders"""
         raise NotImplementedError

@@ -5,7 +5,9 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated
 
-from pydantic import AnyUrl, AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import AnyUrl, ConfigDict, Field
+
+from ._runtime._models import AwareDatetime, BaseModel, Open
 
 
 class Problem(BaseModel):
@@ -50,7 +52,7 @@ class OrderUpdate(BaseModel):
         populate_by_name=True,
     )
     note: str | None = None
-    status: OrderStatus | None = None
+    status: Open[OrderStatus] | None = None
 
 
 class Order(BaseModel):
@@ -58,10 +60,16 @@ class Order(BaseModel):
         populate_by_name=True,
     )
     id: Annotated[str, Field(examples=["ord_xyz"])]
-    status: OrderStatus
+    status: Open[OrderStatus]
     lines: list[OrderLine]
     note: str | None = None
-    shipped_at: Annotated[AwareDatetime | None, Field(alias="shippedAt")] = None
+    shipped_at: Annotated[
+        AwareDatetime | None,
+        Field(
+            alias="shippedAt",
+            description="When the order shipped; always present, `null` until then.",
+        ),
+    ]
     created_at: Annotated[AwareDatetime, Field(alias="createdAt")]
 
 
@@ -80,6 +88,6 @@ class OrderEvent(BaseModel):
             examples=["evt_01HTZ4K5M8N9P0Q1R2S3T4V5W6"],
         ),
     ]
-    type: Type
+    type: Open[Type]
     created_at: Annotated[AwareDatetime, Field(alias="createdAt")]
     data: Order

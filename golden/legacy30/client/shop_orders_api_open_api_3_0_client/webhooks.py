@@ -17,11 +17,14 @@ import pydantic
 
 from . import models
 from ._runtime import WebhookVerificationError, verify_webhook
+from ._runtime._models import LENIENT
 
 
 def _validate(type_: Any, data: Any) -> Any:
+    # read as a response is: an event from a newer server (a new enum value, a new member)
+    # still verifies
     try:
-        return pydantic.TypeAdapter(type_).validate_python(data)
+        return pydantic.TypeAdapter(type_).validate_python(data, context=LENIENT)
     except pydantic.ValidationError as exc:
         raise WebhookVerificationError(f"the payload does not match its schema: {exc}") from exc
 

@@ -61,7 +61,13 @@ class Order(BaseModel):
     status: OrderStatus
     lines: list[OrderLine]
     note: str | None = None
-    shipped_at: Annotated[AwareDatetime | None, Field(alias="shippedAt")] = None
+    shipped_at: Annotated[
+        AwareDatetime | None,
+        Field(
+            alias="shippedAt",
+            description="When the order shipped; always present, `null` until then.",
+        ),
+    ]
     created_at: Annotated[AwareDatetime, Field(alias="createdAt")]
 
 

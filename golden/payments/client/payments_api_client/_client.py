@@ -30,12 +30,18 @@ from ._runtime import (
     TokenProvider,
 )
 from ._runtime._base import TimeoutTypes
+from ._runtime._logs import setup_logging
+from ._runtime._pagination import AsyncPage, AsyncPaginator, Pagination, SyncPage
 from ._runtime._retry import DEFAULT_MAX_RETRIES, MAX_SERVER_DELAY
 
 T = TypeVar("T")
+PageT = TypeVar("PageT", bound="SyncPage[Any, Any] | AsyncPage[Any, Any]")
 
 DEFAULT_BASE_URL = "https://api.example.com"
 USER_AGENT = "payments_api_client/1.0.0"
+
+# `PAYMENTS_API_CLIENT_LOG=debug` (or `info`): this package's log on stderr
+setup_logging("PAYMENTS_API_CLIENT_LOG")
 
 
 class Raw(Generic[T]):
@@ -96,8 +102,17 @@ def _header(value: object) -> str:
     return str(value)
 
 
+def _cookie(value: object) -> str:
+    """A cookie parameter's value, percent-encoded (no `;`, `,` or space can end it)."""
+    return quote(_header(value), safe="")
+
+
 def _parse(response: APIResponse, type_: Any) -> Any:
     return response.parse(type_)
+
+
+def _raw_page(page: PageT) -> Raw[PageT]:
+    return Raw(page.response, page)
 
 
 # The spec's security schemes: what each credential is and how it is sent.
@@ -119,7 +134,7 @@ class PaymentsResource:
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> models.PaymentList:
+    ) -> SyncPage[models.Payment, models.PaymentList]:
         """List payments
 
         `GET /v1/payments`.
@@ -130,6 +145,9 @@ class PaymentsResource:
             limit: query parameter `limit`. Maximum number of payments to return.
             starting_after: query parameter `startingAfter`. Cursor: the id of the last payment of the previous page.
             customer_id: query parameter `customerId`. Only payments of this customer.
+
+        Paginated (cursor): returns the first page; `for` over it goes
+        through every item of every page (each page is fetched when it is needed).
         """
         return self.list_payments_raw(
             limit=limit,
@@ -149,7 +167,7 @@ class PaymentsResource:
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> Raw[models.PaymentList]:
+    ) -> Raw[SyncPage[models.Payment, models.PaymentList]]:
         """List payments
 
         `GET /v1/payments`; returns the result with its response (`Raw`).
@@ -163,22 +181,38 @@ class PaymentsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/payments",
-                params={
-                    "limit": limit,
-                    "startingAfter": starting_after,
-                    "customerId": customer_id,
-                },
-                headers=headers,
-                security=Security(({"bearerAuth": ()},)),
-                max_retries=max_retries,
-                timeout=timeout,
+        options = RequestOptions(
+            "GET",
+            "/v1/payments",
+            params={
+                "limit": limit,
+                "startingAfter": starting_after,
+                "customerId": customer_id,
+            },
+            headers=headers,
+            security=Security(({"bearerAuth": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
+        )
+        return _raw_page(
+            SyncPage(
+                self._client,
+                options,
+                self._client.request(options),
+                Pagination(
+                    "cursor",
+                    items=("data",),
+                    has_more=("hasMore",),
+                    param="startingAfter",
+                    limit_param="limit",
+                    limit_default=20,
+                    limit_maximum=100,
+                ),
+                models.Payment,
+                models.PaymentList,
             )
         )
-        return Raw(response, response.parse(models.PaymentList))
 
     def create_payment(
         self,
@@ -228,19 +262,19 @@ class PaymentsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "POST",
-                "/v1/payments",
-                headers=headers,
-                json=body,
-                idempotency_header="Idempotency-Key",
-                idempotency_key=idempotency_key,
-                security=Security(({"bearerAuth": ()},)),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "POST",
+            "/v1/payments",
+            headers=headers,
+            json=body,
+            idempotency_header="Idempotency-Key",
+            idempotency_key=idempotency_key,
+            security=Security(({"bearerAuth": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, response.parse(models.Payment))
 
     def get_payment(
@@ -282,16 +316,16 @@ class PaymentsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/payments/" + _segment(payment_id),
-                headers=headers,
-                security=Security(({"bearerAuth": ()},)),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/v1/payments/" + _segment(payment_id),
+            headers=headers,
+            security=Security(({"bearerAuth": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, response.parse(models.Payment))
 
 
@@ -301,7 +335,7 @@ class AsyncPaymentsResource:
     def __init__(self, client: AsyncAPIClient) -> None:
         self._client = client
 
-    async def list_payments(
+    def list_payments(
         self,
         *,
         limit: int | None = None,
@@ -310,7 +344,7 @@ class AsyncPaymentsResource:
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> models.PaymentList:
+    ) -> AsyncPaginator[models.Payment, models.PaymentList]:
         """List payments
 
         `GET /v1/payments`.
@@ -321,16 +355,23 @@ class AsyncPaymentsResource:
             limit: query parameter `limit`. Maximum number of payments to return.
             starting_after: query parameter `startingAfter`. Cursor: the id of the last payment of the previous page.
             customer_id: query parameter `customerId`. Only payments of this customer.
+
+        Paginated (cursor): `await` it for the first page, or `async for`
+        over every item of every page (each page is fetched when it is needed).
         """
-        raw = await self.list_payments_raw(
-            limit=limit,
-            starting_after=starting_after,
-            customer_id=customer_id,
-            extra_headers=extra_headers,
-            max_retries=max_retries,
-            timeout=timeout,
-        )
-        return raw.parsed
+
+        async def _first_page() -> AsyncPage[models.Payment, models.PaymentList]:
+            raw = await self.list_payments_raw(
+                limit=limit,
+                starting_after=starting_after,
+                customer_id=customer_id,
+                extra_headers=extra_headers,
+                max_retries=max_retries,
+                timeout=timeout,
+            )
+            return raw.parsed
+
+        return AsyncPaginator(_first_page)
 
     async def list_payments_raw(
         self,
@@ -341,7 +382,7 @@ class AsyncPaymentsResource:
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> Raw[models.PaymentList]:
+    ) -> Raw[AsyncPage[models.Payment, models.PaymentList]]:
         """List payments
 
         `GET /v1/payments`; returns the result with its response (`Raw`).
@@ -355,22 +396,38 @@ class AsyncPaymentsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/payments",
-                params={
-                    "limit": limit,
-                    "startingAfter": starting_after,
-                    "customerId": customer_id,
-                },
-                headers=headers,
-                security=Security(({"bearerAuth": ()},)),
-                max_retries=max_retries,
-                timeout=timeout,
+        options = RequestOptions(
+            "GET",
+            "/v1/payments",
+            params={
+                "limit": limit,
+                "startingAfter": starting_after,
+                "customerId": customer_id,
+            },
+            headers=headers,
+            security=Security(({"bearerAuth": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
+        )
+        return _raw_page(
+            AsyncPage(
+                self._client,
+                options,
+                await self._client.request(options),
+                Pagination(
+                    "cursor",
+                    items=("data",),
+                    has_more=("hasMore",),
+                    param="startingAfter",
+                    limit_param="limit",
+                    limit_default=20,
+                    limit_maximum=100,
+                ),
+                models.Payment,
+                models.PaymentList,
             )
         )
-        return Raw(response, response.parse(models.PaymentList))
 
     async def create_payment(
         self,
@@ -421,19 +478,19 @@ class AsyncPaymentsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "POST",
-                "/v1/payments",
-                headers=headers,
-                json=body,
-                idempotency_header="Idempotency-Key",
-                idempotency_key=idempotency_key,
-                security=Security(({"bearerAuth": ()},)),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "POST",
+            "/v1/payments",
+            headers=headers,
+            json=body,
+            idempotency_header="Idempotency-Key",
+            idempotency_key=idempotency_key,
+            security=Security(({"bearerAuth": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, response.parse(models.Payment))
 
     async def get_payment(
@@ -476,16 +533,16 @@ class AsyncPaymentsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/payments/" + _segment(payment_id),
-                headers=headers,
-                security=Security(({"bearerAuth": ()},)),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/v1/payments/" + _segment(payment_id),
+            headers=headers,
+            security=Security(({"bearerAuth": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, response.parse(models.Payment))
 
 
@@ -518,6 +575,7 @@ class Client(SyncAPIClient):
         jitter: Callable[[], float] = random.random,
         wait_on_rate_limit: bool = False,
         max_retry_delay: float = MAX_SERVER_DELAY,
+        strict_response_validation: bool = False,
     ) -> None:
         super().__init__(
             base_url,
@@ -536,6 +594,7 @@ class Client(SyncAPIClient):
             jitter=jitter,
             wait_on_rate_limit=wait_on_rate_limit,
             max_retry_delay=max_retry_delay,
+            strict_response_validation=strict_response_validation,
         )
         self.payments = PaymentsResource(self)
 
@@ -567,6 +626,7 @@ class AsyncClient(AsyncAPIClient):
         jitter: Callable[[], float] = random.random,
         wait_on_rate_limit: bool = False,
         max_retry_delay: float = MAX_SERVER_DELAY,
+        strict_response_validation: bool = False,
     ) -> None:
         super().__init__(
             base_url,
@@ -585,6 +645,7 @@ class AsyncClient(AsyncAPIClient):
             jitter=jitter,
             wait_on_rate_limit=wait_on_rate_limit,
             max_retry_delay=max_retry_delay,
+            strict_response_validation=strict_response_validation,
         )
         self.payments = AsyncPaymentsResource(self)
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from ._runtime._models import AwareDatetime, BaseModel, Open
 
 
 class Problem(BaseModel):
@@ -48,7 +50,7 @@ class Payment(BaseModel):
     currency: Annotated[str, Field(pattern="^[a-z]{3}$")]
     customer_id: Annotated[str, Field(alias="customerId")]
     description: str | None = None
-    status: Status
+    status: Open[Status]
     created_at: Annotated[AwareDatetime, Field(alias="createdAt")]
 
 

@@ -32,12 +32,18 @@ from ._runtime import (
     TokenProvider,
 )
 from ._runtime._base import TimeoutTypes
+from ._runtime._logs import setup_logging
+from ._runtime._pagination import AsyncPage, SyncPage
 from ._runtime._retry import DEFAULT_MAX_RETRIES, MAX_SERVER_DELAY
 
 T = TypeVar("T")
+PageT = TypeVar("PageT", bound="SyncPage[Any, Any] | AsyncPage[Any, Any]")
 
 DEFAULT_BASE_URL = "https://api.example.com"
 USER_AGENT = "reports_api_client/1.0.0"
+
+# `REPORTS_API_CLIENT_LOG=debug` (or `info`): this package's log on stderr
+setup_logging("REPORTS_API_CLIENT_LOG")
 
 
 class Raw(Generic[T]):
@@ -98,8 +104,17 @@ def _header(value: object) -> str:
     return str(value)
 
 
+def _cookie(value: object) -> str:
+    """A cookie parameter's value, percent-encoded (no `;`, `,` or space can end it)."""
+    return quote(_header(value), safe="")
+
+
 def _parse(response: APIResponse, type_: Any) -> Any:
     return response.parse(type_)
+
+
+def _raw_page(page: PageT) -> Raw[PageT]:
+    return Raw(page.response, page)
 
 
 # The spec's security schemes: what each credential is and how it is sent.
@@ -155,16 +170,16 @@ class JobsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/jobs/" + _segment(job_id),
-                headers=headers,
-                security=Security(({"bearerAuth": ()},)),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/v1/jobs/" + _segment(job_id),
+            headers=headers,
+            security=Security(({"bearerAuth": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, response.parse(models.Job))
 
     def cancel_job(
@@ -210,16 +225,16 @@ class JobsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "DELETE",
-                "/v1/jobs/" + _segment(job_id),
-                headers=headers,
-                security=Security(({"bearerAuth": ()},)),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "DELETE",
+            "/v1/jobs/" + _segment(job_id),
+            headers=headers,
+            security=Security(({"bearerAuth": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, response.parse(models.Job))
 
 
@@ -281,19 +296,19 @@ class ReportsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "POST",
-                "/v1/reports",
-                headers=headers,
-                json=body,
-                idempotency_header="Idempotency-Key",
-                idempotency_key=idempotency_key,
-                security=Security(({"bearerAuth": ()},)),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "POST",
+            "/v1/reports",
+            headers=headers,
+            json=body,
+            idempotency_header="Idempotency-Key",
+            idempotency_key=idempotency_key,
+            security=Security(({"bearerAuth": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         job = JobHandle(self._client, response, models.ReportResult)
         return Raw(response, job)
 
@@ -348,16 +363,16 @@ class AsyncJobsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/jobs/" + _segment(job_id),
-                headers=headers,
-                security=Security(({"bearerAuth": ()},)),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/v1/jobs/" + _segment(job_id),
+            headers=headers,
+            security=Security(({"bearerAuth": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, response.parse(models.Job))
 
     async def cancel_job(
@@ -404,16 +419,16 @@ class AsyncJobsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "DELETE",
-                "/v1/jobs/" + _segment(job_id),
-                headers=headers,
-                security=Security(({"bearerAuth": ()},)),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "DELETE",
+            "/v1/jobs/" + _segment(job_id),
+            headers=headers,
+            security=Security(({"bearerAuth": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, response.parse(models.Job))
 
 
@@ -476,19 +491,19 @@ class AsyncReportsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "POST",
-                "/v1/reports",
-                headers=headers,
-                json=body,
-                idempotency_header="Idempotency-Key",
-                idempotency_key=idempotency_key,
-                security=Security(({"bearerAuth": ()},)),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "POST",
+            "/v1/reports",
+            headers=headers,
+            json=body,
+            idempotency_header="Idempotency-Key",
+            idempotency_key=idempotency_key,
+            security=Security(({"bearerAuth": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         job = AsyncJobHandle(self._client, response, models.ReportResult)
         return Raw(response, job)
 
@@ -522,6 +537,7 @@ class Client(SyncAPIClient):
         jitter: Callable[[], float] = random.random,
         wait_on_rate_limit: bool = False,
         max_retry_delay: float = MAX_SERVER_DELAY,
+        strict_response_validation: bool = False,
     ) -> None:
         super().__init__(
             base_url,
@@ -540,6 +556,7 @@ class Client(SyncAPIClient):
             jitter=jitter,
             wait_on_rate_limit=wait_on_rate_limit,
             max_retry_delay=max_retry_delay,
+            strict_response_validation=strict_response_validation,
         )
         self.jobs = JobsResource(self)
         self.reports = ReportsResource(self)
@@ -572,6 +589,7 @@ class AsyncClient(AsyncAPIClient):
         jitter: Callable[[], float] = random.random,
         wait_on_rate_limit: bool = False,
         max_retry_delay: float = MAX_SERVER_DELAY,
+        strict_response_validation: bool = False,
     ) -> None:
         super().__init__(
             base_url,
@@ -590,6 +608,7 @@ class AsyncClient(AsyncAPIClient):
             jitter=jitter,
             wait_on_rate_limit=wait_on_rate_limit,
             max_retry_delay=max_retry_delay,
+            strict_response_validation=strict_response_validation,
         )
         self.jobs = AsyncJobsResource(self)
         self.reports = AsyncReportsResource(self)

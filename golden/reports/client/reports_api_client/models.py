@@ -6,7 +6,9 @@ from datetime import date
 from enum import StrEnum
 from typing import Annotated
 
-from pydantic import AnyUrl, AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import AnyUrl, ConfigDict, Field
+
+from ._runtime._models import AwareDatetime, BaseModel, Open
 
 
 class Problem(BaseModel):
@@ -35,10 +37,10 @@ class ReportRequest(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
-    type: Annotated[Type, Field(description="Which report to generate.")]
+    type: Annotated[Open[Type], Field(description="Which report to generate.")]
     start_date: Annotated[date, Field(alias="startDate")]
     end_date: Annotated[date, Field(alias="endDate")]
-    format: Format | None = Format.CSV
+    format: Open[Format] | None = Format.CSV
     callback_url: Annotated[
         AnyUrl | None,
         Field(
@@ -75,7 +77,7 @@ class Job(BaseModel):
         populate_by_name=True,
     )
     id: str
-    status: JobStatus
+    status: Open[JobStatus]
     created_at: Annotated[AwareDatetime, Field(alias="createdAt")]
     completed_at: Annotated[
         AwareDatetime | None,
@@ -93,6 +95,6 @@ class JobFinishedEvent(BaseModel):
         populate_by_name=True,
     )
     id: Annotated[str, Field(description="Unique event id; the same on every delivery attempt.")]
-    type: Type1
+    type: Open[Type1]
     created_at: Annotated[AwareDatetime, Field(alias="createdAt")]
     data: Job

@@ -32,12 +32,18 @@ from ._runtime import (
     TokenProvider,
 )
 from ._runtime._base import TimeoutTypes
+from ._runtime._logs import setup_logging
+from ._runtime._pagination import AsyncPage, SyncPage
 from ._runtime._retry import DEFAULT_MAX_RETRIES, MAX_SERVER_DELAY
 
 T = TypeVar("T")
+PageT = TypeVar("PageT", bound="SyncPage[Any, Any] | AsyncPage[Any, Any]")
 
 DEFAULT_BASE_URL = "https://vault.example.com"
 USER_AGENT = "vault_api_client/1.0.0"
+
+# `VAULT_API_CLIENT_LOG=debug` (or `info`): this package's log on stderr
+setup_logging("VAULT_API_CLIENT_LOG")
 
 
 class Raw(Generic[T]):
@@ -98,8 +104,17 @@ def _header(value: object) -> str:
     return str(value)
 
 
+def _cookie(value: object) -> str:
+    """A cookie parameter's value, percent-encoded (no `;`, `,` or space can end it)."""
+    return quote(_header(value), safe="")
+
+
 def _parse(response: APIResponse, type_: Any) -> Any:
     return response.parse(type_)
+
+
+def _raw_page(page: PageT) -> Raw[PageT]:
+    return Raw(page.response, page)
 
 
 # The spec's security schemes: what each credential is and how it is sent.
@@ -160,16 +175,16 @@ class MetaResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/audit",
-                headers=headers,
-                security=Security(({"oidc": ("audit",)},)),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/v1/audit",
+            headers=headers,
+            security=Security(({"oidc": ("audit",)},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, response.parse(models.Caller))
 
     def list_exports(
@@ -202,16 +217,16 @@ class MetaResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/exports",
-                headers=headers,
-                security=Security(({"queryKey": ()},)),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/v1/exports",
+            headers=headers,
+            security=Security(({"queryKey": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, response.parse(models.Caller))
 
     def get_session(
@@ -244,16 +259,16 @@ class MetaResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/session",
-                headers=headers,
-                security=Security(({"cookieKey": ()},)),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/v1/session",
+            headers=headers,
+            security=Security(({"cookieKey": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, response.parse(models.Caller))
 
     def get_status(
@@ -286,16 +301,16 @@ class MetaResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/status",
-                headers=headers,
-                security=Security((), public=True),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/v1/status",
+            headers=headers,
+            security=Security((), public=True),
+            accept="application/json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, response.parse(models.Status))
 
     def who_am_i(
@@ -328,16 +343,16 @@ class MetaResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/whoami",
-                headers=headers,
-                security=Security(({"bearerAuth": ()},), public=True),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/v1/whoami",
+            headers=headers,
+            security=Security(({"bearerAuth": ()},), public=True),
+            accept="application/json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, response.parse(models.Caller))
 
 
@@ -377,16 +392,16 @@ class SecretsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/secrets",
-                headers=headers,
-                security=Security(({"bearerAuth": ()},)),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/v1/secrets",
+            headers=headers,
+            security=Security(({"bearerAuth": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, response.parse(models.SecretList))
 
     def put_secret(
@@ -431,17 +446,17 @@ class SecretsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "PUT",
-                "/v1/secrets/" + _segment(name),
-                headers=headers,
-                json=body,
-                security=Security(({"apiKeyHeader": ()}, {"oauth": ("secrets:write",)})),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "PUT",
+            "/v1/secrets/" + _segment(name),
+            headers=headers,
+            json=body,
+            security=Security(({"apiKeyHeader": ()}, {"oauth": ("secrets:write",)})),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, response.parse(models.Secret))
 
 
@@ -493,19 +508,19 @@ class TransfersResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "POST",
-                "/v1/transfers",
-                headers=headers,
-                json=body,
-                idempotency_header="Idempotency-Key",
-                idempotency_key=idempotency_key,
-                security=Security(({"apiKeyHeader": (), "basicAuth": ()},)),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "POST",
+            "/v1/transfers",
+            headers=headers,
+            json=body,
+            idempotency_header="Idempotency-Key",
+            idempotency_key=idempotency_key,
+            security=Security(({"apiKeyHeader": (), "basicAuth": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, response.parse(models.Transfer))
 
 
@@ -546,16 +561,16 @@ class AsyncMetaResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/audit",
-                headers=headers,
-                security=Security(({"oidc": ("audit",)},)),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/v1/audit",
+            headers=headers,
+            security=Security(({"oidc": ("audit",)},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, response.parse(models.Caller))
 
     async def list_exports(
@@ -589,16 +604,16 @@ class AsyncMetaResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/exports",
-                headers=headers,
-                security=Security(({"queryKey": ()},)),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/v1/exports",
+            headers=headers,
+            security=Security(({"queryKey": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, response.parse(models.Caller))
 
     async def get_session(
@@ -632,16 +647,16 @@ class AsyncMetaResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/session",
-                headers=headers,
-                security=Security(({"cookieKey": ()},)),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/v1/session",
+            headers=headers,
+            security=Security(({"cookieKey": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, response.parse(models.Caller))
 
     async def get_status(
@@ -675,16 +690,16 @@ class AsyncMetaResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/status",
-                headers=headers,
-                security=Security((), public=True),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/v1/status",
+            headers=headers,
+            security=Security((), public=True),
+            accept="application/json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, response.parse(models.Status))
 
     async def who_am_i(
@@ -718,16 +733,16 @@ class AsyncMetaResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/whoami",
-                headers=headers,
-                security=Security(({"bearerAuth": ()},), public=True),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/v1/whoami",
+            headers=headers,
+            security=Security(({"bearerAuth": ()},), public=True),
+            accept="application/json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, response.parse(models.Caller))
 
 
@@ -768,16 +783,16 @@ class AsyncSecretsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/secrets",
-                headers=headers,
-                security=Security(({"bearerAuth": ()},)),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/v1/secrets",
+            headers=headers,
+            security=Security(({"bearerAuth": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, response.parse(models.SecretList))
 
     async def put_secret(
@@ -823,17 +838,17 @@ class AsyncSecretsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "PUT",
-                "/v1/secrets/" + _segment(name),
-                headers=headers,
-                json=body,
-                security=Security(({"apiKeyHeader": ()}, {"oauth": ("secrets:write",)})),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "PUT",
+            "/v1/secrets/" + _segment(name),
+            headers=headers,
+            json=body,
+            security=Security(({"apiKeyHeader": ()}, {"oauth": ("secrets:write",)})),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, response.parse(models.Secret))
 
 
@@ -886,19 +901,19 @@ class AsyncTransfersResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "POST",
-                "/v1/transfers",
-                headers=headers,
-                json=body,
-                idempotency_header="Idempotency-Key",
-                idempotency_key=idempotency_key,
-                security=Security(({"apiKeyHeader": (), "basicAuth": ()},)),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "POST",
+            "/v1/transfers",
+            headers=headers,
+            json=body,
+            idempotency_header="Idempotency-Key",
+            idempotency_key=idempotency_key,
+            security=Security(({"apiKeyHeader": (), "basicAuth": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, response.parse(models.Transfer))
 
 
@@ -950,6 +965,7 @@ class Client(SyncAPIClient):
         jitter: Callable[[], float] = random.random,
         wait_on_rate_limit: bool = False,
         max_retry_delay: float = MAX_SERVER_DELAY,
+        strict_response_validation: bool = False,
     ) -> None:
         super().__init__(
             base_url,
@@ -974,6 +990,7 @@ class Client(SyncAPIClient):
             jitter=jitter,
             wait_on_rate_limit=wait_on_rate_limit,
             max_retry_delay=max_retry_delay,
+            strict_response_validation=strict_response_validation,
         )
         self.meta = MetaResource(self)
         self.secrets = SecretsResource(self)
@@ -1026,6 +1043,7 @@ class AsyncClient(AsyncAPIClient):
         jitter: Callable[[], float] = random.random,
         wait_on_rate_limit: bool = False,
         max_retry_delay: float = MAX_SERVER_DELAY,
+        strict_response_validation: bool = False,
     ) -> None:
         super().__init__(
             base_url,
@@ -1050,6 +1068,7 @@ class AsyncClient(AsyncAPIClient):
             jitter=jitter,
             wait_on_rate_limit=wait_on_rate_limit,
             max_retry_delay=max_retry_delay,
+            strict_response_validation=strict_response_validation,
         )
         self.meta = AsyncMetaResource(self)
         self.secrets = AsyncSecretsResource(self)

@@ -30,12 +30,18 @@ from ._runtime import (
     TokenProvider,
 )
 from ._runtime._base import TimeoutTypes
+from ._runtime._logs import setup_logging
+from ._runtime._pagination import AsyncPage, AsyncPaginator, Pagination, SyncPage
 from ._runtime._retry import DEFAULT_MAX_RETRIES, MAX_SERVER_DELAY
 
 T = TypeVar("T")
+PageT = TypeVar("PageT", bound="SyncPage[Any, Any] | AsyncPage[Any, Any]")
 
 DEFAULT_BASE_URL = "https://api.example.com"
 USER_AGENT = "users_api_client/1.0.0"
+
+# `USERS_API_CLIENT_LOG=debug` (or `info`): this package's log on stderr
+setup_logging("USERS_API_CLIENT_LOG")
 
 
 class Raw(Generic[T]):
@@ -96,8 +102,17 @@ def _header(value: object) -> str:
     return str(value)
 
 
+def _cookie(value: object) -> str:
+    """A cookie parameter's value, percent-encoded (no `;`, `,` or space can end it)."""
+    return quote(_header(value), safe="")
+
+
 def _parse(response: APIResponse, type_: Any) -> Any:
     return response.parse(type_)
+
+
+def _raw_page(page: PageT) -> Raw[PageT]:
+    return Raw(page.response, page)
 
 
 # The spec's security schemes: what each credential is and how it is sent.
@@ -118,7 +133,7 @@ class UsersResource:
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> models.UserList:
+    ) -> SyncPage[models.User, models.UserList]:
         """List users
 
         `GET /v1/users`.
@@ -126,6 +141,9 @@ class UsersResource:
         Args:
             limit: query parameter `limit`. Maximum number of users to return.
             starting_after: query parameter `startingAfter`. Id of the last user of the previous page.
+
+        Paginated (cursor): returns the first page; `for` over it goes
+        through every item of every page (each page is fetched when it is needed).
         """
         return self.list_users_raw(
             limit=limit,
@@ -143,7 +161,7 @@ class UsersResource:
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> Raw[models.UserList]:
+    ) -> Raw[SyncPage[models.User, models.UserList]]:
         """List users
 
         `GET /v1/users`; returns the result with its response (`Raw`).
@@ -154,21 +172,37 @@ class UsersResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/users",
-                params={
-                    "limit": limit,
-                    "startingAfter": starting_after,
-                },
-                headers=headers,
-                security=Security(({"bearerAuth": ()},)),
-                max_retries=max_retries,
-                timeout=timeout,
+        options = RequestOptions(
+            "GET",
+            "/v1/users",
+            params={
+                "limit": limit,
+                "startingAfter": starting_after,
+            },
+            headers=headers,
+            security=Security(({"bearerAuth": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
+        )
+        return _raw_page(
+            SyncPage(
+                self._client,
+                options,
+                self._client.request(options),
+                Pagination(
+                    "cursor",
+                    items=("data",),
+                    has_more=("hasMore",),
+                    param="startingAfter",
+                    limit_param="limit",
+                    limit_default=20,
+                    limit_maximum=100,
+                ),
+                models.User,
+                models.UserList,
             )
         )
-        return Raw(response, response.parse(models.UserList))
 
     def create_user(
         self,
@@ -216,19 +250,19 @@ class UsersResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "POST",
-                "/v1/users",
-                headers=headers,
-                json=body,
-                idempotency_header="Idempotency-Key",
-                idempotency_key=idempotency_key,
-                security=Security(({"bearerAuth": ()},)),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "POST",
+            "/v1/users",
+            headers=headers,
+            json=body,
+            idempotency_header="Idempotency-Key",
+            idempotency_key=idempotency_key,
+            security=Security(({"bearerAuth": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, response.parse(models.User))
 
     def get_user(
@@ -279,16 +313,16 @@ class UsersResource:
         if if_none_match is not None:
             headers["If-None-Match"] = if_none_match
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/users/" + _segment(user_id),
-                headers=headers,
-                security=Security(({"bearerAuth": ()},)),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/v1/users/" + _segment(user_id),
+            headers=headers,
+            security=Security(({"bearerAuth": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         parsed: models.User | None = None if response.not_modified else response.parse(models.User)
         return Raw(response, parsed)
 
@@ -340,16 +374,15 @@ class UsersResource:
         if if_match is not None:
             headers["If-Match"] = if_match
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "DELETE",
-                "/v1/users/" + _segment(user_id),
-                headers=headers,
-                security=Security(({"bearerAuth": ()},)),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "DELETE",
+            "/v1/users/" + _segment(user_id),
+            headers=headers,
+            security=Security(({"bearerAuth": ()},)),
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, None)
 
     def update_user(
@@ -405,17 +438,17 @@ class UsersResource:
         if if_match is not None:
             headers["If-Match"] = if_match
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "PATCH",
-                "/v1/users/" + _segment(user_id),
-                headers=headers,
-                json=body,
-                security=Security(({"bearerAuth": ()},)),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "PATCH",
+            "/v1/users/" + _segment(user_id),
+            headers=headers,
+            json=body,
+            security=Security(({"bearerAuth": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, response.parse(models.User))
 
 
@@ -425,7 +458,7 @@ class AsyncUsersResource:
     def __init__(self, client: AsyncAPIClient) -> None:
         self._client = client
 
-    async def list_users(
+    def list_users(
         self,
         *,
         limit: int | None = None,
@@ -433,7 +466,7 @@ class AsyncUsersResource:
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> models.UserList:
+    ) -> AsyncPaginator[models.User, models.UserList]:
         """List users
 
         `GET /v1/users`.
@@ -441,15 +474,22 @@ class AsyncUsersResource:
         Args:
             limit: query parameter `limit`. Maximum number of users to return.
             starting_after: query parameter `startingAfter`. Id of the last user of the previous page.
+
+        Paginated (cursor): `await` it for the first page, or `async for`
+        over every item of every page (each page is fetched when it is needed).
         """
-        raw = await self.list_users_raw(
-            limit=limit,
-            starting_after=starting_after,
-            extra_headers=extra_headers,
-            max_retries=max_retries,
-            timeout=timeout,
-        )
-        return raw.parsed
+
+        async def _first_page() -> AsyncPage[models.User, models.UserList]:
+            raw = await self.list_users_raw(
+                limit=limit,
+                starting_after=starting_after,
+                extra_headers=extra_headers,
+                max_retries=max_retries,
+                timeout=timeout,
+            )
+            return raw.parsed
+
+        return AsyncPaginator(_first_page)
 
     async def list_users_raw(
         self,
@@ -459,7 +499,7 @@ class AsyncUsersResource:
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> Raw[models.UserList]:
+    ) -> Raw[AsyncPage[models.User, models.UserList]]:
         """List users
 
         `GET /v1/users`; returns the result with its response (`Raw`).
@@ -470,21 +510,37 @@ class AsyncUsersResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/users",
-                params={
-                    "limit": limit,
-                    "startingAfter": starting_after,
-                },
-                headers=headers,
-                security=Security(({"bearerAuth": ()},)),
-                max_retries=max_retries,
-                timeout=timeout,
+        options = RequestOptions(
+            "GET",
+            "/v1/users",
+            params={
+                "limit": limit,
+                "startingAfter": starting_after,
+            },
+            headers=headers,
+            security=Security(({"bearerAuth": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
+        )
+        return _raw_page(
+            AsyncPage(
+                self._client,
+                options,
+                await self._client.request(options),
+                Pagination(
+                    "cursor",
+                    items=("data",),
+                    has_more=("hasMore",),
+                    param="startingAfter",
+                    limit_param="limit",
+                    limit_default=20,
+                    limit_maximum=100,
+                ),
+                models.User,
+                models.UserList,
             )
         )
-        return Raw(response, response.parse(models.UserList))
 
     async def create_user(
         self,
@@ -533,19 +589,19 @@ class AsyncUsersResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "POST",
-                "/v1/users",
-                headers=headers,
-                json=body,
-                idempotency_header="Idempotency-Key",
-                idempotency_key=idempotency_key,
-                security=Security(({"bearerAuth": ()},)),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "POST",
+            "/v1/users",
+            headers=headers,
+            json=body,
+            idempotency_header="Idempotency-Key",
+            idempotency_key=idempotency_key,
+            security=Security(({"bearerAuth": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, response.parse(models.User))
 
     async def get_user(
@@ -597,16 +653,16 @@ class AsyncUsersResource:
         if if_none_match is not None:
             headers["If-None-Match"] = if_none_match
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/users/" + _segment(user_id),
-                headers=headers,
-                security=Security(({"bearerAuth": ()},)),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/v1/users/" + _segment(user_id),
+            headers=headers,
+            security=Security(({"bearerAuth": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         parsed: models.User | None = None if response.not_modified else response.parse(models.User)
         return Raw(response, parsed)
 
@@ -659,16 +715,15 @@ class AsyncUsersResource:
         if if_match is not None:
             headers["If-Match"] = if_match
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "DELETE",
-                "/v1/users/" + _segment(user_id),
-                headers=headers,
-                security=Security(({"bearerAuth": ()},)),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "DELETE",
+            "/v1/users/" + _segment(user_id),
+            headers=headers,
+            security=Security(({"bearerAuth": ()},)),
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, None)
 
     async def update_user(
@@ -725,17 +780,17 @@ class AsyncUsersResource:
         if if_match is not None:
             headers["If-Match"] = if_match
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "PATCH",
-                "/v1/users/" + _segment(user_id),
-                headers=headers,
-                json=body,
-                security=Security(({"bearerAuth": ()},)),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "PATCH",
+            "/v1/users/" + _segment(user_id),
+            headers=headers,
+            json=body,
+            security=Security(({"bearerAuth": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, response.parse(models.User))
 
 
@@ -768,6 +823,7 @@ class Client(SyncAPIClient):
         jitter: Callable[[], float] = random.random,
         wait_on_rate_limit: bool = False,
         max_retry_delay: float = MAX_SERVER_DELAY,
+        strict_response_validation: bool = False,
     ) -> None:
         super().__init__(
             base_url,
@@ -786,6 +842,7 @@ class Client(SyncAPIClient):
             jitter=jitter,
             wait_on_rate_limit=wait_on_rate_limit,
             max_retry_delay=max_retry_delay,
+            strict_response_validation=strict_response_validation,
         )
         self.users = UsersResource(self)
 
@@ -817,6 +874,7 @@ class AsyncClient(AsyncAPIClient):
         jitter: Callable[[], float] = random.random,
         wait_on_rate_limit: bool = False,
         max_retry_delay: float = MAX_SERVER_DELAY,
+        strict_response_validation: bool = False,
     ) -> None:
         super().__init__(
             base_url,
@@ -835,6 +893,7 @@ class AsyncClient(AsyncAPIClient):
             jitter=jitter,
             wait_on_rate_limit=wait_on_rate_limit,
             max_retry_delay=max_retry_delay,
+            strict_response_validation=strict_response_validation,
         )
         self.users = AsyncUsersResource(self)
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from ._runtime._models import AwareDatetime, BaseModel, Open
 
 
 class Problem(BaseModel):
@@ -31,7 +33,7 @@ class User(BaseModel):
     id: Annotated[str, Field(examples=["usr_abc123"])]
     name: Annotated[str, Field(min_length=1)]
     email: str
-    role: Role
+    role: Open[Role]
     created_at: Annotated[AwareDatetime, Field(alias="createdAt")]
     updated_at: Annotated[AwareDatetime, Field(alias="updatedAt")]
 
@@ -42,7 +44,7 @@ class UserCreate(BaseModel):
     )
     name: Annotated[str, Field(min_length=1)]
     email: str
-    role: Role | None = Role.MEMBER
+    role: Open[Role] | None = Role.MEMBER
 
 
 class UserUpdate(BaseModel):
@@ -51,7 +53,7 @@ class UserUpdate(BaseModel):
     )
     name: Annotated[str | None, Field(min_length=1)] = None
     email: str | None = None
-    role: Role | None = Role.MEMBER
+    role: Open[Role] | None = Role.MEMBER
 
 
 class UserList(BaseModel):

@@ -30,12 +30,18 @@ from ._runtime import (
     TokenProvider,
 )
 from ._runtime._base import TimeoutTypes
+from ._runtime._logs import setup_logging
+from ._runtime._pagination import AsyncPage, SyncPage
 from ._runtime._retry import DEFAULT_MAX_RETRIES, MAX_SERVER_DELAY
 
 T = TypeVar("T")
+PageT = TypeVar("PageT", bound="SyncPage[Any, Any] | AsyncPage[Any, Any]")
 
 DEFAULT_BASE_URL = "https://api.example.com"
 USER_AGENT = "webhooks_api_client/1.0.0"
+
+# `WEBHOOKS_API_CLIENT_LOG=debug` (or `info`): this package's log on stderr
+setup_logging("WEBHOOKS_API_CLIENT_LOG")
 
 
 class Raw(Generic[T]):
@@ -96,8 +102,17 @@ def _header(value: object) -> str:
     return str(value)
 
 
+def _cookie(value: object) -> str:
+    """A cookie parameter's value, percent-encoded (no `;`, `,` or space can end it)."""
+    return quote(_header(value), safe="")
+
+
 def _parse(response: APIResponse, type_: Any) -> Any:
     return response.parse(type_)
+
+
+def _raw_page(page: PageT) -> Raw[PageT]:
+    return Raw(page.response, page)
 
 
 # The spec's security schemes: what each credential is and how it is sent.
@@ -140,16 +155,16 @@ class WebhookEndpointsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/webhook-endpoints",
-                headers=headers,
-                security=Security(({"bearerAuth": ()},)),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/v1/webhook-endpoints",
+            headers=headers,
+            security=Security(({"bearerAuth": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, cast(dict[str, Any], _parse(response, dict[str, Any])))
 
     def create_webhook_endpoint(
@@ -200,19 +215,19 @@ class WebhookEndpointsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = self._client.request(
-            RequestOptions(
-                "POST",
-                "/v1/webhook-endpoints",
-                headers=headers,
-                json=body,
-                idempotency_header="Idempotency-Key",
-                idempotency_key=idempotency_key,
-                security=Security(({"bearerAuth": ()},)),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "POST",
+            "/v1/webhook-endpoints",
+            headers=headers,
+            json=body,
+            idempotency_header="Idempotency-Key",
+            idempotency_key=idempotency_key,
+            security=Security(({"bearerAuth": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = self._client.request(options)
         return Raw(response, response.parse(models.WebhookEndpointWithSecret))
 
 
@@ -253,16 +268,16 @@ class AsyncWebhookEndpointsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "GET",
-                "/v1/webhook-endpoints",
-                headers=headers,
-                security=Security(({"bearerAuth": ()},)),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "GET",
+            "/v1/webhook-endpoints",
+            headers=headers,
+            security=Security(({"bearerAuth": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, cast(dict[str, Any], _parse(response, dict[str, Any])))
 
     async def create_webhook_endpoint(
@@ -314,19 +329,19 @@ class AsyncWebhookEndpointsResource:
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
-        response = await self._client.request(
-            RequestOptions(
-                "POST",
-                "/v1/webhook-endpoints",
-                headers=headers,
-                json=body,
-                idempotency_header="Idempotency-Key",
-                idempotency_key=idempotency_key,
-                security=Security(({"bearerAuth": ()},)),
-                max_retries=max_retries,
-                timeout=timeout,
-            )
+        options = RequestOptions(
+            "POST",
+            "/v1/webhook-endpoints",
+            headers=headers,
+            json=body,
+            idempotency_header="Idempotency-Key",
+            idempotency_key=idempotency_key,
+            security=Security(({"bearerAuth": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
         )
+        response = await self._client.request(options)
         return Raw(response, response.parse(models.WebhookEndpointWithSecret))
 
 
@@ -359,6 +374,7 @@ class Client(SyncAPIClient):
         jitter: Callable[[], float] = random.random,
         wait_on_rate_limit: bool = False,
         max_retry_delay: float = MAX_SERVER_DELAY,
+        strict_response_validation: bool = False,
     ) -> None:
         super().__init__(
             base_url,
@@ -377,6 +393,7 @@ class Client(SyncAPIClient):
             jitter=jitter,
             wait_on_rate_limit=wait_on_rate_limit,
             max_retry_delay=max_retry_delay,
+            strict_response_validation=strict_response_validation,
         )
         self.webhook_endpoints = WebhookEndpointsResource(self)
 
@@ -408,6 +425,7 @@ class AsyncClient(AsyncAPIClient):
         jitter: Callable[[], float] = random.random,
         wait_on_rate_limit: bool = False,
         max_retry_delay: float = MAX_SERVER_DELAY,
+        strict_response_validation: bool = False,
     ) -> None:
         super().__init__(
             base_url,
@@ -426,6 +444,7 @@ class AsyncClient(AsyncAPIClient):
             jitter=jitter,
             wait_on_rate_limit=wait_on_rate_limit,
             max_retry_delay=max_retry_delay,
+            strict_response_validation=strict_response_validation,
         )
         self.webhook_endpoints = AsyncWebhookEndpointsResource(self)
 

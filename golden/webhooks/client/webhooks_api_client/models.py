@@ -5,7 +5,9 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated
 
-from pydantic import AnyUrl, AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import AnyUrl, ConfigDict, Field
+
+from ._runtime._models import AwareDatetime, BaseModel, Open
 
 
 class Problem(BaseModel):
@@ -30,7 +32,7 @@ class WebhookEndpointCreate(BaseModel):
         populate_by_name=True,
     )
     url: Annotated[AnyUrl, Field(description="HTTPS URL that receives the events.")]
-    events: Annotated[list[EventType], Field(min_length=1)]
+    events: Annotated[list[Open[EventType]], Field(min_length=1)]
     description: str | None = None
 
 
@@ -40,7 +42,7 @@ class WebhookEndpoint(BaseModel):
     )
     id: Annotated[str, Field(examples=["we_01HTZ4K5M8N9P0Q1R2S3T4V5W6"])]
     url: AnyUrl
-    events: list[EventType]
+    events: list[Open[EventType]]
     description: str | None = None
     created_at: Annotated[AwareDatetime, Field(alias="createdAt")]
 
@@ -80,7 +82,7 @@ class Payment(BaseModel):
     id: str
     amount: int
     currency: str
-    status: Status
+    status: Open[Status]
     failure_reason: Annotated[str | None, Field(alias="failureReason")] = None
 
 
@@ -101,7 +103,7 @@ class PaymentEvent(BaseModel):
     id: Annotated[
         str, Field(description="Unique event id; the same on every delivery attempt. Dedupe on it.")
     ]
-    type: Type
+    type: Open[Type]
     created_at: Annotated[AwareDatetime, Field(alias="createdAt")]
     data: Payment
 
@@ -113,6 +115,6 @@ class RefundEvent(BaseModel):
     id: Annotated[
         str, Field(description="Unique event id; the same on every delivery attempt. Dedupe on it.")
     ]
-    type: Type1
+    type: Open[Type1]
     created_at: Annotated[AwareDatetime, Field(alias="createdAt")]
     data: Refund

@@ -21,6 +21,8 @@ class OrdersHandler(OrdersBase):
     async def list_orders(
         self,
         ctx: RequestContext,
+        *,
+        page: int | None = None,
     ) -> list[models.Order] | Reply[list[models.Order]]:
         """GET /orders: List orders
 

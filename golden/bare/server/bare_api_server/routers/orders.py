@@ -8,7 +8,7 @@ Each route enforces what the spec declares for its operation, then calls
 
 from typing import Annotated, Any, cast
 
-from fastapi import APIRouter, Body, Depends, Request, Response
+from fastapi import APIRouter, Body, Depends, Query, Request, Response
 
 from .. import models
 from ..interfaces import OrdersBase
@@ -27,10 +27,11 @@ def _handler(request: Request) -> OrdersBase:
 async def list_orders_endpoint(
     _request: Request,
     _response: Response,
+    page: Annotated[int | None, Query(alias="page")] = None,
 ) -> Any:
     """GET /orders: List orders"""
     _ctx = _context.request_context(_request, _response, if_match=False)
-    _result = await _handler(_request).list_orders(_ctx)
+    _result = await _handler(_request).list_orders(_ctx, page=page)
     return _context.respond(
         _ctx,
         _result,

@@ -1,0 +1,215 @@
+"""The client's `models.py`: the shared models module, made forward-compatible for responses.
+
+One run of datamodel-code-generator serves the server and the client (DESIGN.md: "one run plus
+a small, tested transformation"). The server keeps the module as it is (strict: it validates
+requests); the client gets this transformation of it, built on its runtime's `_models`:
+
+- `BaseModel` comes from the runtime (`extra="allow"`: undeclared members are kept), and a
+  model's `extra="forbid"` becomes `extra="allow"`;
+- every use of a `StrEnum` class `E` in a type becomes `Open[E]` (`E | str`), of an `IntEnum`
+  `OpenInt[E]` (`E | int`): unknown values of a response arrive as plain values;
+- `AwareDatetime` comes from the runtime (a response's naive date-time is read as naive);
+- each `Annotated[..., Field(discriminator=...)]` gets `OPEN_UNION` beside the `Field`: an
+  unknown variant of a response is kept as its JSON object.
+
+Uses of an enum's members (`Format.CSV` as a default) stay as they are. The edits are made on
+the text at the positions `ast` gives, so everything else (descriptions, formatting) is
+untouched; the result is remembered by the SHA-256 of the input (in memory and on disk), so a
+regeneration of an unchanged spec does not parse the module again.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+from collections.abc import Iterator
+
+from generator.render.models import _remembered
+
+_VERSION = "1"
+_KIND = "clientmodels" + _VERSION
+_RUNTIME = "._runtime._models"
+_FROM_RUNTIME = frozenset({"AwareDatetime", "BaseModel"})  # pydantic's names the runtime replaces
+_memo: dict[str, str] = {}
+
+
+def client_models(text: str) -> str:
+    """`text` (the shared models module) made forward-compatible (see the module docstring)."""
+    key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    made = _remembered(_memo, _KIND, key, str, lambda: transform(text))
+    assert made is not None
+    return made
+
+
+class _Edits:
+    """Replacements of (line, start byte, end byte) spans of one module's text."""
+
+    def __init__(self, text: str) -> None:
+        self.lines = text.encode("utf-8", "surrogatepass").split(b"\n")
+        self.edits: list[tuple[int, int, int, int, str]] = []  # start line/col, end line/col
+
+    def replace(self, node: ast.expr | ast.stmt, new: str) -> None:
+        assert node.end_lineno is not None and node.end_col_offset is not None
+        self.edits.append(
+            (node.lineno - 1, node.col_offset, node.end_lineno - 1, node.end_col_offset, new)
+        )
+
+    def insert_after(self, node: ast.expr, new: str) -> None:
+        assert node.end_lineno is not None and node.end_col_offset is not None
+        line, col = node.end_lineno - 1, node.end_col_offset
+        self.edits.append((line, col, line, col, new))
+
+    def append_line(self, node: ast.stmt, new: str) -> None:
+        """`new` on a line of its own after the statement `node`."""
+        assert node.end_lineno is not None
+        line = node.end_lineno - 1
+        end = len(self.lines[line])
+        self.edits.append((line, end, line, end, "\n" + new))
+
+    def apply(self) -> str:
+        lines = self.lines
+        for start, start_col, end, end_col, new in sorted(self.edits, reverse=True):
+            head = lines[start][:start_col]
+            tail = lines[end][end_col:]
+            lines[start : end + 1] = [head + new.encode() + tail]
+        return b"\n".join(lines).decode("utf-8", "surrogatepass")
+
+
+def transform(text: str) -> str:
+    """The transformation itself (uncached)."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return text  # the plans report an unusable module themselves
+    enums = _enum_kinds(tree)
+    defined = {n.name for n in tree.body if isinstance(n, ast.ClassDef | ast.FunctionDef)} | {
+        t.id
+        for n in tree.body
+        if isinstance(n, ast.Assign)
+        for t in n.targets
+        if isinstance(t, ast.Name)
+    }
+    names = {name: _free(name, defined) for name in ("Open", "OpenInt", "OPEN_UNION")}
+    edits = _Edits(text)
+    used: set[str] = set()
+    for node in _type_names(tree, enums):
+        wrapper = "Open" if enums[node.id] == "str" else "OpenInt"
+        used.add(wrapper)
+        edits.replace(node, f"{names[wrapper]}[{node.id}]")
+    for call in _discriminator_fields(tree):
+        used.add("OPEN_UNION")
+        edits.insert_after(call, f", {names['OPEN_UNION']}")
+    for value in _forbidding(tree):
+        edits.replace(value, '"allow"')
+    pydantic_import = next(
+        (
+            n
+            for n in tree.body
+            if isinstance(n, ast.ImportFrom) and n.module == "pydantic" and n.level == 0
+        ),
+        None,
+    )
+    imported = {a.name for a in pydantic_import.names} if pydantic_import is not None else set()
+    runtime = sorted(used | (imported & _FROM_RUNTIME))
+    if not runtime:
+        return edits.apply()
+    aliases = [n if names.get(n, n) == n else f"{n} as {names[n]}" for n in runtime]
+    statement = f"from {_RUNTIME} import {', '.join(sorted(aliases, key=_sort_key))}"
+    if pydantic_import is not None:
+        kept = [a for a in pydantic_import.names if a.name not in _FROM_RUNTIME]
+        listed = ", ".join(f"{a.name} as {a.asname}" if a.asname else a.name for a in kept)
+        edits.replace(
+            pydantic_import, (f"from pydantic import {listed}\n" if kept else "") + statement
+        )
+    else:
+        edits.append_line(_last_import(tree), statement)
+    return edits.apply()
+
+
+def _sort_key(name: str) -> tuple[bool, str]:
+    # isort's order for one `from` import: constants, classes, then the rest
+    return (not name.isupper(), name)
+
+
+def _free(name: str, defined: set[str]) -> str:
+    """`name`, or a private alias when the module defines a class of that name."""
+    return name if name not in defined else f"_Apiforge{name}"
+
+
+def _enum_kinds(tree: ast.Module) -> dict[str, str]:
+    """Enum classes of the module: name → "str" (`StrEnum`) or "int" (`IntEnum`)."""
+    kinds: dict[str, str] = {}
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef):
+            continue
+        for base in node.bases:
+            name = base.id if isinstance(base, ast.Name) else ""
+            if name == "StrEnum":
+                kinds[node.name] = "str"
+            elif name == "IntEnum":
+                kinds[node.name] = "int"
+    return kinds
+
+
+def _type_names(tree: ast.Module, enums: dict[str, str]) -> Iterator[ast.Name]:
+    """Every use of an enum class as a type: a `Name` that is not `E.MEMBER`, outside the
+    enum classes themselves."""
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name in enums:
+            continue
+        members: set[int] = set()
+        for parent in ast.walk(node):
+            if isinstance(parent, ast.Attribute):
+                members.add(id(parent.value))
+        for child in ast.walk(node):
+            if (
+                isinstance(child, ast.Name)
+                and child.id in enums
+                and isinstance(child.ctx, ast.Load)
+                and id(child) not in members
+            ):
+                yield child
+
+
+def _discriminator_fields(tree: ast.Module) -> Iterator[ast.Call]:
+    """`Field(..., discriminator=...)` calls that are metadata of an `Annotated[...]`."""
+    for node in ast.walk(tree):
+        if not (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "Annotated"
+            and isinstance(node.slice, ast.Tuple)
+        ):
+            continue
+        for element in node.slice.elts[1:]:
+            if (
+                isinstance(element, ast.Call)
+                and isinstance(element.func, ast.Name)
+                and element.func.id == "Field"
+                and any(k.arg == "discriminator" for k in element.keywords)
+            ):
+                yield element
+
+
+def _forbidding(tree: ast.Module) -> Iterator[ast.expr]:
+    """The `"forbid"` of each `ConfigDict(extra="forbid")`."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            if node.func.id != "ConfigDict":
+                continue
+            for keyword in node.keywords:
+                value = keyword.value
+                if (
+                    keyword.arg == "extra"
+                    and isinstance(value, ast.Constant)
+                    and value.value == "forbid"
+                ):
+                    yield value
+
+
+def _last_import(tree: ast.Module) -> ast.stmt:
+    imports = [n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]
+    return imports[-1] if imports else tree.body[0]
+
+
+__all__ = ["client_models", "transform"]
