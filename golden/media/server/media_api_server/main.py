@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
@@ -26,6 +27,13 @@ from .routers.events import router as events_router
 from .routers.files import router as files_router
 from .routers.reports import router as reports_router
 from .runtime.context import Services, install_method_not_allowed, install_services
+from .runtime.health import install_probes, serve_metrics_port, service_checks, store_checks
+from .runtime.observability import (
+    METRICS,
+    RequestIdMiddleware,
+    configure_logging,
+    process_exited,
+)
 from .runtime.problems import install_problem_handlers
 from .runtime.security import install_authentication, install_openapi_security
 from .settings import Settings
@@ -69,21 +77,44 @@ def build_services(settings: Settings, handlers: Handlers) -> Services:
 
 
 def create_app(settings: Settings | None = None, *, handlers: Handlers | None = None) -> FastAPI:
-    """The application: problem details everywhere, then each pattern the spec declares."""
+    """The application: problem details everywhere, then each pattern the spec declares.
+    ValueError, naming every setting that is wrong, when the settings are not usable."""
     settings = settings or Settings.from_env()
+    problems = settings.problems()
+    if problems:
+        raise ValueError("invalid settings:\n  " + "\n  ".join(problems))
+    configure_logging(__package__ or "media_api_server", settings.log_level, settings.log_format)
+    METRICS.enabled = bool(settings.metrics_path or settings.metrics_port)
     handlers = handlers or Handlers()
     services = build_services(settings, handlers)
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        if settings.metrics_port:
+            serve_metrics_port(settings.metrics_port)
         await services.start()
         try:
             yield
         finally:
+            # uvicorn stops taking requests and lets those in flight finish first; the job
+            # worker and the webhook sender then give back what they hold
             await services.close()
+            process_exited()
 
     app = FastAPI(title=TITLE, version=VERSION, lifespan=lifespan)
     install_problem_handlers(app, max_body_bytes=settings.max_body_bytes)
+    app.add_middleware(RequestIdMiddleware)  # outside everything: every answer has its id
+    stores = {
+        "resources": settings.store_url,
+    }
+    install_probes(
+        app,
+        services,
+        {**store_checks(stores), **service_checks(services)},
+        live_path=settings.health_path,
+        ready_path=settings.ready_path,
+        metrics_path=settings.metrics_path,
+    )
     # authentication first: every other pattern is keyed by the principal it verifies
     install_authentication(
         app,
@@ -104,4 +135,14 @@ def create_app(settings: Settings | None = None, *, handlers: Handlers | None = 
     return app
 
 
-app = create_app()
+def _app_from_environment() -> FastAPI:
+    """`uvicorn media_api_server.main:app`: settings that are not usable stop the server
+    with one message and exit status 2, not a traceback."""
+    try:
+        return create_app()
+    except ValueError as exc:
+        print(f"media_api_server: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
+app = _app_from_environment()
