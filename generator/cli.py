@@ -136,6 +136,12 @@ def _wants_colour(output: str | None, stderr: bool = False) -> bool:
     help="Print what --fix would change as a unified diff (the report goes to stderr); "
     "write nothing.",
 )
+@click.option(
+    "--skip-non-specs",
+    is_flag=True,
+    help="Skip the files given that are not an OpenAPI document's root (no top-level "
+    "`openapi` key), as a directory does (for pre-commit, which passes every changed file).",
+)
 @reports_bad_input
 def lint(
     specs: tuple[str, ...],
@@ -148,6 +154,7 @@ def lint(
     no_config: bool,
     fix: bool,
     diff: bool,
+    skip_non_specs: bool,
 ) -> None:
     """Report the production patterns SPEC forgets to declare; with --fix, declare them.
 
@@ -166,7 +173,11 @@ def lint(
         fail_on=fail_on,
         config_file=config_file,
         use_config=not no_config,
+        skip_non_specs=skip_non_specs,
     )
+    if not run.specs:
+        click.echo("no OpenAPI document among the files given: nothing to lint")
+        sys.exit(EXIT_OK)
     for error in run.errors:
         click.echo(error.render(), err=True)
     if diff:

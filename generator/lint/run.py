@@ -74,13 +74,16 @@ def is_root_document(path: Path) -> bool:
     return _OPENAPI_YAML.search(head) is not None
 
 
-def expand(targets: Iterable[str]) -> list[str]:
-    """The specs that files and directories name: a file as given; in a directory (and its
-    subdirectories, hidden ones aside), every YAML or JSON file with a top-level `openapi`."""
+def expand(targets: Iterable[str], skip_non_specs: bool = False) -> list[str]:
+    """The specs that files and directories name: a file as given (`skip_non_specs`: only
+    when it has a top-level `openapi`); in a directory (and its subdirectories, hidden ones
+    aside), every YAML or JSON file with a top-level `openapi`."""
     found: list[str] = []
     seen: set[str] = set()
     for target in targets:
-        if target != "-" and Path(target).is_dir():
+        if skip_non_specs and target != "-" and Path(target).is_file():
+            specs = [target] if is_root_document(Path(target)) else []
+        elif target != "-" and Path(target).is_dir():
             specs = []
             for folder, dirs, files in os.walk(target):
                 dirs[:] = sorted(
@@ -116,6 +119,7 @@ def run_lint(
     fail_on: str | None = None,
     config_file: str | None = None,
     use_config: bool = True,
+    skip_non_specs: bool = False,
 ) -> LintRun:
     """Lint (or fix) every spec the targets name. Bad usage (an unknown rule id on the
     command line, a missing --config file, a directory without specs) raises; a spec that
@@ -127,7 +131,7 @@ def run_lint(
     LintConfig().with_cli(select, ignore, fail_on)  # unknown ids on the command line: now
     if config_file:
         resolve_config("-", config_file)
-    specs = expand(targets)
+    specs = expand(targets, skip_non_specs)
     if mode == "fix" and "-" in specs:
         raise ApiforgeError(
             Problem("standard input cannot be fixed in place"), "use --diff to see the fix"

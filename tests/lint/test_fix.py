@@ -405,6 +405,19 @@ def test_several_specs_and_directories_in_one_report(tmp_path: Path) -> None:
     assert json.loads(out)["changed"] == []  # idempotent
 
 
+def test_skip_non_specs_as_pre_commit_passes_every_changed_file(tmp_path: Path) -> None:
+    workflow = tmp_path / "ci.yaml"
+    workflow.write_text("on: [push]\njobs: {}\n")
+    spec = tmp_path / "openapi.yaml"
+    shutil.copy(fix_golden.CASES / "etag-missing" / "openapi.yaml", spec)
+    assert invoke("lint", str(workflow))[0] == 2  # named on purpose: it must be a spec
+    code, out, _ = invoke("lint", "--skip-non-specs", str(workflow))
+    assert code == 0 and "nothing to lint" in out
+    code, out, _ = invoke("lint", "--skip-non-specs", "--fix", str(workflow), str(spec))
+    assert code == 0 and "fixed 3 findings in 1 file" in out
+    assert workflow.read_text() == "on: [push]\njobs: {}\n"
+
+
 def test_exit_codes_after_a_fix(tmp_path: Path) -> None:
     spec = tmp_path / "openapi.yaml"
     shutil.copy(ROOT / "specs" / "bare.yaml", spec)
@@ -419,8 +432,8 @@ def test_pre_commit_hooks_are_declared() -> None:
     hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
     by_id = {h["id"]: h for h in hooks}
     assert set(by_id) == {"apiforge-lint", "apiforge-lint-fix"}
-    assert by_id["apiforge-lint"]["entry"] == "apiforge lint"
-    assert "--fix" in by_id["apiforge-lint-fix"]["entry"]
+    assert by_id["apiforge-lint"]["entry"] == "apiforge lint --skip-non-specs"
+    assert by_id["apiforge-lint-fix"]["entry"] == "apiforge lint --skip-non-specs --fix"
     for hook in hooks:
         assert hook["language"] == "python" and set(hook["types_or"]) == {"yaml", "json"}
 
