@@ -251,6 +251,14 @@ def _ok_response(op: Mapping[str, Any]) -> Any:
     return responses.get(codes[0], responses.get(int(codes[0]))) if codes else {}
 
 
+def _non_json_media(op: Any) -> str | None:
+    """The media type of the operation's first 2xx answer when none of them is JSON."""
+    types = [m.content_type for r in op.success_responses for m in r.content]
+    if not types or any("json" in t or t == "*/*" for t in types):
+        return None
+    return str(types[0])
+
+
 def handler_modules(plan: ServerPlan, doc: Mapping[str, Any]) -> dict[str, str]:
     """{module: source} for every tag with handler operations."""
     modules: dict[str, str] = {}
@@ -264,12 +272,23 @@ def handler_modules(plan: ServerPlan, doc: Mapping[str, Any]) -> dict[str, str]:
                 result = job_result(doc, op.op.patterns.async_job)
                 found = {"status": None, "body": result, "headers": {}, "version": None}
             answers[op.name] = found
+            media = _non_json_media(op.op)
+            if media is not None and op.kind != "job":
+                # a bytes, text or event-stream answer, in the media type the spec declares
+                event = json.dumps(found.get("body") if found else None)
+                content = f"data: {event}\n\n" if media == "text/event-stream" else "example"
+                methods.append(
+                    f"    async def {op.name}(self, ctx: Any, **kwargs: Any) -> Any:\n"
+                    f"        return Response({content!r}.encode(), media_type={media!r})\n"
+                )
+                continue
             methods.append(
                 f"    async def {op.name}(self, ctx: Any, **kwargs: Any) -> Any:\n"
                 f"        return _reply({op.name!r}, {op.kind == 'job'!r})\n"
             )
         modules[tag.module] = (
             "from typing import Any\n\n"
+            "from starlette.responses import Response\n\n"
             f"from ..interfaces import {tag.base_class}\n"
             "from ..runtime.context import Reply\n\n"
             f"_ANSWERS = __import__('json').loads({json.dumps(json.dumps(answers))})\n\n\n"
