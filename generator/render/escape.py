@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from typing import Any
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\ufeff]")
@@ -33,6 +34,14 @@ def py_literal(value: Any) -> str:
         inner = ", ".join(f"{py_literal(str(k))}: {py_literal(v)}" for k, v in value.items())
         return "{" + inner + "}"
     raise TypeError(f"not JSON-like data: {type(value).__name__}")
+
+
+def py_tuple(items: Sequence[str]) -> str:
+    """A tuple expression of already-rendered `items` (no trailing comma the formatter would
+    spread out, except the one a 1-tuple needs)."""
+    if len(items) == 1:
+        return f"({items[0]},)"
+    return f"({', '.join(items)})"
 
 
 def py_string(value: Any) -> str:

@@ -254,9 +254,10 @@ def _pystr(value: str) -> str:
 
 
 def _tuple(values: Sequence[str]) -> str:
-    """A tuple literal of strings (no trailing comma the formatter would spread out)."""
-    items = [_pystr(v) for v in values]
-    return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+    """A tuple literal of strings."""
+    from generator.render.escape import py_tuple
+
+    return py_tuple([_pystr(v) for v in values])
 
 
 def _default_literal(schema: Mapping[str, Any] | None, type_expr: str) -> str | None:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from generator.ir import Api, Operation, SecurityScheme
-from generator.render.escape import py_literal, py_string
+from generator.render.escape import py_literal, py_string, py_tuple
 from generator.render.names import NameAllocator, snake_case
 
 # VerifierBase's own members: no scheme method may take their names.
@@ -114,15 +114,13 @@ def scheme_plans(api: Api) -> list[SchemePlan]:
 
 
 def _alternative(alternative: Alternative) -> str:
-    items = [f"({py_string(name)}, {_strings(scopes)})" for name, scopes in alternative]
-    return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
-
-
-def _strings(values: Sequence[str]) -> str:
-    if not values:
-        return "()"
-    items = [py_string(v) for v in values]
-    return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+    """`(("scheme", ("scope", ...)), ...)`: one requirement object as the runtime takes it."""
+    return py_tuple(
+        [
+            py_tuple([py_string(name), py_tuple([py_string(s) for s in scopes])])
+            for name, scopes in alternative
+        ]
+    )
 
 
 def _summary(alternatives: Sequence[Alternative]) -> str:
@@ -157,6 +155,6 @@ def auth_plan(op: Operation, api: Api) -> AuthPlan | None:
         )
     if not optional:
         return AuthPlan("AuthRequirement(public=True)", openapi, "public")
-    listed = ", ".join(_alternative(a) for a in optional)
-    literal = f"AuthRequirement(public=True, optional=({listed},))"
+    listed = py_tuple([_alternative(a) for a in optional])
+    literal = f"AuthRequirement(public=True, optional={listed})"
     return AuthPlan(literal, openapi, f"public (verifies {_summary(optional)} when sent)")

@@ -197,4 +197,7 @@ class Verifier(VerifierBase):
         self, key: str, *, scopes: tuple[str, ...], ctx: AuthContext
     ) -> Principal | None:
         return _principal(key)
+
+    async def allow_destination(self, url: str, principal: Principal | None) -> bool:
+        return "refused-by-hook" not in url  # the hook may refuse what the checks allow
 """

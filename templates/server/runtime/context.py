@@ -50,7 +50,7 @@ from .concurrency import (
 )
 from .problems import ProblemDetail, RequestGuard
 from .repository import Repository, open_repository
-from .security import Principal, principal_of
+from .security import Principal, authentication_of, principal_of
 
 if TYPE_CHECKING:
     from .delivery import WebhookDispatcher
@@ -248,8 +248,8 @@ async def checked_callback_url(request: Request, body: Any, name: str) -> str | 
         policy.check_url(url)
     except DestinationRefused as refused:
         raise refused.problem(("body", name)) from None
-    auth = getattr(request.app.state, "apiforge_auth", None)
-    hook = getattr(getattr(auth, "verifier", None), "allow_destination", None)
+    auth = authentication_of(request)
+    hook = getattr(auth.verifier, "allow_destination", None) if auth is not None else None
     if hook is not None and not await hook(url, principal_of(request)):
         raise DestinationRefused("the server does not deliver to this URL").problem(("body", name))
     return url

@@ -320,6 +320,11 @@ class WebhookDispatcher:
                 async with asyncio.timeout(self.poll_interval):
                     await self._wake.wait()
 
+    @property
+    def running(self) -> bool:
+        """Whether its loop is alive (readiness)."""
+        return self._task is not None and not self._task.done()
+
     def start(self) -> None:
         if self._task is None or self._task.done():
             self._task = asyncio.create_task(self.run(), name="apiforge-webhook-dispatcher")

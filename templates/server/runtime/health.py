@@ -80,10 +80,9 @@ def store_checks(urls: dict[str, str]) -> dict[str, Check]:
     return checks
 
 
-def _task_check(what: str, task: Callable[[], Any]) -> Check:
+def _running_check(what: str, running: Callable[[], bool]) -> Check:
     async def check() -> None:
-        running = task()
-        if running is None or running.done():
+        if not running():
             raise RuntimeError(f"the {what} is not running")
 
     return check
@@ -94,14 +93,12 @@ def service_checks(services: Any) -> dict[str, Check]:
     checks: dict[str, Check] = {}
     jobs = getattr(services, "jobs", None)
     if jobs is not None and getattr(jobs, "arq_url", None) is None:
-        checks["job worker"] = _task_check(
-            "job worker", lambda: getattr(jobs.worker, "_task", None) if jobs.worker else None
+        checks["job worker"] = _running_check(
+            "job worker", lambda: jobs.worker is not None and jobs.worker.running
         )
     dispatcher = getattr(services, "dispatcher", None)
     if dispatcher is not None:
-        checks["webhook sender"] = _task_check(
-            "webhook sender", lambda: getattr(dispatcher, "_task", None)
-        )
+        checks["webhook sender"] = _running_check("webhook sender", lambda: dispatcher.running)
     return checks
 
 

@@ -950,6 +950,11 @@ class JobWorker:
                     await self._wake.wait()
             self._wake.clear()
 
+    @property
+    def running(self) -> bool:
+        """Whether its loop is alive (readiness)."""
+        return self._task is not None and not self._task.done()
+
     def start(self) -> None:
         if self._task is None or self._task.done():
             self._task = asyncio.create_task(self.run(), name="apiforge-job-worker")

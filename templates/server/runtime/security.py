@@ -350,6 +350,12 @@ def install_authentication(
     return auth
 
 
+def authentication_of(request: Request) -> Authentication | None:
+    """What `install_authentication` put on the request's app (None: nothing)."""
+    auth = getattr(request.app.state, _STATE_AUTH, None)
+    return auth if isinstance(auth, Authentication) else None
+
+
 def client_ip(request: Request) -> str:
     client = request.scope.get("client")
     return str(client[0]) if client else "unknown"
@@ -392,7 +398,7 @@ class AuthRequirement(RequestGuard):
         self.optional = tuple(optional) if public else ()
 
     async def check(self, request: Request) -> None:
-        auth: Authentication | None = getattr(request.app.state, _STATE_AUTH, None)
+        auth = authentication_of(request)
         if auth is None:
             raise RuntimeError("AuthRequirement needs install_authentication(app, ...)")
         tried = self.alternatives if not self.public else self.optional

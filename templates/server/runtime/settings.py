@@ -136,16 +136,31 @@ class Settings:
 
     def problems(self) -> list[str]:
         """What is wrong with these settings, one sentence each (checked at start-up, so a
-        typo stops the server with a clear message instead of failing later)."""
+        typo stops the server with a clear message instead of failing later). The store URLs
+        are read by `storage.parse_store_url` and the limits by `limits` itself, as the
+        server will read them."""
+        # imported here: the generator reads this module on its own to document the settings
+        from limits import parse_many
+        from limits.storage import SCHEMES  # type: ignore[attr-defined]  # its URL schemes
+
+        from .storage import parse_store_url
+
         found: list[str] = []
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
             name = "APIFORGE_" + f.name.upper()
             if f.name.endswith("_url") and value:
+                scheme = value.partition("://")[0].removeprefix("async+")
                 try:
-                    _check_store_url(value)
-                except ValueError as exc:
-                    found.append(f"{name}: {exc}")
+                    if f.name != "rate_limit_storage_url":
+                        parse_store_url(value)
+                    elif scheme not in SCHEMES:
+                        raise ValueError(scheme)
+                except ValueError:
+                    found.append(
+                        f"{name}: {mask_url(value)!r} is not a store URL "
+                        "(memory://, sqlite:///FILE or redis://HOST:PORT/DB)"
+                    )
             elif f.name.endswith("_path") and value and not str(value).startswith("/"):
                 found.append(f"{name}: {value!r} must start with '/'")
             elif f.name.endswith(("_seconds", "_bytes", "_concurrency")) and value <= 0:
@@ -157,7 +172,10 @@ class Settings:
             **{f"RATE_LIMIT_TIERS ({k})": v for k, v in self.rate_limit_tiers.items()},
         }
         for name, value in limits.items():
-            if value and not _LIMIT.fullmatch(value.strip()):
+            try:
+                if value:
+                    parse_many(value)
+            except ValueError:
                 found.append(
                     f"APIFORGE_{name}: {value!r} is not a limit like '100/minute' or '10/second'"
                 )
@@ -197,24 +215,6 @@ class Settings:
                 default = f.default_factory()
             rows.append((prefix + f.name.upper(), _render(default), docs.get(f.name, "")))
         return rows
-
-
-# `limits`' syntax, several separated by ';' or ','
-_LIMIT = re.compile(
-    r"(\d+\s*(/|per)\s*(\d+\s*)?(second|minute|hour|day|month|year)s?\s*[;,]?\s*)+",
-    re.IGNORECASE,
-)
-_URL_SCHEMES = ("memory", "sqlite", "redis", "rediss", "async+redis", "async+memory", "unix")
-
-
-def _check_store_url(url: str) -> None:
-    scheme, sep, rest = url.partition("://")
-    if not sep or scheme.lower() not in _URL_SCHEMES:
-        raise ValueError(
-            f"{mask_url(url)!r} is not a store URL (memory://, sqlite:///FILE or redis://HOST)"
-        )
-    if scheme == "sqlite" and not rest.lstrip("/"):
-        raise ValueError(f"{url!r} names no file (sqlite:///./data/app.db)")
 
 
 def _kind(f: dataclasses.Field[Any]) -> str:

@@ -799,6 +799,9 @@ def test_secrets_never_reach_a_recorded_error_a_log_line_or_a_repr(
     errors = [a.error for a in attempts]
     assert any(e.startswith("ConnectError") for e in errors)
     assert "signing failed: ValueError (signer 'broken')" in errors
+    assert any(e.startswith("destination refused: ") for e in errors if e)  # 10.0.0.1
+    hosts = {address[0] if isinstance(address, tuple) else address for address in loopback_only}
+    assert hosts <= {"127.0.0.1"}, "10.0.0.1 was refused before any socket, not connected to"
     everything = "\n".join(
         [
             caplog.text,

@@ -104,3 +104,24 @@ def test_subclass_adds_documented_settings(rt: RuntimeModules, tmp_path: Any) ->
     rows = {env: doc for env, _default, doc in ext.Settings.documented()}
     assert rows["APIFORGE_JOB_TIMEOUT_SECONDS"] == "Seconds a job may run."
     assert rows["APIFORGE_STORE_URL"].startswith("Where resources")
+
+
+def test_problems_read_urls_and_limits_as_the_server_will(rt: RuntimeModules) -> None:
+    assert rt.settings.Settings().problems() == []
+    ok = rt.settings.Settings(
+        rate_limit_storage_url="memcached://cache:11211",  # any `limits` storage
+        rate_limit_tiers={"pro": "10/second;1000/hour"},
+    )
+    assert ok.problems() == []
+    bad = rt.settings.Settings(
+        store_url="sqlite:///",
+        rate_limit_storage_url="postgres://u:pw@db/x",
+        rate_limit_tiers={"pro": "fast"},
+        health_path="healthz",
+    )
+    found = "\n".join(bad.problems())
+    assert "APIFORGE_STORE_URL: 'sqlite:///' is not a store URL" in found
+    assert "APIFORGE_RATE_LIMIT_STORAGE_URL: 'postgres://u:***@db/x'" in found
+    assert "APIFORGE_RATE_LIMIT_TIERS (pro): 'fast' is not a limit" in found
+    assert "APIFORGE_HEALTH_PATH: 'healthz' must start with '/'" in found
+    assert len(bad.problems()) == 4
