@@ -431,7 +431,7 @@ def run_json(run: LintRun) -> dict[str, Any]:
             for fixed in run.fixes
             for fix in fixed.fixes
         ]
-        data["summary"]["fixed"] = sum(fix.findings for fixed in run.fixes for fix in fixed.fixes)
+        data["summary"]["fixed"] = sum(sum(f.fixed_by_rule().values()) for f in run.fixes)
         data["fixes"] = fixes
         data["unfixed"] = [
             {
