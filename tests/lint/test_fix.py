@@ -346,6 +346,22 @@ def test_a_failed_write_changes_no_file(tmp_path: Path, monkeypatch: pytest.Monk
     assert sorted(p.name for p in folder.rglob("*") if p.name.startswith(".")) == []
 
 
+def test_a_fix_the_text_cannot_take_is_reported_not_made(tmp_path: Path) -> None:
+    spec = tmp_path / "openapi.yaml"
+    text = (
+        "openapi: 3.1.0\ninfo: {title: T, version: '1'}\nx-common:\n  ok: &ok\n"
+        "    description: OK.\npaths:\n  /a:\n    get:\n      responses:\n        '200': *ok\n"
+        "  /b:\n    get:\n      responses:\n        '200': *ok\n"
+    )
+    spec.write_text(text)
+    code, out, _ = invoke("lint", str(spec), "--fix", "--select", "rate-limit-headers-missing")
+    assert code == 0 and spec.read_text() == text
+    assert "openapi.yaml:10:9  not fixed  rate-limit-headers-missing  " in out
+    assert "is a YAML alias (`*ok`)" in out and "2 findings could not be fixed" in out
+    data = json.loads(invoke("lint", str(spec), "--fix", "--format", "json")[1])
+    assert {u["rule"] for u in data["unfixed"]} == {"rate-limit-headers-missing"}
+
+
 def test_an_interrupted_write_leaves_the_file_whole(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
