@@ -45,6 +45,7 @@ golden: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/inspect_bench.py
 	$(BIN)/python bench/lint_bench.py
+	$(BIN)/python bench/fix_bench.py
 	$(BIN)/python bench/run.py
 	$(BIN)/python bench/server_bench.py
 

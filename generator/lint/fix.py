@@ -56,10 +56,13 @@ class FixResult:
         return "".join(unified_diff(c) for c in self.changes)
 
     def fixed_by_rule(self) -> Counter[str]:
-        counts: Counter[str] = Counter()
-        for fix in self.fixes:
-            counts[fix.rule] += fix.findings
-        return counts
+        """Per rule with a fix, how many fewer findings there are than before: what the fixes
+        resolved, also those a fix of another rule resolved with it (a 429 that came with
+        rate-limit headers), which no fix of their own lists."""
+        fixable = set(all_fixes())
+        before = Counter(f.rule for f in self.before.findings if f.rule in fixable)
+        after = Counter(f.rule for f in self.after.findings if f.rule in fixable)
+        return Counter({rule: n - after[rule] for rule, n in before.items() if n > after[rule]})
 
 
 def _order(finding: Finding) -> tuple[int, str]:

@@ -171,7 +171,6 @@ class FixPlan:
         self._undo = _Undo()
         self._params: dict[Where, set[str]] = {}  # per operation: header parameters added
         self._statuses: dict[Where, set[str]] = {}  # per operation: responses added
-        self._headers: dict[Where, set[str]] = {}  # per response: headers added
         self._components: dict[tuple[str, str], Where] = {}
         self._nodes: dict[tuple[str, str], Any] = {}  # `get`'s answers for containers
         self._refs: dict[tuple[str, Where], str] = {}
@@ -245,9 +244,6 @@ class FixPlan:
         if node is _MISSING:
             return where, node
         return self.resolver.deref(where, node)
-
-    def has(self, where: Where) -> bool:
-        return self.get(where) is not _MISSING
 
     def mapping(self, where: Where, rank: Rank | None) -> dict[str, Any]:
         """The mapping at `where`; made (empty) when it is missing or null. `rank` orders
@@ -471,9 +467,6 @@ class FixPlan:
     def has_response(self, op: Operation, status: str) -> bool:
         return op.response(status) is not None or status in self._statuses.get(op.where, set())
 
-    def has_header(self, response: Where, name: str) -> bool:
-        return name.lower() in self._headers.get(response, set())
-
     def add_parameter(self, op: Operation, name: str, param: Where) -> Where:
         """A `$ref` to the shared header parameter `param` in `op`'s own `parameters`."""
         at = op.where.child("parameters")
@@ -498,7 +491,6 @@ class FixPlan:
         existing = next((k for k in headers if str(k).lower() == name.lower()), None)
         if existing is None:
             self.add(at, name, self.ref(at, header), name_rank)
-        self._note(self._headers, response, name.lower())
         return at.child(existing or name)
 
     def _note(self, notes: dict[Where, set[str]], where: Where, value: str) -> None:

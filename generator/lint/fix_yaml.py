@@ -271,7 +271,12 @@ class YamlFile:
         if char in "{[":
             return _Container("flow", key_line, key_col, key_col, i)
         if char not in "\r\n#":
-            raise CannotFix(f"#{pointer} is not a block or flow collection")
+            if char == "*":
+                raise CannotFix(
+                    f"#{pointer} is a YAML alias (`{text[i:].split(None, 1)[0]}`): a fix there "
+                    "would change every place that repeats it; write it out, or use a $ref"
+                )
+            raise CannotFix(f"#{pointer} is a scalar, not a mapping the fix can add to")
         below = self._next_content(key_line)
         if below is not None:
             col = self.indent(below) or 0

@@ -329,9 +329,17 @@ def run_text(run: LintRun, colour: bool = False) -> str:
     unfixed = [u for fixed in run.fixes for u in fixed.unfixed]
     if unfixed:
         lines.append("")
+        located = {(f.rule, f.file, f.pointer, f.message): f for f in findings}
         for u in unfixed:
+            key = (u.finding.rule, u.finding.file, u.finding.pointer, u.finding.message)
+            left = located.get(key)
+            where = (
+                f"{left.file}:{left.line}:{left.column}"
+                if left
+                else f"{u.finding.file}#{u.finding.pointer}"
+            )
             lines.append(
-                f"not fixed: {u.finding.rule} at {u.finding.file}#{u.finding.pointer}: {u.reason}"
+                f"{paint(where.ljust(width), _BOLD)}  not fixed  {paint(u.finding.rule, _DIM)}  {u.reason}"
             )
     if lines:
         lines.append("")
@@ -350,6 +358,7 @@ def run_summary(run: LintRun) -> list[str]:
             files.extend(c.name for c in fixed.changes)
         total = sum(counts.values())
         word = "fixed" if run.mode == "fix" else "would fix"
+        unfixed = sum(len(fixed.unfixed) for fixed in run.fixes)
         if total:
             per_rule = ", ".join(
                 f"{n} {rule}" for rule, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
@@ -357,8 +366,12 @@ def run_summary(run: LintRun) -> list[str]:
             lines.append(
                 f"{word} {_plural(total, 'finding')} in {_plural(len(files), 'file')}: {per_rule}"
             )
-        else:
+        elif not unfixed:
             lines.append("nothing to fix")
+        if unfixed:
+            lines.append(
+                f"{_plural(unfixed, 'finding')} could not be fixed (see `not fixed` above)"
+            )
     results = run.results
     if len(results) == 1:
         lines.append(summary_line(results[0]))
@@ -431,7 +444,7 @@ def run_json(run: LintRun) -> dict[str, Any]:
             for fixed in run.fixes
             for fix in fixed.fixes
         ]
-        data["summary"]["fixed"] = sum(fix.findings for fixed in run.fixes for fix in fixed.fixes)
+        data["summary"]["fixed"] = sum(sum(f.fixed_by_rule().values()) for f in run.fixes)
         data["fixes"] = fixes
         data["unfixed"] = [
             {

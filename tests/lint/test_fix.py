@@ -346,6 +346,22 @@ def test_a_failed_write_changes_no_file(tmp_path: Path, monkeypatch: pytest.Monk
     assert sorted(p.name for p in folder.rglob("*") if p.name.startswith(".")) == []
 
 
+def test_a_fix_the_text_cannot_take_is_reported_not_made(tmp_path: Path) -> None:
+    spec = tmp_path / "openapi.yaml"
+    text = (
+        "openapi: 3.1.0\ninfo: {title: T, version: '1'}\nx-common:\n  ok: &ok\n"
+        "    description: OK.\npaths:\n  /a:\n    get:\n      responses:\n        '200': *ok\n"
+        "  /b:\n    get:\n      responses:\n        '200': *ok\n"
+    )
+    spec.write_text(text)
+    code, out, _ = invoke("lint", str(spec), "--fix", "--select", "rate-limit-headers-missing")
+    assert code == 0 and spec.read_text() == text
+    assert "openapi.yaml:10:9  not fixed  rate-limit-headers-missing  " in out
+    assert "is a YAML alias (`*ok`)" in out and "2 findings could not be fixed" in out
+    data = json.loads(invoke("lint", str(spec), "--fix", "--format", "json")[1])
+    assert {u["rule"] for u in data["unfixed"]} == {"rate-limit-headers-missing"}
+
+
 def test_an_interrupted_write_leaves_the_file_whole(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -414,7 +430,7 @@ def test_skip_non_specs_as_pre_commit_passes_every_changed_file(tmp_path: Path) 
     code, out, _ = invoke("lint", "--skip-non-specs", str(workflow))
     assert code == 0 and "nothing to lint" in out
     code, out, _ = invoke("lint", "--skip-non-specs", "--fix", str(workflow), str(spec))
-    assert code == 0 and "fixed 3 findings in 1 file" in out
+    assert code == 0 and "fixed 4 findings in 1 file" in out  # the PATCH: If-Match, no key
     assert workflow.read_text() == "on: [push]\njobs: {}\n"
 
 
