@@ -337,6 +337,15 @@ class _Planner:
             return "Any", True
         return " | ".join(unique), True
 
+    def form_type(self, media: MediaType) -> str:
+        """A form body's type: its model (the runtime sends its fields as form fields and its
+        bytes as files) or a plain mapping."""
+        schema = media.schema
+        model = self.types.type_of(schema.data, name=schema.name) if schema else "Any"
+        if model.startswith("models.") and is_plain_class(model):
+            return f"{model} | Mapping[str, Any]"
+        return "Mapping[str, Any]"
+
     def error_types(self, op: Operation) -> str:
         """The models of the JSON error bodies the operation declares, by status, as a dict
         expression ("" when none): a problem document is read as `ProblemDetails` anyway."""
@@ -393,9 +402,9 @@ class _Planner:
                 body_media = media.content_type
                 ct = media.content_type.split(";")[0].strip().lower()
                 if ct == "application/x-www-form-urlencoded":
-                    body_kind, body_type = "data", "Mapping[str, Any]"
+                    body_kind, body_type = "data", self.form_type(media)
                 elif ct.startswith("multipart/"):
-                    body_kind, body_type = "files", "Mapping[str, FileSpec]"
+                    body_kind, body_type = "files", self.form_type(media)
                 else:
                     body_kind, body_type = "content", "bytes"
         parse_type, _ = self.response_type(op)

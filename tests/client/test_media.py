@@ -313,3 +313,65 @@ def test_an_upload_sends_its_content_type_and_cookie_parameter(
     assert (sent.method, sent.body) == ("PUT", b"abc")
     assert sent.headers["content-type"] == "application/octet-stream"
     assert sent.headers["cookie"] == "upload_session=s%201%3Bx"
+
+
+def _parts(content_type: str, body: bytes) -> list[tuple[str, str | None, str | None, bytes]]:
+    """(name, filename, content type, content) of each part of a multipart body."""
+    from email.parser import BytesParser
+    from email.policy import HTTP
+
+    message = BytesParser(policy=HTTP).parsebytes(
+        f"Content-Type: {content_type}\r\n\r\n".encode() + body
+    )
+    parts = []
+    for part in message.iter_parts():
+        disposition = part.get("content-disposition", "")
+        params = dict(part["content-disposition"].params) if disposition else {}
+        ctype = part.get("content-type")
+        parts.append(
+            (
+                params["name"],
+                params.get("filename"),
+                ctype and str(ctype),
+                part.get_payload(decode=True),
+            )
+        )
+    return parts
+
+
+def test_forms_arrive_as_the_server_expects(media: Any, server: StreamServer) -> None:
+    def created(h: BaseHTTPRequestHandler) -> None:
+        _send(h, 201, "application/json", b'{"id": "f9", "name": "r.csv", "size": 4}')
+
+    def found(h: BaseHTTPRequestHandler) -> None:
+        _send(h, 200, "application/json", b'{"items": [], "total": 0}')
+
+    server.routes["/v1/files"] = created
+    server.routes["/v1/files/search"] = found
+    with media.Client(base_url=server.url, bearer_auth="t") as client:
+        model = media.models.FileUpload(
+            name="r.csv", size=4, kind="document", tags=["a", "b"], content=b"1,2\n"
+        )
+        assert client.files.create_file(body=model).id == "f9"
+        client.files.create_file(
+            body={"name": "x", "content": ("x.png", b"\x89PNG", "image/png"), "note": None}
+        )
+        client.files.search_files(
+            body=media.models.FileSearch(q="q r", kinds=["a", "b"], archived=False)
+        )
+    first, second, search = server.requests
+    assert first.headers["content-type"].startswith("multipart/form-data; boundary=")
+    assert _parts(first.headers["content-type"], first.body) == [
+        ("name", None, None, b"r.csv"),
+        ("size", None, None, b"4"),
+        ("kind", None, None, b"document"),
+        ("tags", None, None, b"a"),
+        ("tags", None, None, b"b"),
+        ("content", "content", "application/octet-stream", b"1,2\n"),
+    ]
+    assert _parts(second.headers["content-type"], second.body) == [
+        ("name", None, None, b"x"),
+        ("content", "x.png", "image/png", b"\x89PNG"),
+    ]
+    assert search.headers["content-type"] == "application/x-www-form-urlencoded"
+    assert search.body == b"q=q+r&kinds=a&kinds=b&archived=false"

@@ -80,6 +80,7 @@ from ._errors import (
     APITimeoutError,
     error_from_response,
 )
+from ._forms import multipart, urlencoded
 from ._logs import log_attempt, redact_url
 from ._models import LENIENT
 from ._query import Styled, encode_query
@@ -133,7 +134,8 @@ class RequestOptions:
       OpenAPI style by `_query.encode_query`.
     - `json`: the body as JSON data or pydantic models (models are dumped by alias, unset
       fields left out); None means no JSON body. `content`: raw bytes, str, a file or a
-      (async) byte stream; `data` / `files`: form and multipart bodies.
+      (async) byte stream; `data` / `files`: a URL-encoded form and a multipart body, each a
+      model or a mapping (see `_forms`: fields, files with their name and content type).
     - `idempotency_header`: the header the operation declares for idempotency keys (None if it
       declares none); `idempotency_key`: the caller's key, which wins over a generated one. A
       caller's key on an operation that declares no header is sent as `Idempotency-Key`.
@@ -152,8 +154,8 @@ class RequestOptions:
     headers: Mapping[str, str | None] | None = None
     json: Any = None
     content: AsyncContent | None = None
-    data: Mapping[str, Any] | None = None
-    files: Mapping[str, FileSpec] | None = None
+    data: Mapping[str, Any] | pydantic.BaseModel | None = None
+    files: Mapping[str, Any] | pydantic.BaseModel | None = None
     idempotency_header: str | None = None
     idempotency_key: str | None = None
     security: Security | None = None
@@ -310,21 +312,6 @@ class _Prepared:
     errors: Mapping[str, Any] | None = None
 
 
-def _read_file(content: FileContent) -> bytes:
-    return content if isinstance(content, bytes) else content.read()
-
-
-def _buffer_files(files: Mapping[str, FileSpec]) -> list[tuple[str, Any]]:
-    # A file object is read once: a second attempt would otherwise send it from EOF (empty).
-    buffered: list[tuple[str, Any]] = []
-    for name, spec in files.items():
-        if isinstance(spec, tuple):
-            buffered.append((name, (spec[0], _read_file(spec[1]), *spec[2:])))
-        else:
-            buffered.append((name, _read_file(spec)))
-    return buffered
-
-
 def _buffer_sync(content: SyncContent) -> bytes:
     if isinstance(content, bytes):
         return content
@@ -448,8 +435,8 @@ class _BaseClient:
             params=params,
             headers=dict(headers.multi_items()),
             content=body,
-            data=options.data,
-            files=_buffer_files(options.files) if options.files else None,
+            data=urlencoded(options.data) if options.data is not None else None,
+            files=multipart(options.files) if options.files is not None else None,
             idempotency_key=key,
             max_retries=self.max_retries if options.max_retries is None else options.max_retries,
             timeout=self.timeout if options.timeout is None else options.timeout,

@@ -379,6 +379,98 @@ class FilesResource:
             )
         )
 
+    def create_file(
+        self,
+        *,
+        body: models.FileUpload | Mapping[str, Any],
+        extra_headers: Mapping[str, str] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.File:
+        """Create a file from a form
+
+        `POST /v1/files`.
+        """
+        return self.create_file_raw(
+            body=body,
+            extra_headers=extra_headers,
+            max_retries=max_retries,
+            timeout=timeout,
+        ).parsed
+
+    def create_file_raw(
+        self,
+        *,
+        body: models.FileUpload | Mapping[str, Any],
+        extra_headers: Mapping[str, str] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> Raw[models.File]:
+        """Create a file from a form
+
+        `POST /v1/files`; returns the result with its response (`Raw`).
+        """
+        headers: dict[str, str] = {}
+        headers.update(extra_headers or {})
+        options = RequestOptions(
+            "POST",
+            "/v1/files",
+            headers=headers,
+            files=body,
+            security=Security(({"bearerAuth": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
+        )
+        response = self._client.request(options)
+        return Raw(response, response.parse(models.File))
+
+    def search_files(
+        self,
+        *,
+        body: models.FileSearch | Mapping[str, Any],
+        extra_headers: Mapping[str, str] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.FileList:
+        """Search files with a URL-encoded form
+
+        `POST /v1/files/search`.
+        """
+        return self.search_files_raw(
+            body=body,
+            extra_headers=extra_headers,
+            max_retries=max_retries,
+            timeout=timeout,
+        ).parsed
+
+    def search_files_raw(
+        self,
+        *,
+        body: models.FileSearch | Mapping[str, Any],
+        extra_headers: Mapping[str, str] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> Raw[models.FileList]:
+        """Search files with a URL-encoded form
+
+        `POST /v1/files/search`; returns the result with its response (`Raw`).
+        """
+        headers: dict[str, str] = {}
+        headers.update(extra_headers or {})
+        options = RequestOptions(
+            "POST",
+            "/v1/files/search",
+            headers=headers,
+            data=body,
+            security=Security(({"bearerAuth": ()},)),
+            accept="application/json",
+            max_retries=max_retries,
+            timeout=timeout,
+        )
+        response = self._client.request(options)
+        return Raw(response, response.parse(models.FileList))
+
     def download_file(
         self,
         *,
@@ -886,6 +978,100 @@ class AsyncFilesResource:
                 models.FileList,
             )
         )
+
+    async def create_file(
+        self,
+        *,
+        body: models.FileUpload | Mapping[str, Any],
+        extra_headers: Mapping[str, str] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.File:
+        """Create a file from a form
+
+        `POST /v1/files`.
+        """
+        raw = await self.create_file_raw(
+            body=body,
+            extra_headers=extra_headers,
+            max_retries=max_retries,
+            timeout=timeout,
+        )
+        return raw.parsed
+
+    async def create_file_raw(
+        self,
+        *,
+        body: models.FileUpload | Mapping[str, Any],
+        extra_headers: Mapping[str, str] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> Raw[models.File]:
+        """Create a file from a form
+
+        `POST /v1/files`; returns the result with its response (`Raw`).
+        """
+        headers: dict[str, str] = {}
+        headers.update(extra_headers or {})
+        options = RequestOptions(
+            "POST",
+            "/v1/files",
+            headers=headers,
+            files=body,
+            security=Security(({"bearerAuth": ()},)),
+            accept="application/json, application/problem+json",
+            max_retries=max_retries,
+            timeout=timeout,
+        )
+        response = await self._client.request(options)
+        return Raw(response, response.parse(models.File))
+
+    async def search_files(
+        self,
+        *,
+        body: models.FileSearch | Mapping[str, Any],
+        extra_headers: Mapping[str, str] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.FileList:
+        """Search files with a URL-encoded form
+
+        `POST /v1/files/search`.
+        """
+        raw = await self.search_files_raw(
+            body=body,
+            extra_headers=extra_headers,
+            max_retries=max_retries,
+            timeout=timeout,
+        )
+        return raw.parsed
+
+    async def search_files_raw(
+        self,
+        *,
+        body: models.FileSearch | Mapping[str, Any],
+        extra_headers: Mapping[str, str] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> Raw[models.FileList]:
+        """Search files with a URL-encoded form
+
+        `POST /v1/files/search`; returns the result with its response (`Raw`).
+        """
+        headers: dict[str, str] = {}
+        headers.update(extra_headers or {})
+        options = RequestOptions(
+            "POST",
+            "/v1/files/search",
+            headers=headers,
+            data=body,
+            security=Security(({"bearerAuth": ()},)),
+            accept="application/json",
+            max_retries=max_retries,
+            timeout=timeout,
+        )
+        response = await self._client.request(options)
+        return Raw(response, response.parse(models.FileList))
 
     async def download_file(
         self,

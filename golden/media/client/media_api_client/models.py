@@ -34,6 +34,26 @@ class FileList(BaseModel):
     total: int
 
 
+class FileUpload(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    name: str
+    size: int | None = None
+    kind: Open[Kind] | None = None
+    tags: list[str] | None = None
+    content: bytes
+
+
+class FileSearch(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    q: str
+    kinds: list[str] | None = None
+    archived: bool | None = None
+
+
 class Type(StrEnum):
     FILE_CREATED = "file.created"
     FILE_DELETED = "file.deleted"

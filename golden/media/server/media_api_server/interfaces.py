@@ -59,6 +59,24 @@ class FilesBase:
         """GET /v1/files: List files"""
         raise NotImplementedError
 
+    async def create_file(
+        self,
+        ctx: RequestContext,
+        *,
+        body: bytes,
+    ) -> models.File | Reply[models.File]:
+        """POST /v1/files: Create a file from a form"""
+        raise NotImplementedError
+
+    async def search_files(
+        self,
+        ctx: RequestContext,
+        *,
+        body: bytes,
+    ) -> models.FileList | Reply[models.FileList]:
+        """POST /v1/files/search: Search files with a URL-encoded form"""
+        raise NotImplementedError
+
     async def download_file(
         self,
         ctx: RequestContext,

@@ -48,7 +48,11 @@ VERSION = "1.4.0"
 ALLOWED_METHODS: dict[str, tuple[str, ...]] = {
     "/v1/completions": ("POST",),
     "/v1/events": ("GET",),
-    "/v1/files": ("GET",),
+    "/v1/files": (
+        "GET",
+        "POST",
+    ),
+    "/v1/files/search": ("POST",),
     "/v1/files/{file_id}/content": (
         "GET",
         "PUT",

@@ -12,6 +12,8 @@ Operations and the schemes they need:
 - POST /v1/completions: bearerAuth
 - GET /v1/events: bearerAuth
 - GET /v1/files: bearerAuth
+- POST /v1/files: bearerAuth
+- POST /v1/files/search: bearerAuth
 - GET /v1/files/{fileId}/content: bearerAuth
 - PUT /v1/files/{fileId}/content: bearerAuth
 - GET /v1/legacy/files: bearerAuth

@@ -33,6 +33,34 @@ class FilesHandler(FilesBase):
         """
         raise NotImplementedError
 
+    async def create_file(
+        self,
+        ctx: RequestContext,
+        *,
+        body: bytes,
+    ) -> models.File | Reply[models.File]:
+        """POST /v1/files: Create a file from a form
+
+        - security: bearerAuth
+        - problem details
+        - 415 unless Content-Type is multipart/form-data
+        """
+        raise NotImplementedError
+
+    async def search_files(
+        self,
+        ctx: RequestContext,
+        *,
+        body: bytes,
+    ) -> models.FileList | Reply[models.FileList]:
+        """POST /v1/files/search: Search files with a URL-encoded form
+
+        - security: bearerAuth
+        - problem details
+        - 415 unless Content-Type is application/x-www-form-urlencoded
+        """
+        raise NotImplementedError
+
     async def download_file(
         self,
         ctx: RequestContext,

@@ -68,6 +68,82 @@ router.add_api_route(
 )
 
 
+_AUTH_create_file_endpoint = AuthRequirement((("bearerAuth", ()),))
+
+
+async def create_file_endpoint(
+    _request: Request,
+    _response: Response,
+) -> Any:
+    """POST /v1/files: Create a file from a form"""
+    _ctx = _context.request_context(_request, _response, if_match=False)
+    _result = await _handler(_request).create_file(_ctx, body=await _request.body())
+    return _context.respond(
+        _ctx,
+        _result,
+        status=201,
+        statuses=[201],
+        conditional=False,
+        empty=[],
+    )
+
+
+router.add_api_route(
+    "/v1/files",
+    create_file_endpoint,
+    methods=["POST"],
+    operation_id="createFile",
+    status_code=201,
+    response_model=models.File,
+    response_model_exclude_unset=True,
+    tags=["Files"],
+    summary="Create a file from a form",
+    openapi_extra={"security": [{"bearerAuth": []}]},
+    dependencies=[
+        Depends(_AUTH_create_file_endpoint),
+        Depends(require_content_type("multipart/form-data")),
+    ],
+)
+
+
+_AUTH_search_files_endpoint = AuthRequirement((("bearerAuth", ()),))
+
+
+async def search_files_endpoint(
+    _request: Request,
+    _response: Response,
+) -> Any:
+    """POST /v1/files/search: Search files with a URL-encoded form"""
+    _ctx = _context.request_context(_request, _response, if_match=False)
+    _result = await _handler(_request).search_files(_ctx, body=await _request.body())
+    return _context.respond(
+        _ctx,
+        _result,
+        status=200,
+        statuses=[200],
+        conditional=False,
+        empty=[],
+    )
+
+
+router.add_api_route(
+    "/v1/files/search",
+    search_files_endpoint,
+    methods=["POST"],
+    operation_id="searchFiles",
+    status_code=200,
+    response_model=models.FileList,
+    response_model_exclude_unset=True,
+    tags=["Files"],
+    summary="Search files with a URL-encoded form",
+    openapi_extra={"security": [{"bearerAuth": []}]},
+    dependencies=[
+        Depends(_AUTH_search_files_endpoint),
+        Depends(require_content_type("application/x-www-form-urlencoded")),
+    ],
+)
+
+
 _AUTH_download_file_endpoint = AuthRequirement((("bearerAuth", ()),))
 
 
