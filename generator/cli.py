@@ -241,8 +241,7 @@ def load_for_render(spec: str, validate: bool, strict: bool) -> tuple[LoadedSpec
     from generator.spec import load_spec
 
     loaded = load_spec(spec, validate=validate, strict=strict)
-    root = loaded.resolver.root
-    return loaded, root.path if root.path is not None else root.text.decode("utf-8", "replace")
+    return loaded, loaded.source
 
 
 @main.command()

@@ -15,6 +15,7 @@ from urllib.parse import unquote
 from generator.errors import ApiforgeError, Problem
 from generator.ir import Where
 from generator.spec.load import Document, load_document
+from generator.spec.swagger2 import ConvertedDocument
 
 
 def unescape(token: str) -> str:
@@ -63,7 +64,11 @@ class Resolver:
 
     def problem(self, message: str, where: Where) -> Problem:
         line, column = self.locate(where)
-        return Problem(message, file=where.file, line=line, column=column, pointer=where.pointer)
+        doc = self.document(where.file)
+        pointer = where.pointer
+        if isinstance(doc, ConvertedDocument):  # name the node in the file as written
+            pointer = doc.original_pointer(pointer)
+        return Problem(message, file=where.file, line=line, column=column, pointer=pointer)
 
     def get(self, where: Where, *, origin: Where | None = None, ref: str = "") -> Any:
         """The node at `where`, without following a `$ref` it may be. `origin` is where the
