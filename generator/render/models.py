@@ -752,7 +752,16 @@ def _options(
         "model_name_map": name_map or None,
         "custom_file_header": header or None,
         "allow_remote_refs": False,
+        **_remote_refs(),
     }
+
+
+def _remote_refs() -> dict[str, Any]:
+    """When the user allows remote `$ref`s, the library reads them from the files the
+    resolver fetched (`generator.spec.remote`), never from the network itself."""
+    from generator.spec import remote
+
+    return {"http_local_ref_path": str(remote.mirror_dir())} if remote.allowed() else {}
 
 
 def _library_options(options: Mapping[str, Any]) -> dict[str, Any]:
@@ -766,6 +775,11 @@ def _library_options(options: Mapping[str, Any]) -> dict[str, Any]:
         "output_model_type": DataModelType(options["output_model_type"]),
         "target_python_version": PythonVersion(options["target_python_version"]),
         "openapi_scopes": [OpenAPIScope(scope) for scope in options["openapi_scopes"]],
+        **(
+            {"http_local_ref_path": Path(options["http_local_ref_path"])}
+            if "http_local_ref_path" in options
+            else {}
+        ),
     }
 
 
