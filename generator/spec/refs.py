@@ -194,7 +194,8 @@ class Resolver:
 
 
 def _refs(where: Where, node: Any) -> Iterator[tuple[Where, str]]:
-    """Every string `$ref` under `node` (at `where`), with where its mapping is."""
+    """Every string `$ref` under `node` (at `where`), with where its mapping is, in the
+    order they are written."""
     todo = [(where, node)]
     while todo:
         at, node = todo.pop()
@@ -202,6 +203,9 @@ def _refs(where: Where, node: Any) -> Iterator[tuple[Where, str]]:
             ref = node.get("$ref")
             if isinstance(ref, str):
                 yield at, ref
-            todo.extend((at.child(k), v) for k, v in node.items() if isinstance(v, (dict, list)))
+            items = [(at.child(k), v) for k, v in node.items() if isinstance(v, (dict, list))]
         elif isinstance(node, list):
-            todo.extend((at.child(i), v) for i, v in enumerate(node) if isinstance(v, (dict, list)))
+            items = [(at.child(i), v) for i, v in enumerate(node) if isinstance(v, (dict, list))]
+        else:
+            continue
+        todo.extend(reversed(items))  # popped in their order
