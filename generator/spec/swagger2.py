@@ -346,7 +346,8 @@ class _Converter:
             if key in op:
                 out[key] = op[key]
         schemes = _list(op.get("schemes"))
-        if schemes and set(schemes) != set(_list(self.src.get("schemes"))):
+        servers = _list(self.src.get("schemes")) or ["https"]  # as `servers` reads them
+        if schemes and "host" in self.src and set(schemes) != set(servers):
             self.note(
                 "operation-schemes",
                 f"operation `schemes` {schemes} differ from the document's: not carried over "
@@ -594,19 +595,21 @@ class _Converter:
                 converted.update(_extensions(header))
                 out["headers"][name] = converted
         examples = _dict(response.get("examples"))
-        if "schema" in response:
-            schema = response["schema"]
-            content: dict[str, Any] = {}
-            for m in produces:
-                entry: dict[str, Any] = {"schema": self.schema(schema, _ptr(at, "schema"))}
+        content: dict[str, Any] = {}
+        for m in produces:
+            entry: dict[str, Any] = {}
+            if "schema" in response:
+                entry["schema"] = self.schema(response["schema"], _ptr(at, "schema"))
                 self.origin(_ptr(out_at, "content", m, "schema"), _ptr(at, "schema"))
-                if m in examples:
-                    entry["example"] = examples[m]
-                    self.origin(_ptr(out_at, "content", m, "example"), _ptr(at, "examples", m))
+            if m in examples:  # without a schema too: the example says what the body is
+                entry["example"] = examples[m]
+                self.origin(_ptr(out_at, "content", m, "example"), _ptr(at, "examples", m))
+            if entry:
                 content[m] = entry
+        if content:
             out["content"] = content
         for m in examples:
-            if m not in out.get("content", {}):
+            if m not in content:
                 self.note(
                     "example",
                     f"an example for {m}, which the operation does not produce: left out",
