@@ -328,7 +328,8 @@ class _Converter:
         if params:
             out["parameters"] = params
         consumes = _media_list(op.get("consumes")) or self.consumes
-        produces = _media_list(op.get("produces")) or self.produces
+        produces = _media_list(op.get("produces"))  # an operation's `[]` says: none
+        produces = self.produces if produces is None else produces
         if bodies:
             body = self.request_body(bodies, consumes, at)
             if body is not None:

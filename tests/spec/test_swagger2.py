@@ -414,3 +414,33 @@ def test_corpus_2_0_specs_generate_import_and_drop_nothing(
     result = sweep_one(f"swagger2/{name}", str(SWAGGER2.parent), 600, None)
     assert result.status == "ok", (result.reason, result.missing)
     assert result.operations > 0
+
+
+def test_an_example_without_a_schema_and_operation_schemes() -> None:
+    doc = converted(
+        """
+        host: api.x.com
+        produces: [application/xml]
+        paths:
+          /lines:
+            get:
+              schemes: [http]
+              responses:
+                200: {description: ok, examples: {application/xml: "<a/>"}}
+          /k8s:
+            get:
+              schemes: [https]
+              responses: {200: {description: ok}}
+          /none:
+            get:
+              produces: []  # clears the document's
+              responses: {200: {description: ok, schema: {type: string}}}
+        """
+    )
+    assert "content" not in doc.data["paths"]["/none"]["get"]["responses"]["200"]
+    response = doc.data["paths"]["/lines"]["get"]["responses"]["200"]
+    assert response["content"] == {"application/xml": {"example": "<a/>"}}
+    # `https` is what the document's servers say already (no `schemes`: https)
+    assert [(n.kind, n.pointer) for n in doc.notes] == [
+        ("operation-schemes", "/paths/~1lines/get/schemes")
+    ]

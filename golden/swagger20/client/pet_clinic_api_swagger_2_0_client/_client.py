@@ -194,8 +194,8 @@ class PetsResource:
             },
             headers=headers,
             security=Security(({"apiKey": ()},)),
-            accept="application/json",
-            errors={"429": models.Error},
+            accept="application/json, application/problem+json",
+            errors={"429": models.Problem},
             max_retries=max_retries,
             timeout=timeout,
         )
@@ -252,8 +252,8 @@ class PetsResource:
             idempotency_header="Idempotency-Key",
             idempotency_key=idempotency_key,
             security=Security(({"oauth": ("pets:write",)},)),
-            accept="application/json",
-            errors={"409": models.Error, "422": models.Error, "429": models.Error},
+            accept="application/json, application/problem+json",
+            errors={"409": models.Problem, "422": models.Problem, "429": models.Problem},
             max_retries=max_retries,
             timeout=timeout,
         )
@@ -304,8 +304,8 @@ class PetsResource:
             "/pets/" + _segment(pet_id),
             headers=headers,
             security=Security(({"apiKey": ()},)),
-            accept="application/json",
-            errors={"404": models.Error},
+            accept="application/json, application/problem+json",
+            errors={"404": models.Problem},
             max_retries=max_retries,
             timeout=timeout,
         )
@@ -365,8 +365,8 @@ class PetsResource:
             headers=headers,
             json=body,
             security=Security(({"apiKey": ()},)),
-            accept="application/json",
-            errors={"412": models.Error, "428": models.Error},
+            accept="application/json, application/problem+json",
+            errors={"412": models.Problem, "428": models.Problem},
             max_retries=max_retries,
             timeout=timeout,
         )
@@ -381,7 +381,7 @@ class PetsResource:
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> None:
+    ) -> models.Pet:
         """Upload a photo of a pet
 
         `POST /pets/{petId}/photo`.
@@ -405,7 +405,7 @@ class PetsResource:
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> Raw[None]:
+    ) -> Raw[models.Pet]:
         """Upload a photo of a pet
 
         `POST /pets/{petId}/photo`; returns the result with its response (`Raw`).
@@ -421,11 +421,12 @@ class PetsResource:
             headers=headers,
             files=body,
             security=Security(({"apiKey": ()},)),
+            accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
         )
         response = self._client.request(options)
-        return Raw(response, None)
+        return Raw(response, response.parse(models.Pet))
 
 
 class AsyncPetsResource:
@@ -500,8 +501,8 @@ class AsyncPetsResource:
             },
             headers=headers,
             security=Security(({"apiKey": ()},)),
-            accept="application/json",
-            errors={"429": models.Error},
+            accept="application/json, application/problem+json",
+            errors={"429": models.Problem},
             max_retries=max_retries,
             timeout=timeout,
         )
@@ -559,8 +560,8 @@ class AsyncPetsResource:
             idempotency_header="Idempotency-Key",
             idempotency_key=idempotency_key,
             security=Security(({"oauth": ("pets:write",)},)),
-            accept="application/json",
-            errors={"409": models.Error, "422": models.Error, "429": models.Error},
+            accept="application/json, application/problem+json",
+            errors={"409": models.Problem, "422": models.Problem, "429": models.Problem},
             max_retries=max_retries,
             timeout=timeout,
         )
@@ -612,8 +613,8 @@ class AsyncPetsResource:
             "/pets/" + _segment(pet_id),
             headers=headers,
             security=Security(({"apiKey": ()},)),
-            accept="application/json",
-            errors={"404": models.Error},
+            accept="application/json, application/problem+json",
+            errors={"404": models.Problem},
             max_retries=max_retries,
             timeout=timeout,
         )
@@ -674,8 +675,8 @@ class AsyncPetsResource:
             headers=headers,
             json=body,
             security=Security(({"apiKey": ()},)),
-            accept="application/json",
-            errors={"412": models.Error, "428": models.Error},
+            accept="application/json, application/problem+json",
+            errors={"412": models.Problem, "428": models.Problem},
             max_retries=max_retries,
             timeout=timeout,
         )
@@ -690,7 +691,7 @@ class AsyncPetsResource:
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> None:
+    ) -> models.Pet:
         """Upload a photo of a pet
 
         `POST /pets/{petId}/photo`.
@@ -715,7 +716,7 @@ class AsyncPetsResource:
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> Raw[None]:
+    ) -> Raw[models.Pet]:
         """Upload a photo of a pet
 
         `POST /pets/{petId}/photo`; returns the result with its response (`Raw`).
@@ -731,11 +732,12 @@ class AsyncPetsResource:
             headers=headers,
             files=body,
             security=Security(({"apiKey": ()},)),
+            accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
         )
         response = await self._client.request(options)
-        return Raw(response, None)
+        return Raw(response, response.parse(models.Pet))
 
 
 class Client(SyncAPIClient):

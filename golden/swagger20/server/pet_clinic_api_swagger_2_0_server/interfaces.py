@@ -67,6 +67,6 @@ class PetsBase:
         *,
         pet_id: str,
         body: bytes,
-    ) -> None | Reply[None]:
+    ) -> models.Pet | Reply[models.Pet]:
         """POST /pets/{petId}/photo: Upload a photo of a pet"""
         raise NotImplementedError

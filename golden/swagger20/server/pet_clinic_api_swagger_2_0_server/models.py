@@ -39,9 +39,12 @@ class Animal(BaseModel):
     kind: str
 
 
-class Error(BaseModel):
+class Problem(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
-    code: str
-    message: str
+    type: str
+    title: str
+    status: int
+    detail: str | None = None
+    instance: str | None = None

@@ -85,7 +85,7 @@ class PetsHandler(PetsBase):
         *,
         pet_id: str,
         body: bytes,
-    ) -> None | Reply[None]:
+    ) -> models.Pet | Reply[models.Pet]:
         """POST /pets/{petId}/photo: Upload a photo of a pet
 
         - security: apiKey

@@ -208,10 +208,10 @@ async def upload_photo_endpoint(
     return _context.respond(
         _ctx,
         _result,
-        status=204,
-        statuses=[204],
+        status=201,
+        statuses=[201],
         conditional=False,
-        empty=[204],
+        empty=[],
     )
 
 
@@ -220,8 +220,9 @@ router.add_api_route(
     upload_photo_endpoint,
     methods=["POST"],
     operation_id="uploadPhoto",
-    status_code=204,
-    response_model=None,
+    status_code=201,
+    response_model=models.Pet,
+    response_model_exclude_unset=True,
     tags=["pets"],
     summary="Upload a photo of a pet",
     openapi_extra={"security": [{"apiKey": []}]},
