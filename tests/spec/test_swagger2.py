@@ -444,3 +444,13 @@ def test_an_example_without_a_schema_and_operation_schemes() -> None:
     assert [(n.kind, n.pointer) for n in doc.notes] == [
         ("operation-schemes", "/paths/~1lines/get/schemes")
     ]
+
+
+def test_lint_of_a_directory_finds_2_0_documents(tmp_path: Path) -> None:
+    from generator.lint.run import is_root_document
+
+    (tmp_path / "a.yaml").write_text(HEAD + "paths: {}\n")
+    (tmp_path / "b.json").write_text('{"swagger": "2.0", "info": {}, "paths": {}}')
+    (tmp_path / "fragment.yaml").write_text("definitions: {}\n")
+    found = sorted(p.name for p in tmp_path.iterdir() if is_root_document(p))
+    assert found == ["a.yaml", "b.json"]
