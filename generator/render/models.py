@@ -793,7 +793,8 @@ def _run(source: Path | str | Mapping[str, Any], options: Mapping[str, Any]) -> 
             _collector_paused(),
         ):
             warnings.simplefilter("ignore")
-            return dcg.generate(source, **_library_options(opts))
+            with _in_folder_of(source):
+                return dcg.generate(source, **_library_options(opts))
 
     try:
         try:
@@ -822,6 +823,22 @@ def _run(source: Path | str | Mapping[str, Any], options: Mapping[str, Any]) -> 
 
         result = default_none_admits_none(result)
     return result
+
+
+@contextlib.contextmanager
+def _in_folder_of(source: Any) -> Iterator[None]:
+    """In the folder of a spec given as text (`SpecText`: a Swagger 2.0 document's 3.0
+    reading), for the run of the library: it reads the files the text's `$ref`s name from
+    the working directory, and refuses any outside it (as it refuses those outside a spec
+    file's folder)."""
+    from generator.spec import SpecText
+
+    folder = source.folder if isinstance(source, SpecText) else None
+    if folder is None:
+        yield
+        return
+    with contextlib.chdir(folder):
+        yield
 
 
 @contextlib.contextmanager

@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from generator.errors import ApiforgeError, Problem
 from generator.ir import Api
@@ -25,6 +22,18 @@ SWAGGER_HINT = (
 MAX_NOTES = 20  # conversion notes shown one by one; the rest are counted by kind
 
 
+class SpecText(str):
+    """A spec's text that no file holds (a Swagger 2.0 document's 3.0 reading), and the
+    folder its `$ref`s to other files are relative to (None: the working directory)."""
+
+    folder: Path | None
+
+    def __new__(cls, text: str, folder: Path | None) -> SpecText:
+        made = super().__new__(cls, text)
+        made.folder = folder
+        return made
+
+
 @dataclass(frozen=True)
 class LoadedSpec:
     api: Api
@@ -36,31 +45,10 @@ class LoadedSpec:
         Swagger 2.0 document's 3.0 reading, which no file holds)."""
         root = self.resolver.root
         if isinstance(root, ConvertedDocument):
-            data = root.data
-            if root.path is not None and _FILE_REF.search(root.text):
-                data = _cwd_refs(data, root.path.parent.absolute())
-            return json.dumps(data, ensure_ascii=False, default=str)
+            text = json.dumps(root.data, ensure_ascii=False, default=str)
+            folder = root.path.parent.absolute() if root.path is not None else None
+            return SpecText(text, folder)
         return root.path if root.path is not None else root.text.decode("utf-8", "replace")
-
-
-# a `$ref` that may name another file (not `#/...` nor a URL)
-_FILE_REF = re.compile(rb"""\$ref["']?\s*:\s*["']?(?![#"'\s]|https?:)""")
-
-
-def _cwd_refs(node: Any, folder: Path) -> Any:
-    """`node` with each `$ref` to another file made relative to the working directory
-    instead of `folder`: the models library reads a converted document as text, and looks
-    for the files it names from there (refusing those outside it)."""
-    if isinstance(node, dict):
-        out = {k: _cwd_refs(v, folder) for k, v in node.items()}
-        ref = node.get("$ref")
-        if isinstance(ref, str) and not ref.startswith("#") and "://" not in ref:
-            file_part, sep, fragment = ref.partition("#")
-            out["$ref"] = os.path.relpath(folder / file_part) + sep + fragment
-        return out
-    if isinstance(node, list):
-        return [_cwd_refs(v, folder) for v in node]
-    return node
 
 
 def read_swagger2(doc: Document) -> Document:

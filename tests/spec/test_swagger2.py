@@ -454,3 +454,47 @@ def test_lint_of_a_directory_finds_2_0_documents(tmp_path: Path) -> None:
     (tmp_path / "fragment.yaml").write_text("definitions: {}\n")
     found = sorted(p.name for p in tmp_path.iterdir() if is_root_document(p))
     assert found == ["a.yaml", "b.json"]
+
+
+def test_a_2_0_spec_of_several_files_generates_from_anywhere(tmp_path: Path) -> None:
+    """The models step reads the 3.0 reading as text: the files it names are still found
+    next to the spec, whatever the working directory."""
+    folder = tmp_path / "api"
+    folder.mkdir()
+    (folder / "spec.yaml").write_text(
+        HEAD
+        + textwrap.dedent("""\
+            paths:
+              /a:
+                get:
+                  responses:
+                    200: {description: ok, schema: {$ref: "#/definitions/A"}}
+            definitions:
+              A:
+                type: object
+                properties:
+                  b: {$ref: "./common.yaml#/definitions/B"}
+            """)
+    )
+    (folder / "common.yaml").write_text("definitions:\n  B: {type: object, x-nullable: true}\n")
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "generator.cli",
+            "generate",
+            str(folder / "spec.yaml"),
+            "-o",
+            str(out),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "APIFORGE_CACHE_DIR": str(tmp_path / "cache")},
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    for side in ("server", "client"):
+        models = next((out / side).glob("*/models.py")).read_text()
+        assert "class A(BaseModel):" in models and "class B(BaseModel):" in models
