@@ -20,7 +20,6 @@ what swagger2openapi does: `definitions` → `components/schemas`, body and form
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -174,9 +173,8 @@ class _Converter:
         src = self.src
         out: dict[str, Any] = {"openapi": OPENAPI_VERSION}
         self.origin("/openapi", "/swagger")
-        for key in ("info",):
-            if key in src:
-                out[key] = src[key]
+        if "info" in src:
+            out["info"] = src["info"]
         servers = self.servers()
         if servers:
             out["servers"] = servers
@@ -331,9 +329,7 @@ class _Converter:
         produces = _media_list(op.get("produces"))  # an operation's `[]` says: none
         produces = self.produces if produces is None else produces
         if bodies:
-            body = self.request_body(bodies, consumes, at)
-            if body is not None:
-                out["requestBody"] = body
+            out["requestBody"] = self.request_body(bodies, consumes, at)
         responses = _dict(op.get("responses"))
         out["responses"] = {
             str(code): (
@@ -479,37 +475,46 @@ class _Converter:
 
     def request_body(
         self, bodies: list[tuple[dict[str, Any], str]], consumes: list[str], at: str
-    ) -> dict[str, Any] | None:
+    ) -> dict[str, Any]:
+        """The request body of an operation's body or form parameters (with their 2.0
+        pointers), at `at` (the operation)."""
         body = [(p, a) for p, a in bodies if p.get("in") == "body"]
         form = [(p, a) for p, a in bodies if p.get("in") == "formData"]
-        if body:
-            param, param_at = body[0]
-            for _, extra_at in body[1:]:
-                self.note("body", "a second `in: body` parameter: left out", extra_at)
-            if form:
-                self.note(
-                    "formData",
-                    "form parameters beside an `in: body` one: left out (only one body)",
-                    form[0][1],
-                )
-            out: dict[str, Any] = {}
-            if "description" in param:
-                out["description"] = param["description"]
-            media = [m for m in consumes if m not in _FORM_MEDIA] or [_DEFAULT_MEDIA]
-            schema = param.get("schema", {})
-            out["content"] = {}
-            self.origin(_ptr(at, "requestBody"), param_at)
-            for m in media:
-                out["content"][m] = {"schema": self.schema(schema, _ptr(param_at, "schema"))}
-                self.origin(
-                    _ptr(at, "requestBody", "content", m, "schema"), _ptr(param_at, "schema")
-                )
-            if param.get("required"):
-                out["required"] = True
-            if isinstance(param.get("name"), str):
-                out["x-codegen-request-body-name"] = param["name"]
-            out.update(_extensions(param))
-            return out
+        if not body:
+            return self.form_body(form, consumes, at)
+        for _, extra_at in body[1:]:
+            self.note("body", "a second `in: body` parameter: left out", extra_at)
+        if form:
+            self.note(
+                "formData",
+                "form parameters beside an `in: body` one: left out (only one body)",
+                form[0][1],
+            )
+        return self.body(*body[0], consumes, at)
+
+    def body(
+        self, param: dict[str, Any], param_at: str, consumes: list[str], at: str
+    ) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if "description" in param:
+            out["description"] = param["description"]
+        media = [m for m in consumes if m not in _FORM_MEDIA] or [_DEFAULT_MEDIA]
+        schema = param.get("schema", {})
+        out["content"] = {}
+        self.origin(_ptr(at, "requestBody"), param_at)
+        for m in media:
+            out["content"][m] = {"schema": self.schema(schema, _ptr(param_at, "schema"))}
+            self.origin(_ptr(at, "requestBody", "content", m, "schema"), _ptr(param_at, "schema"))
+        if param.get("required"):
+            out["required"] = True
+        if isinstance(param.get("name"), str):
+            out["x-codegen-request-body-name"] = param["name"]
+        out.update(_extensions(param))
+        return out
+
+    def form_body(
+        self, form: list[tuple[dict[str, Any], str]], consumes: list[str], at: str
+    ) -> dict[str, Any]:
         properties: dict[str, Any] = {}
         required: list[str] = []
         encoding: dict[str, Any] = {}
@@ -559,7 +564,7 @@ class _Converter:
                 self.origin(
                     _ptr(at, "requestBody", "content", m, "schema", "properties", name), param_at
                 )
-        out = {"content": content}
+        out: dict[str, Any] = {"content": content}
         if required:
             out["required"] = True
         return out
@@ -665,8 +670,3 @@ class _Converter:
 
 def _unescape(token: str) -> str:
     return token.replace("~1", "/").replace("~0", "~")
-
-
-def note_lines(notes: Iterable[Note]) -> list[Note]:
-    """The notes in a stable order (by where they are, then what they say)."""
-    return sorted(notes, key=lambda n: (n.pointer, n.kind, n.message))
