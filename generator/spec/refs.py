@@ -104,12 +104,17 @@ class Resolver:
     def locate(self, where: Where) -> tuple[int, int]:
         return self.document(where.file).locate(where.pointer)
 
+    def written_pointer(self, where: Where) -> str:
+        """The pointer of `where` in its file as written (a Swagger 2.0 file's own pointer
+        for a node of its 3.0 reading)."""
+        doc = self.document(where.file)
+        if isinstance(doc, ConvertedDocument):
+            return doc.original_pointer(where.pointer)
+        return where.pointer
+
     def problem(self, message: str, where: Where) -> Problem:
         line, column = self.locate(where)
-        doc = self.document(where.file)
-        pointer = where.pointer
-        if isinstance(doc, ConvertedDocument):  # name the node in the file as written
-            pointer = doc.original_pointer(pointer)
+        pointer = self.written_pointer(where)
         return Problem(message, file=where.file, line=line, column=column, pointer=pointer)
 
     def get(self, where: Where, *, origin: Where | None = None, ref: str = "") -> Any:

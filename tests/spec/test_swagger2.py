@@ -498,3 +498,25 @@ def test_a_2_0_spec_of_several_files_generates_from_anywhere(tmp_path: Path) -> 
     for side in ("server", "client"):
         models = next((out / side).glob("*/models.py")).read_text()
         assert "class A(BaseModel):" in models and "class B(BaseModel):" in models
+
+
+def test_lint_findings_name_the_2_0_pointer(tmp_path: Path) -> None:
+    from generator.lint.engine import lint_path
+
+    text = HEAD + textwrap.dedent("""\
+        responses:
+          TooMany:
+            description: slow down
+            headers: {Retry-After: {type: integer}}
+            schema: {type: object}
+        paths:
+          /pets:
+            get:
+              responses:
+                200: {description: ok}
+                429: {$ref: "#/responses/TooMany"}
+        """)
+    spec = tmp_path / "pets.yaml"
+    spec.write_text(text)
+    finding = next(f for f in lint_path(str(spec)).findings if f.rule == "problem-details-missing")
+    assert (finding.line, finding.pointer) == (line_of(text, "TooMany:"), "/responses/TooMany")
