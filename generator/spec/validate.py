@@ -49,6 +49,7 @@ from typing import Any
 
 from generator.errors import ApiforgeError, Problem
 from generator.ir import Where
+from generator.spec import remote
 from generator.spec.load import cache_get, cache_put, load_document
 from generator.spec.refs import Resolver, UnresolvedRef
 from generator.spec.swagger2 import ConvertedDocument
@@ -873,10 +874,14 @@ class _DefaultChecker:
     def _uri(self, file: str) -> str:
         uri = self.uris.get(file)
         if uri is None:
-            # its path as the resolver reads `$ref`s, relative to the name (symlinks unresolved)
-            uri = (
-                Path(os.path.abspath(file)).as_uri() if file != "<stdin>" else "urn:apiforge:stdin"
-            )
+            # its path as the resolver reads `$ref`s, relative to the name (symlinks unresolved);
+            # a remote document's name is its URL
+            if remote.is_remote(file):
+                uri = file
+            elif file == "<stdin>":
+                uri = "urn:apiforge:stdin"
+            else:
+                uri = Path(os.path.abspath(file)).as_uri()
             self.uris[file] = uri
         return uri
 
@@ -911,6 +916,9 @@ class _DefaultChecker:
         from urllib.parse import unquote, urlsplit
 
         parts = urlsplit(uri)
+        for doc in self.resolver.documents:  # a remote document the resolver fetched
+            if doc.name == uri:
+                return _plain(doc.data)
         if parts.scheme == "file":
             path = unquote(parts.path)
             for doc in self.resolver.documents:

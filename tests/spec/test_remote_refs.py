@@ -29,6 +29,7 @@ schemas:
     type: object
     properties:
       name: {type: string}
+  Count: {type: integer}
 """
 
 
@@ -209,3 +210,18 @@ def test_nothing_is_cached_from_a_failed_fetch(server: _Server, tmp_path: Path) 
         proc = apiforge(tmp_path, "inspect", "--allow-remote-refs", str(spec))
         assert_clear_error(proc, f"{spec}:7:", "HTTP 404")
     assert server.hits == Counter({"/missing.yaml": 2})
+
+
+def test_a_default_is_checked_against_a_remote_schema(server: _Server, tmp_path: Path) -> None:
+    spec = tmp_path / "spec.yaml"
+    text = spec_text(server.url) + (
+        "    Page:\n"
+        "      type: object\n"
+        "      properties:\n"
+        "        size:\n"
+        f'          allOf: [{{$ref: "{server.url}/common.yaml#/schemas/Count"}}]\n'
+        "          default: many\n"
+    )
+    spec.write_text(text)
+    proc = apiforge(tmp_path, "inspect", "--validate", "--allow-remote-refs", str(spec))
+    assert_clear_error(proc, f"{spec}:24:", "default: 'many' is not of type 'integer'")
