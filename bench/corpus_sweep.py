@@ -4,8 +4,8 @@
                                            [--specs-from FILE] [--keep DIR] [--results FILE]
                                            [--no-docs] [--docs-from FILE]
 
-For each spec listed in the corpus's INDEX.tsv (none is skipped: a spec that cannot be run is
-reported as such), or only those of `--specs-from FILE` (one path a line, relative to the
+For each spec listed in the corpus's INDEX.tsv and swagger2/SOURCES.swagger2.tsv (the Swagger
+2.0 specs, ordinary specs here; none is skipped: a spec that cannot be run is reported as such), or only those of `--specs-from FILE` (one path a line, relative to the
 corpus or absolute; blank lines and `#` comments ignored) and/or whose path contains `--only`,
 in `--jobs` worker processes:
 
