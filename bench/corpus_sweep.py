@@ -4,8 +4,8 @@
                                            [--specs-from FILE] [--keep DIR] [--results FILE]
                                            [--no-docs] [--docs-from FILE]
 
-For each spec listed in the corpus's INDEX.tsv (none is skipped: a spec that cannot be run is
-reported as such), or only those of `--specs-from FILE` (one path a line, relative to the
+For each spec listed in the corpus's INDEX.tsv and swagger2/SOURCES.swagger2.tsv (the Swagger
+2.0 specs, ordinary specs here; none is skipped: a spec that cannot be run is reported as such), or only those of `--specs-from FILE` (one path a line, relative to the
 corpus or absolute; blank lines and `#` comments ignored) and/or whose path contains `--only`,
 in `--jobs` worker processes:
 
@@ -219,6 +219,8 @@ def spec_contents(path: Path) -> tuple[list[str], list[str]]:
                 ops.add(f"{method.upper()} {normalize(str(template))}")
     components = doc.get("components") if isinstance(doc, dict) else None
     schemas = components.get("schemas") if isinstance(components, dict) else None
+    if isinstance(doc, dict) and "swagger" in doc:  # Swagger 2.0: its schemas are definitions
+        schemas = doc.get("definitions")
     return sorted(ops), sorted(str(k) for k in (schemas or {}))
 
 
@@ -415,8 +417,14 @@ def _load_results(path: Path) -> tuple[list[Result], dict[str, Any]]:
 
 
 def index(corpus: Path) -> list[str]:
-    rows = (corpus / "INDEX.tsv").read_text(encoding="utf-8").splitlines()[1:]
-    return [row.split("\t", 1)[0] for row in rows if row.strip()]
+    """Every spec of the corpus: INDEX.tsv's, then the Swagger 2.0 ones (listed apart, in
+    swagger2/SOURCES.swagger2.tsv), which are ordinary specs here."""
+    specs = []
+    for folder, listing in (("", "INDEX.tsv"), ("swagger2/", "swagger2/SOURCES.swagger2.tsv")):
+        if (corpus / listing).is_file():
+            rows = (corpus / listing).read_text(encoding="utf-8").splitlines()[1:]
+            specs += [folder + row.split("\t", 1)[0] for row in rows if row.strip()]
+    return specs
 
 
 def specs_from(file: Path, corpus: Path) -> list[str]:

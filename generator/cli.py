@@ -40,6 +40,24 @@ def reports_bad_input(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def remote_refs_option(func: F) -> F:
+    """`--allow-remote-refs`: follow `$ref`s to http(s) URLs (generator/spec/remote.py)."""
+
+    def allow(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+        from generator.spec import remote
+
+        remote.allow(value)
+
+    return click.option(
+        "--allow-remote-refs",
+        is_flag=True,
+        expose_value=False,
+        callback=allow,
+        help="Fetch $refs to http(s) URLs (timeout, size cap, cached by URL); "
+        "also APIFORGE_ALLOW_REMOTE_REFS=1.",
+    )(func)
+
+
 class _StderrHandler(logging.Handler):
     """Log records on whatever `sys.stderr` is when they are emitted (a handler bound to the
     stream of the first run would write into a closed stream on the next in-process run)."""
@@ -82,6 +100,7 @@ def _prune_cache() -> None:
 @click.option(
     "--validate/--no-validate", default=False, help="Run full OpenAPI schema validation first."
 )
+@remote_refs_option
 @reports_bad_input
 def inspect(spec: str, fmt: str, validate: bool) -> None:
     """Show, per operation, which production patterns SPEC declares."""
@@ -142,6 +161,7 @@ def _wants_colour(output: str | None, stderr: bool = False) -> bool:
     help="Skip the files given that are not an OpenAPI document's root (no top-level "
     "`openapi` key), as a directory does (for pre-commit, which passes every changed file).",
 )
+@remote_refs_option
 @reports_bad_input
 def lint(
     specs: tuple[str, ...],
@@ -241,14 +261,14 @@ def load_for_render(spec: str, validate: bool, strict: bool) -> tuple[LoadedSpec
     from generator.spec import load_spec
 
     loaded = load_spec(spec, validate=validate, strict=strict)
-    root = loaded.resolver.root
-    return loaded, root.path if root.path is not None else root.text.decode("utf-8", "replace")
+    return loaded, loaded.source
 
 
 @main.command()
 @click.argument("spec")
 @output_options("the client package project")
 @click.option("--package", default=None, help="Python package name (default: from the title).")
+@remote_refs_option
 @reports_bad_input
 def client(spec: str, output: str, package: str | None, validate: bool, strict: bool) -> None:
     """Write a typed Python client for SPEC into OUTPUT (an installable package)."""
@@ -271,6 +291,7 @@ def client(spec: str, output: str, package: str | None, validate: bool, strict: 
 @click.argument("spec")
 @output_options("the server project")
 @click.option("--package", default=None, help="Python package name (default: from the title).")
+@remote_refs_option
 @reports_bad_input
 def server(spec: str, output: str, package: str | None, validate: bool, strict: bool) -> None:
     """Write a FastAPI server for SPEC into OUTPUT (an installable project).
@@ -319,6 +340,7 @@ def server(spec: str, output: str, package: str | None, validate: bool, strict: 
     is_flag=True,
     help="Write nothing; exit 1 when the files on disk differ from what would be generated.",
 )
+@remote_refs_option
 @reports_bad_input
 def generate(
     spec: str,

@@ -60,8 +60,8 @@ VALID = 'openapi: 3.1.0\ninfo: {title: T, version: "1"}\npaths: {}\n'
         ("list.yaml", b"- a\n- b\n", ["not an OpenAPI object"]),
         (
             "swagger.yaml",
-            b"swagger: '2.0'\ninfo: {title: T, version: '1'}\npaths: {}\n",
-            ["Swagger", "swagger2openapi"],
+            b"swagger: '1.2'\ninfo: {title: T, version: '1'}\npaths: {}\n",
+            ["Swagger 1.2", "swagger2openapi"],
         ),
         (
             "v2.yaml",
@@ -276,7 +276,7 @@ def test_lint_and_inspect_do_not_validate_unless_asked(tmp_path: Path) -> None:
     ("text", "needles"),
     [
         (VALID.replace("paths: {}", "paths: [unclosed"), ["invalid YAML"]),
-        ("swagger: '2.0'\ninfo: {title: T, version: '1'}\npaths: {}\n", ["Swagger"]),
+        ("swagger: '1.2'\ninfo: {title: T, version: '1'}\npaths: {}\n", ["Swagger"]),
         (VALID.replace("3.1.0", "3.2.0"), ["`openapi` version is '3.2.0'"]),
         (
             VALID.replace("paths: {}", "paths:\n  /a:\n    $ref: '#/components/pathItems/A'"),

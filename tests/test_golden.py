@@ -5,15 +5,15 @@ import difflib
 import pytest
 
 from tests.golden import (
-    PRODUCTS,
     RUNTIMES,
     golden_files,
     produce,
+    products,
     spec_names,
     verbatim_runtime_copy,
 )
 
-CASES = [(spec, name, args) for spec in spec_names() for name, args in PRODUCTS]
+CASES = [(spec, name, args) for spec in spec_names() for name, args in products(spec)]
 
 
 @pytest.mark.parametrize(("spec", "name", "args"), CASES, ids=[f"{s}/{n}" for s, n, _ in CASES])

@@ -155,13 +155,18 @@ def lint(
                 continue
             hits.append((rule.id, severity, hit))
 
-    located: dict[Where, tuple[int, int]] = {}
+    located: dict[Where, tuple[int, int, str]] = {}
     findings: dict[tuple[str, Where, str], Finding] = {}
     for rule_id, severity, hit in hits:
         where = hit.where
         if where not in located:
-            located[where] = resolver.locate(where) if locate else (0, 0)
-        line, column = located[where]
+            # located: in the file as written (a Swagger 2.0 file's own lines and pointers)
+            located[where] = (
+                (*resolver.locate(where), resolver.written_pointer(where))
+                if locate
+                else (0, 0, where.pointer)
+            )
+        line, column, pointer = located[where]
         findings.setdefault(
             (rule_id, where, hit.message),
             Finding(
@@ -171,7 +176,7 @@ def lint(
                 file=where.file,
                 line=line,
                 column=column,
-                pointer=where.pointer,
+                pointer=pointer,
                 operation=hit.operation,
                 webhook=hit.webhook,
                 fix=hit.fix,
@@ -183,14 +188,14 @@ def lint(
 
 def locate_findings(result: LintResult, resolver: Resolver) -> LintResult:
     """`result` (of `lint(..., locate=False)`) with every finding located by `resolver`."""
-    located: dict[Where, tuple[int, int]] = {}
+    located: dict[Where, tuple[int, int, str]] = {}
     findings = []
     for f in result.findings:
         where = Where(f.file, f.pointer)
         if where not in located:
-            located[where] = resolver.locate(where)
-        line, column = located[where]
-        findings.append(replace(f, line=line, column=column))
+            located[where] = (*resolver.locate(where), resolver.written_pointer(where))
+        line, column, pointer = located[where]
+        findings.append(replace(f, line=line, column=column, pointer=pointer))
     findings.sort(key=lambda f: f.sort_key)
     return replace(result, findings=tuple(findings))
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from generator.errors import ApiforgeError, Problem
 from generator.lint.config import LintConfig
 from generator.lint.engine import Finding, LintResult, RuleFilter, lint, locate_findings
 from generator.lint.fix_files import (
@@ -35,6 +36,7 @@ from generator.lint.fix_files import (
 from generator.lint.fix_plan import Fix, FixPlan, Unfixed
 from generator.lint.registry import all_fixes, all_rules
 from generator.spec import LoadedSpec, load_spec
+from generator.spec.swagger2 import ConvertedDocument
 
 MAX_ROUNDS = 4
 # fixes that others build on go first: an `If-Match` planned for a PATCH means it needs no
@@ -80,6 +82,12 @@ def fix_spec(source: str, config: LintConfig | None = None, *, write: bool) -> F
 
 def _fix_spec(source: str, config: LintConfig, write: bool) -> FixResult:
     loaded = load_spec(source, validate=False)
+    if isinstance(loaded.resolver.root, ConvertedDocument):  # its fixes would be OpenAPI 3
+        raise ApiforgeError(
+            Problem("`lint --fix` edits OpenAPI 3 documents; this is Swagger 2.0", file=source),
+            "convert it to OpenAPI 3 first (e.g. `npx swagger2openapi spec.yaml -o "
+            "openapi.yaml`), or lint it without --fix",
+        )
     before = result = lint(loaded, config, locate=False)
     plan = FixPlan(loaded.resolver, RuleFilter(config, loaded.resolver, loaded.api))
     fixers = all_fixes()

@@ -18,9 +18,10 @@ from generator.lint.fix import FixResult
 
 Mode = Literal["lint", "fix", "diff"]
 SPEC_SUFFIXES = (".yaml", ".yml", ".json")
-# a root document says `openapi:` at the top level (a fragment of a multi-file spec does not)
-_OPENAPI_YAML = re.compile(rb"^(?:openapi|'openapi'|\"openapi\")[ \t]*:", re.M)
-_OPENAPI_JSON = re.compile(rb'"openapi"\s*:')
+# a root document says `openapi:` (or Swagger 2.0's `swagger:`) at the top level (a fragment
+# of a multi-file spec does not)
+_OPENAPI_YAML = re.compile(rb"^(?:(['\"]?)(?:openapi|swagger)\1)[ \t]*:", re.M)
+_OPENAPI_JSON = re.compile(rb'"(?:openapi|swagger)"\s*:')
 _SKIPPED_DIRS = {"node_modules", "__pycache__"}
 
 
@@ -64,7 +65,8 @@ class LintRun:
 
 
 def is_root_document(path: Path) -> bool:
-    """Whether a file found in a directory is an OpenAPI document's root (has `openapi`)."""
+    """Whether a file found in a directory is an OpenAPI document's root (has `openapi`, or
+    `swagger`)."""
     try:
         head = path.read_bytes()
     except OSError:

@@ -425,9 +425,7 @@ def generate(
     loaded = load_spec(spec, validate=False)
     api = loaded.api
     root = loaded.resolver.root
-    source: Path | str = (
-        root.path if root.path is not None else root.text.decode("utf-8", "replace")
-    )
+    source: Path | str = loaded.source
     class_names = model_class_names(api.schemas)
     header = marker_line(root.name)
 

@@ -752,7 +752,16 @@ def _options(
         "model_name_map": name_map or None,
         "custom_file_header": header or None,
         "allow_remote_refs": False,
+        **_remote_refs(),
     }
+
+
+def _remote_refs() -> dict[str, Any]:
+    """When the user allows remote `$ref`s, the library reads them from the files the
+    resolver fetched (`generator.spec.remote`), never from the network itself."""
+    from generator.spec import remote
+
+    return {"http_local_ref_path": str(remote.mirror_dir())} if remote.allowed() else {}
 
 
 def _library_options(options: Mapping[str, Any]) -> dict[str, Any]:
@@ -766,6 +775,11 @@ def _library_options(options: Mapping[str, Any]) -> dict[str, Any]:
         "output_model_type": DataModelType(options["output_model_type"]),
         "target_python_version": PythonVersion(options["target_python_version"]),
         "openapi_scopes": [OpenAPIScope(scope) for scope in options["openapi_scopes"]],
+        **(
+            {"http_local_ref_path": Path(options["http_local_ref_path"])}
+            if "http_local_ref_path" in options
+            else {}
+        ),
     }
 
 
@@ -779,7 +793,8 @@ def _run(source: Path | str | Mapping[str, Any], options: Mapping[str, Any]) -> 
             _collector_paused(),
         ):
             warnings.simplefilter("ignore")
-            return dcg.generate(source, **_library_options(opts))
+            with _in_folder_of(source):
+                return dcg.generate(source, **_library_options(opts))
 
     try:
         try:
@@ -808,6 +823,22 @@ def _run(source: Path | str | Mapping[str, Any], options: Mapping[str, Any]) -> 
 
         result = default_none_admits_none(result)
     return result
+
+
+@contextlib.contextmanager
+def _in_folder_of(source: Any) -> Iterator[None]:
+    """In the folder of a spec given as text (`SpecText`: a Swagger 2.0 document's 3.0
+    reading), for the run of the library: it reads the files the text's `$ref`s name from
+    the working directory, and refuses any outside it (as it refuses those outside a spec
+    file's folder)."""
+    from generator.spec import SpecText
+
+    folder = source.folder if isinstance(source, SpecText) else None
+    if folder is None:
+        yield
+        return
+    with contextlib.chdir(folder):
+        yield
 
 
 @contextlib.contextmanager

@@ -2,24 +2,78 @@
 
 from __future__ import annotations
 
+import json
+import logging
+from collections import Counter
 from dataclasses import dataclass
+from pathlib import Path
 
 from generator.errors import ApiforgeError, Problem
 from generator.ir import Api
 from generator.spec.build import build_api
 from generator.spec.load import Document, load_document
 from generator.spec.refs import Resolver
+from generator.spec.swagger2 import ConvertedDocument, convert, is_swagger2
 
 SWAGGER_HINT = (
-    "apiforge reads OpenAPI 3.0 and 3.1; convert Swagger 2.0 first, "
+    "apiforge reads Swagger 2.0, OpenAPI 3.0 and 3.1; convert older versions first, "
     "e.g. `npx swagger2openapi spec.yaml -o openapi.yaml`"
 )
+MAX_NOTES = 20  # conversion notes shown one by one; the rest are counted by kind
+
+
+class SpecText(str):
+    """A spec's text that no file holds (a Swagger 2.0 document's 3.0 reading), and the
+    folder its `$ref`s to other files are relative to (None: the working directory)."""
+
+    folder: Path | None
+
+    def __new__(cls, text: str, folder: Path | None) -> SpecText:
+        made = super().__new__(cls, text)
+        made.folder = folder
+        return made
 
 
 @dataclass(frozen=True)
 class LoadedSpec:
     api: Api
     resolver: Resolver
+
+    @property
+    def source(self) -> Path | str:
+        """What the models generator reads: the file, or the spec's text (stdin, or a
+        Swagger 2.0 document's 3.0 reading, which no file holds)."""
+        root = self.resolver.root
+        if isinstance(root, ConvertedDocument):
+            text = json.dumps(root.data, ensure_ascii=False, default=str)
+            folder = root.path.parent.absolute() if root.path is not None else None
+            return SpecText(text, folder)
+        return root.path if root.path is not None else root.text.decode("utf-8", "replace")
+
+
+def read_swagger2(doc: Document) -> Document:
+    """`doc` read as OpenAPI 3.0 when it is Swagger 2.0, saying (on the "apiforge" logger)
+    what the conversion could not carry over, each at its place in the 2.0 file."""
+    if not is_swagger2(doc.data):
+        return doc
+    converted = convert(doc)
+    log = logging.getLogger("apiforge")
+    notes = sorted(converted.notes, key=lambda n: doc.locate(n.pointer))
+    for note in notes[:MAX_NOTES]:
+        line, column = doc.locate(note.pointer)
+        problem = Problem(
+            f"Swagger 2.0: {note.message}",
+            file=doc.name,
+            line=line,
+            column=column,
+            pointer=note.pointer,
+        )
+        log.warning("warning: %s", problem.render())
+    if len(notes) > MAX_NOTES:
+        kinds = Counter(n.kind for n in notes[MAX_NOTES:])
+        shown = ", ".join(f"{k}: {n}" for k, n in sorted(kinds.items()))
+        log.warning("warning: … and %d more Swagger 2.0 notes (%s)", len(notes) - MAX_NOTES, shown)
+    return converted
 
 
 def check_root(doc: Document) -> None:
@@ -61,9 +115,10 @@ def load_spec(source: str, *, validate: bool = False, strict: bool = True) -> Lo
     "apiforge" logger and the spec is used as it is (`generator.spec.validate.validate`)."""
     from generator.patterns import attach_patterns
 
-    root = load_document(source)
+    root = read_swagger2(load_document(source))
     check_root(root)
     resolver = Resolver(root)
+    resolver.fetch_remote()
     api = build_api(resolver)
     if validate:
         from generator.spec.validate import validate as run_validation

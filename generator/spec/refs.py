@@ -8,13 +8,16 @@ schemas are not (schemas are never inlined, so their `$ref`s are never chased he
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import unquote, urljoin
 
 from generator.errors import ApiforgeError, Problem
 from generator.ir import Where
-from generator.spec.load import Document, load_document
+from generator.spec import remote
+from generator.spec.load import Document, load_document, parse_document
+from generator.spec.swagger2 import ConvertedDocument
 
 
 def unescape(token: str) -> str:
@@ -58,12 +61,61 @@ class Resolver:
             self._docs[name] = doc
         return doc
 
+    def remote_document(self, where: Where, ref: str, url: str) -> str:
+        """The name of the document at `url` (a `$ref` at `where` names it), fetched if the
+        user allows it (see `remote`)."""
+        if url in self._docs:
+            return url
+        ref_at = where.child("$ref")
+        refused = None
+        if not remote.is_remote(url):
+            refused = "only http and https URLs are followed"
+        elif not remote.allowed():
+            refused = "remote references are not followed unless allowed"
+        if refused is not None:
+            raise UnresolvedRef(
+                self.problem(f"remote $ref {ref!r} is not followed: {refused}", ref_at),
+                remote.ALLOW_HINT + "; or download the file and refer to it by a relative path",
+                at=ref_at,
+                ref=ref,
+                reason=refused,
+            )
+        body = remote.fetch(url, self.problem(f"remote $ref {ref!r}", ref_at))
+        self._docs[url] = parse_document(url, None, body)
+        return url
+
+    def fetch_remote(self) -> None:
+        """Fetch every remote document the spec's `$ref`s name, and the ones those name, now:
+        later stages (the models step reads them from `remote.mirror_dir()`) may not ask the
+        resolver. Only when remote references are allowed; a document without `://` in its
+        text has none."""
+        if not remote.allowed():
+            return
+        done: set[str] = set()
+        while pending := [d for d in self.documents if d.name not in done]:
+            for doc in pending:
+                done.add(doc.name)
+                if remote.is_remote(doc.name) or b"://" in doc.text:
+                    for where, ref in _refs(Where(doc.name, ""), doc.data):
+                        file_part = ref.partition("#")[0]
+                        if "://" in file_part or (file_part and remote.is_remote(doc.name)):
+                            self.remote_document(where, ref, urljoin(doc.name, file_part))
+
     def locate(self, where: Where) -> tuple[int, int]:
         return self.document(where.file).locate(where.pointer)
 
+    def written_pointer(self, where: Where) -> str:
+        """The pointer of `where` in its file as written (a Swagger 2.0 file's own pointer
+        for a node of its 3.0 reading)."""
+        doc = self.document(where.file)
+        if isinstance(doc, ConvertedDocument):
+            return doc.original_pointer(where.pointer)
+        return where.pointer
+
     def problem(self, message: str, where: Where) -> Problem:
         line, column = self.locate(where)
-        return Problem(message, file=where.file, line=line, column=column, pointer=where.pointer)
+        pointer = self.written_pointer(where)
+        return Problem(message, file=where.file, line=line, column=column, pointer=pointer)
 
     def get(self, where: Where, *, origin: Where | None = None, ref: str = "") -> Any:
         """The node at `where`, without following a `$ref` it may be. `origin` is where the
@@ -116,17 +168,10 @@ class Resolver:
     def target(self, where: Where, ref: str) -> Where:
         """Where a `$ref` written in `where.file` points to."""
         file_part, _, fragment = ref.partition("#")
-        if "://" in file_part:
-            ref_at = where.child("$ref")
-            raise UnresolvedRef(
-                self.problem(f"remote $ref {ref!r} is not followed", ref_at),
-                "download the referenced file and refer to it by a relative path",
-                at=ref_at,
-                ref=ref,
-                reason="remote references are not followed",
-            )
         name = where.file
-        if file_part:
+        if "://" in file_part or (file_part and remote.is_remote(where.file)):
+            name = self.remote_document(where, ref, urljoin(where.file, file_part))
+        elif file_part:
             base = os.path.dirname(where.file) if where.file != "<stdin>" else ""
             name = os.path.normpath(os.path.join(base, unquote(file_part)))
             if name not in self._docs:
@@ -151,3 +196,21 @@ class Resolver:
                 reason="only JSON pointers (#/...) are supported",
             )
         return Where(name, pointer)
+
+
+def _refs(where: Where, node: Any) -> Iterator[tuple[Where, str]]:
+    """Every string `$ref` under `node` (at `where`), with where its mapping is, in the
+    order they are written."""
+    todo = [(where, node)]
+    while todo:
+        at, node = todo.pop()
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str):
+                yield at, ref
+            items = [(at.child(k), v) for k, v in node.items() if isinstance(v, (dict, list))]
+        elif isinstance(node, list):
+            items = [(at.child(i), v) for i, v in enumerate(node) if isinstance(v, (dict, list))]
+        else:
+            continue
+        todo.extend(reversed(items))  # popped in their order

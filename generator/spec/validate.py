@@ -49,14 +49,17 @@ from typing import Any
 
 from generator.errors import ApiforgeError, Problem
 from generator.ir import Where
+from generator.spec import remote
 from generator.spec.load import cache_get, cache_put, load_document
 from generator.spec.refs import Resolver, UnresolvedRef
+from generator.spec.swagger2 import ConvertedDocument
 
 _CACHE_KIND = "valid2"
 _INVALID_KIND = "invalid2"  # (how many errors, the first MAX_REPORTED located) of a spec
 MAX_REPORTED = 50  # as errors (--strict), with a count of the rest
 MAX_WARNED = 20  # as warnings, with a count of the rest
 OAS31_DIALECT = "https://spec.openapis.org/oas/3.1/dialect/base"
+SWAGGER2_STRUCTURAL = "structural-2.0"  # an error of a 2.0 document against the 2.0 schema
 OPERATIONS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 
 
@@ -101,9 +104,7 @@ def find_problems(resolver: Resolver) -> Found:
             raise ApiforgeError(
                 Problem("the spec is nested too deeply to validate", file=root.name)
             ) from None
-        problems = [
-            resolver.problem(error.message[:500], error.where) for error in errors[:MAX_REPORTED]
-        ]
+        problems = [_problem(resolver, error) for error in errors[:MAX_REPORTED]]
         found = (len(errors), problems)
         if single_file and len(resolver.documents) == 1:
             if errors:
@@ -157,9 +158,32 @@ def _warn(name: str, total: int, problems: list[Problem]) -> None:
     )
 
 
-def collect_errors(resolver: Resolver) -> list[SpecError]:
-    """Every structural error, then every semantic one (see the module docstring)."""
+def _problem(resolver: Resolver, error: SpecError) -> Problem:
+    message = error.message[:500]
     root = resolver.root
+    if error.kind == SWAGGER2_STRUCTURAL and isinstance(root, ConvertedDocument):
+        assert root.original is not None  # the error's pointer is in the 2.0 document
+        line, column = root.original.locate(error.where.pointer)
+        return Problem(message, root.name, line, column, error.where.pointer)
+    return resolver.problem(message, error.where)
+
+
+def collect_errors(resolver: Resolver) -> list[SpecError]:
+    """Every structural error, then every semantic one (see the module docstring).
+
+    A Swagger 2.0 document is checked against the 2.0 JSON schema as written (its errors
+    speak of what the file says, where it says it), and its 3.0 reading gets the semantic
+    checks (located back in the 2.0 file through the conversion's map): the checks are those
+    of the stage that will read it, and the fast validator stays the only one."""
+    root = resolver.root
+    if isinstance(root, ConvertedDocument) and root.original is not None:
+        errors = [
+            SpecError(_message(e), Where(root.name, "").child(*e.instance_path), kind, "")
+            for kind in (SWAGGER2_STRUCTURAL,)
+            for e in _rs_errors(_swagger2_validator(), root.original.data)
+        ]
+        errors.extend(_Semantic(resolver, True).run())
+        return errors
     version = str(root.data.get("openapi", "")) if isinstance(root.data, dict) else ""
     v30 = version.startswith("3.0")
     errors = list(_structural(root.data, root.name, v30))
@@ -182,6 +206,17 @@ def _package_schema(package: str, relative: str) -> Any:
         raise ApiforgeError(Problem(f"the package {package} is not installed"))
     folder = Path(next(iter(spec.submodule_search_locations)))
     return json.loads((folder / relative).read_text(encoding="utf-8"))
+
+
+def _swagger2_validator() -> Any:
+    validator = _validators.get("swagger20")
+    if validator is None:
+        import jsonschema_rs
+
+        schema = _package_schema("openapi_spec_validator", "resources/schemas/v2.0/schema.json")
+        validator = jsonschema_rs.validator_for(schema, validate_formats=False)
+        _validators["swagger20"] = validator
+    return validator
 
 
 def _oas_validator(v30: bool) -> Any:
@@ -839,10 +874,14 @@ class _DefaultChecker:
     def _uri(self, file: str) -> str:
         uri = self.uris.get(file)
         if uri is None:
-            # its path as the resolver reads `$ref`s, relative to the name (symlinks unresolved)
-            uri = (
-                Path(os.path.abspath(file)).as_uri() if file != "<stdin>" else "urn:apiforge:stdin"
-            )
+            # its path as the resolver reads `$ref`s, relative to the name (symlinks unresolved);
+            # a remote document's name is its URL
+            if remote.is_remote(file):
+                uri = file
+            elif file == "<stdin>":
+                uri = "urn:apiforge:stdin"
+            else:
+                uri = Path(os.path.abspath(file)).as_uri()
             self.uris[file] = uri
         return uri
 
@@ -877,6 +916,9 @@ class _DefaultChecker:
         from urllib.parse import unquote, urlsplit
 
         parts = urlsplit(uri)
+        for doc in self.resolver.documents:  # a remote document the resolver fetched
+            if doc.name == uri:
+                return _plain(doc.data)
         if parts.scheme == "file":
             path = unquote(parts.path)
             for doc in self.resolver.documents:

@@ -28,7 +28,7 @@ def generate(spec: Path, out: Path, *, validate: bool = True) -> Generated:
     loaded = load_spec(str(spec), validate=validate)
     root = loaded.resolver.root
     assert root.path is not None
-    plan, _ = write_client(loaded.api, out, spec_source=root.path, spec_name=root.name)
+    plan, _ = write_client(loaded.api, out, spec_source=loaded.source, spec_name=root.name)
     return Generated(spec.stem, out, plan.package)
 
 

@@ -76,7 +76,7 @@ def test_hostile_spec_compiles_and_executes_nothing(
         # info.version missing: invalid, an error with --strict (a warning without)
         ("openapi: 3.1.0\ninfo: {title: x}\npaths: {}\n", ["--strict"]),
         ("openapi: 3.1.0\ninfo: [unclosed\n", []),  # not YAML
-        ("swagger: '2.0'\ninfo: {title: x, version: '1'}\npaths: {}\n", []),
+        ("swagger: '1.2'\ninfo: {title: x, version: '1'}\npaths: {}\n", []),
     ],
 )
 def test_bad_input_exits_2_and_writes_nothing(

@@ -44,7 +44,9 @@ def generate(
     spec: Path, out: Path, package: str | None
 ) -> tuple[ServerPlan, WriteReport, list[MissingHandler]]:
     loaded = load_spec(str(spec))
-    return write_server(loaded.api, out, spec_source=spec, spec_name=spec.name, package=package)
+    return write_server(
+        loaded.api, out, spec_source=loaded.source, spec_name=spec.name, package=package
+    )
 
 
 def write_handler(project: Path, package: str, module: str, source: str) -> None:

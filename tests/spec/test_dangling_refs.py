@@ -193,7 +193,7 @@ components:
         (
             "/components/schemas/S/properties/d/$ref",
             "$ref 'https://example.com/x.yaml' cannot be resolved: "
-            "remote references are not followed",
+            "remote references are not followed unless allowed",
         ),
         (
             "/components/schemas/S/properties/default/$ref",

@@ -1,0 +1,57 @@
+"""Credential checks of Pet Clinic API (Swagger 2.0).
+
+Written once by apiforge and never overwritten: this file is yours. Implement one method per
+security scheme (remove its `raise NotImplementedError`); until then the operations that need
+it answer 501 and no one gets in. Return a `Principal` for a valid credential — its `id` keys
+rate limits, idempotency keys and job ownership, its `tier` picks a rate limit
+(`APIFORGE_RATE_LIMIT_TIERS`), its `scopes` are checked against each operation's — or None to
+refuse (401). Give the same answer for an unknown user and a wrong password, and compare
+secrets with `hmac.compare_digest`, never `==`.
+
+Operations and the schemes they need:
+- GET /pets: apiKey
+- POST /pets: oauth [pets:write]
+- GET /pets/{petId}: apiKey
+- PUT /pets/{petId}: apiKey
+- POST /pets/{petId}/photo: apiKey
+"""
+
+from __future__ import annotations
+
+import hashlib  # noqa: F401
+import hmac  # noqa: F401
+
+from .auth import VerifierBase
+from .runtime.security import AuthContext, Principal
+
+
+class Verifier(VerifierBase):
+    async def api_key(
+        self, key: str, *, scopes: tuple[str, ...], ctx: AuthContext
+    ) -> Principal | None:
+        """apiKey: an API key in the header `X-Api-Key`.
+
+        For example, with a table of the SHA-256 of each issued key:
+
+            digest = hashlib.sha256(key.encode()).hexdigest()
+            account = ISSUED.get(digest)  # your store; a dict lookup by digest is constant time
+            if account is None:
+                return None
+            return Principal(account.id, tier=account.plan, scopes=frozenset(account.scopes))
+        """
+        raise NotImplementedError
+
+    async def oauth(
+        self, token: str, *, scopes: tuple[str, ...], ctx: AuthContext
+    ) -> Principal | None:
+        """oauth: `Authorization: Bearer <token>` (an OAuth2 access token).
+
+        For example, with a table of the SHA-256 of each issued token:
+
+            digest = hashlib.sha256(token.encode()).hexdigest()
+            account = ISSUED.get(digest)  # your store; a dict lookup by digest is constant time
+            if account is None:
+                return None
+            return Principal(account.id, tier=account.plan, scopes=frozenset(account.scopes))
+        """
+        raise NotImplementedError
