@@ -1,5 +1,5 @@
 """The render caches of `apiforge generate`: whole files (keyed by templates, code and the exact
-context), macro calls (`_client.py`'s one method per operation), compiled templates — none of
+context), macro calls (a resource module's one method per operation), compiled templates — none of
 them may ever serve stale output, and cached output is byte for byte the uncached output."""
 
 from __future__ import annotations
@@ -220,7 +220,7 @@ def test_a_changed_template_gives_fresh_output(
         "# edited router\nrouter = APIRouter(",
     )
     _edit(
-        templates / "client" / "_client.py.j2",
+        templates / "client" / "resource.py.j2",
         '        """\n{% endmacro %}',
         '\n        Edited.\n        """\n{% endmacro %}',
     )
@@ -229,7 +229,7 @@ def test_a_changed_template_gives_fresh_output(
     fresh = _generate(spec, tmp_path / "fresh", monkeypatch, cache=False)
     assert after == fresh
     assert b"# edited router" in after["server/acme_payments_api_server/routers/payments.py"]
-    assert after["client/acme_payments_api_client/_client.py"].count(b"Edited.") > 1
+    assert after["client/acme_payments_api_client/resources/payments.py"].count(b"Edited.") > 1
 
 
 # --- macro calls ---------------------------------------------------------------------------
@@ -254,11 +254,10 @@ def test_which_macros_are_remembered() -> None:
         _analysis("{% macro f(x) %}{{ x }}{% endmacro %}{% macro f(x) %}{{ x }}!{% endmacro %}")
         == {}
     )
-    assert set(_analysis((ROOT / "templates" / "client" / "_client.py.j2").read_text())) == {
+    assert set(_analysis((ROOT / "templates" / "client" / "resource.py.j2").read_text())) == {
         "signature",
         "doc",
         "body",
-        "call_raw",
     }
 
 
@@ -359,7 +358,7 @@ def test_speculative_plans_are_redone_when_a_class_is_missing(
         result = runner.invoke(main, [kind, str(spec), "-o", str(tmp_path / kind)])
         assert result.exit_code == 0, result.output
         assert _snapshot(tmp_path / "g" / kind) == _snapshot(tmp_path / kind)
-    client = (tmp_path / "g" / "client" / "w_client" / "_client.py").read_text()
+    client = (tmp_path / "g" / "client" / "w_client" / "resources" / "a.py").read_text()
     assert "models.BaseModel" not in client
 
 
