@@ -511,7 +511,9 @@ def generate(
             p.report = write_tree(p.files, p.out_dir, rendered=p.rendered)
             if p.kind == "server":
                 from generator.render.server import missing_handlers
+                from generator.render.server_handlers import misplaced_handlers
 
+                misplaced_handlers(server_plan, p.out_dir)  # warns
                 p.missing_handlers = len(missing_handlers(server_plan, p.out_dir))
     files = sum(len(p.files) for p in products)
     progress.finish(f"{'checked' if check else 'generated'} {files} files")
