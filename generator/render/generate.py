@@ -515,6 +515,10 @@ def generate(
 
                 misplaced_handlers(server_plan, p.out_dir)  # warns
                 p.missing_handlers = len(missing_handlers(server_plan, p.out_dir))
+    if "client" in kinds:
+        from generator.render.client_gaps import warn_gaps
+
+        warn_gaps(api, loaded.resolver.locate)  # what the client cannot express
     files = sum(len(p.files) for p in products)
     progress.finish(f"{'checked' if check else 'generated'} {files} files")
     return GenerateResult(
