@@ -614,6 +614,8 @@ def plan_client(
         "client", {**context, "plan": replace(view, resources=tops)}, scope=scope
     )
     resource_modules = TemplateFiles("client", {"marker": marker}, scope=scope)
+    # one digest per view, whichever file's key needs it first
+    client_module.fingerprints = resource_modules.fingerprints = templates.fingerprints
     pkg = package
     files = [
         templates.file("pyproject.toml", "pyproject.toml.j2"),

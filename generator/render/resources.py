@@ -58,16 +58,17 @@ def _actions(operations: Sequence[Operation]) -> frozenset[str]:
     methods: dict[str, set[str]] = {}
     for op in operations:
         methods.setdefault(op.path, set()).add(op.method.lower())
-    stripped = {p: "/".join(_segments(p)) for p in methods}
-    actions = set()
-    for path, verbs in methods.items():
-        parts = _segments(path)
-        if len(parts) < 2 or _is_param(parts[-1]) or not _is_param(parts[-2]) or verbs != {"post"}:
-            continue
-        prefix = stripped[path] + "/"
-        if not any(other.startswith(prefix) for other in stripped.values()):
-            actions.add(path)
-    return frozenset(actions)
+    segments = {p: _segments(p) for p in methods}
+    extended = {tuple(parts[:n]) for parts in segments.values() for n in range(1, len(parts))}
+    return frozenset(
+        path
+        for path, verbs in methods.items()
+        if verbs == {"post"}
+        and len(parts := segments[path]) >= 2
+        and not _is_param(parts[-1])
+        and _is_param(parts[-2])
+        and tuple(parts) not in extended  # no other path goes on from it
+    )
 
 
 def _path_key(path: str, is_action: bool) -> tuple[str, ...]:
@@ -115,6 +116,10 @@ def group_operations(
     for key in sorted(by_key):  # a parent sorts before its children
         parent = safe[key[:-1]] if len(key) > 1 else ()
         safe[key] = (*parent, safe_identifier(key[-1], avoid=avoid_nested if parent else avoid))
+    below: dict[tuple[str, ...], list[tuple[str, ...]]] = {}
+    for key in by_key:
+        if len(key) > 1:
+            below.setdefault(key[:-1], []).append(key)
     resources = []
     for key in sorted(by_key):
         path = safe[key]
@@ -122,7 +127,7 @@ def group_operations(
         if len(stem) > _MAX_MODULE:
             stem = safe_identifier(stem[:_MAX_MODULE], fallback="resource")
         module = modules.allocate(key, stem)
-        children = sorted(safe[k][-1] for k in by_key if len(k) == len(key) + 1 and k[:-1] == key)
+        children = sorted(safe[k][-1] for k in below.get(key, ()))
         resources.append(
             Resource(
                 path=path,

@@ -774,6 +774,7 @@ def plan_server(
         },
         scope=f"{marker}\0{package}",
     )
+    per_resource.fingerprints = templates.fingerprints  # one digest per view
     for tag in tags:
         view = views[tag.module]
         files.append(

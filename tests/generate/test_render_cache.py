@@ -107,6 +107,32 @@ def test_cached_output_is_byte_identical_to_uncached(
     assert again == uncached
 
 
+def test_a_new_operation_rerenders_and_rewrites_its_resource_only(
+    spec: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, counted_renders: list[str]
+) -> None:
+    out = tmp_path / "out"
+    _generate(spec, out, monkeypatch)
+    times = {p: p.stat().st_mtime_ns for p in out.rglob("*.py")}
+    _edit(spec, "paths:\n", "paths:\n" + PROBE.replace("[Payments]", "[Refunds]"))
+    counted_renders.clear()
+    with monkeypatch.context():
+        result = generate(str(spec), out)
+    # per-resource modules: only the refunds ones (its handler module is the user's: kept)
+    per_resource = [t for t in counted_renders if t in ("resource.py.j2", "router.py.j2")]
+    assert per_resource == ["resource.py.j2", "router.py.j2"]
+    written = {p.kind: sorted(p.report.written) for p in result.products if p.report}
+    assert written["client"] == [
+        "README.md",
+        "acme_payments_api_client/resources/refunds.py",
+    ]
+    assert "acme_payments_api_server/routers/refunds.py" in written["server"]
+    assert not any("/routers/payments" in w or "/handlers/" in w for w in written["server"])
+    # files left as they were are not even touched
+    untouched = out / "client" / "acme_payments_api_client" / "resources" / "payments.py"
+    assert untouched.stat().st_mtime_ns == times[untouched]
+    assert b"get_apiforge_probe" in (untouched.parent / "refunds.py").read_bytes()
+
+
 @pytest.mark.parametrize("change", ["description", "operation", "schema"])
 def test_a_changed_spec_gives_fresh_output(
     change: str, spec: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
