@@ -42,13 +42,29 @@ class Misplaced:
         )
 
 
-def _implemented_methods(source: str) -> list[str]:
+def _implemented_methods(source: bytes) -> list[str]:
     """Methods of the module's classes that look like handlers (`(self, ctx, ...)`) and are
-    implemented (not only `raise NotImplementedError`), in file order."""
+    implemented (not only `raise NotImplementedError`), in file order. Parsing every module of
+    a big API takes a while: the answer is cached by the module's bytes and apiforge's code."""
+    import hashlib
+
+    from generator.render.env import code_digest
+    from generator.spec.load import cache_get, cache_put
+
+    key = hashlib.sha256(code_digest().encode() + b"\0" + source).hexdigest()
+    hit = cache_get("handler-methods1", key)
+    if isinstance(hit, list):
+        return hit
+    found = _parsed_methods(source)
+    cache_put("handler-methods1", key, found)
+    return found
+
+
+def _parsed_methods(source: bytes) -> list[str]:
     from generator.render.server import _is_stub
 
     try:
-        tree = ast.parse(source)
+        tree = ast.parse(source.decode("utf-8"))
     except (SyntaxError, ValueError):
         return []
     found = []
@@ -80,8 +96,8 @@ def misplaced_handlers(plan: ServerPlan, out_dir: Path | str) -> list[Misplaced]
         if module == "__init__":
             continue
         try:
-            source = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
+            source = path.read_bytes()
+        except OSError:
             continue
         for method in _implemented_methods(source):
             owned = owners.get(method, [])
