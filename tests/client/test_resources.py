@@ -158,6 +158,32 @@ def test_nested_resources_and_raw_access_against_a_real_server(
     ]
 
 
+def test_concurrent_raw_calls_each_get_their_own_response(shop: tuple[Generated, Any]) -> None:
+    """The response reaches the wrapper through a context variable: tasks running at the same
+    time must not see each other's."""
+    _, module = shop
+    script = ScriptServer()
+    for n in range(6):
+        script.on(
+            "GET",
+            f"/v1/customers/c{n}/sources",
+            Reply(200, json={"id": f"src_{n}"}, headers={"ETag": f'"e{n}"'}, delay=0.05 * (6 - n)),
+        )
+    with serving(script) as server:
+
+        async def run() -> list[tuple[str | None, str]]:
+            async with module.AsyncClient(base_url=server.url) as client:
+                raws = await asyncio.gather(
+                    *(
+                        client.customers.sources.with_raw_response.list_sources(customer=f"c{n}")
+                        for n in range(6)
+                    )
+                )
+                return [(raw.etag, raw.parsed.id) for raw in raws]
+
+        assert asyncio.run(run()) == [(f'"e{n}"', f"src_{n}") for n in range(6)]
+
+
 TYPED = """
 from {package} import AsyncClient, Client, Raw, models, SyncPage
 
