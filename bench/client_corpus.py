@@ -147,7 +147,7 @@ def mypy_one(spec: str, work: Path, timeout: float) -> dict[str, Any]:
         return result
     package = gen.stdout.split("client: wrote ", 1)[1].split(" ", 1)[0]
     out = out / "client"
-    client = (out / package / "_client.py").read_text()
+    client = "".join(p.read_text() for p in sorted((out / package / "resources").glob("*.py")))
     result["operations"] = client.count("RequestOptions(") // 2  # sync and async
     result["paginated"] = client.count("SyncPage(")
     started = time.perf_counter()
@@ -317,12 +317,17 @@ def write_docs(results: dict[str, Any]) -> str:
     checked = results.get("mypy")
     if checked:
         operations = {r["path"]: r.get("n_operations", "") for r in index()}
-        in_client = sum(r.get("error_files", {}).get("_client.py", 0) for r in checked["results"])
+        in_client = sum(
+            n
+            for r in checked["results"]
+            for f, n in r.get("error_files", {}).items()
+            if f != "models.py"
+        )
         lines += [
             "## `mypy --strict` on generated clients",
             "",
             f"{checked['ok']} of {checked['specs']} generated clients pass `mypy --strict`;"
-            f" {in_client} errors are in a client module (`_client.py`, the methods of every",
+            f" {in_client} errors are in a client module (`resources/*.py`, the methods of every",
             "operation), the others in `models.py`, the spec's schemas as datamodel-code-generator",
             "writes them: a `default` of another type than its member's (`format: uri` with",
             '`default: ""`, a string default on an integer) or a subclass narrowing an `allOf`',

@@ -16,7 +16,7 @@ in `--jobs` worker processes:
    `client: wrote PKG to ...` on stdout): `compileall` on both trees, then, in a fresh
    interpreter, import the server's `main` (it builds the FastAPI app) and the client package,
    and list what they contain: the server's routes (method + path), the client's requests (the
-   method and path template of every `RequestOptions(...)` in `_client.py`) and the classes of
+   method and path template of every `RequestOptions(...)` in `resources/*.py`) and the classes of
    both `models.py`;
 3. compare with the spec read independently (the raw document, path items' `$ref`s followed;
    it is read before generating, so its operation and schema counts are recorded for every
@@ -111,14 +111,16 @@ def template(node):
     return None
 requests = set()
 try:
-    tree = ast.parse(open(os.path.join(client_dir, client_pkg, "_client.py"), encoding="utf-8").read())
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "RequestOptions":
-            if len(node.args) >= 2 and isinstance(node.args[0], ast.Constant):
-                path = template(node.args[1])
-                requests.add(f"{str(node.args[0].value).upper()} {path}")
+    resources = os.path.join(client_dir, client_pkg, "resources")
+    for module in sorted(os.listdir(resources)):
+        tree = ast.parse(open(os.path.join(resources, module), encoding="utf-8").read())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "RequestOptions":
+                if len(node.args) >= 2 and isinstance(node.args[0], ast.Constant):
+                    path = template(node.args[1])
+                    requests.add(f"{str(node.args[0].value).upper()} {path}")
 except Exception as exc:
-    out["errors"].append(f"client _client.py: {type(exc).__name__}: {exc}"[:300])
+    out["errors"].append(f"client resources: {type(exc).__name__}: {exc}"[:300])
 out["client_requests"] = sorted(requests)
 for side, d, pkg in (("server", server_dir, server_pkg), ("client", client_dir, client_pkg)):
     try:

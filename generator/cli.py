@@ -107,8 +107,10 @@ def inspect(spec: str, fmt: str, validate: bool) -> None:
     from generator.inspect import render_json, render_table
     from generator.spec import load_spec
 
-    api = load_spec(spec, validate=validate).api
-    click.echo(render_json(api) if fmt == "json" else render_table(api), nl=False)
+    loaded = load_spec(spec, validate=validate)
+    api = loaded.api
+    text = render_json(api) if fmt == "json" else render_table(api, loaded.resolver.locate)
+    click.echo(text, nl=False)
 
 
 def _wants_colour(output: str | None, stderr: bool = False) -> bool:
@@ -273,12 +275,14 @@ def load_for_render(spec: str, validate: bool, strict: bool) -> tuple[LoadedSpec
 def client(spec: str, output: str, package: str | None, validate: bool, strict: bool) -> None:
     """Write a typed Python client for SPEC into OUTPUT (an installable package)."""
     from generator.render.client import write_client
+    from generator.render.client_gaps import warn_gaps
 
     loaded, source = load_for_render(spec, validate, strict)
     root = loaded.resolver.root
     plan, report = write_client(
         loaded.api, output, spec_source=source, spec_name=root.name, package=package
     )
+    warn_gaps(loaded.api, loaded.resolver.locate)  # what the client cannot express
     operations = sum(len(r.operations) for r in plan.resources)
     click.echo(
         f"wrote {plan.package} to {output}: {operations} operations in "

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Callable
 from typing import Any
 
 from generator.ir import Api, OperationPatterns, Where
+from generator.render.client_gaps import client_gaps, location
 
 FORMAT = "apiforge-inspect/1"
 PATTERN_NAMES = (
@@ -64,6 +66,12 @@ def inspect_data(api: Api) -> dict[str, Any]:
     summary["signed_webhooks"] = sum(
         1 for h in api.webhooks if h.signature is not None and h.signature.signature_header
     )
+    # what the generated client cannot express (it warns about each when generated)
+    gaps = [
+        {"subject": g.subject, "what": g.what, "where": to_json_value(g.where)}
+        for g in client_gaps(api)
+    ]
+    summary["client_gaps"] = len(gaps)
     return {
         "format": FORMAT,
         "api": {
@@ -75,6 +83,7 @@ def inspect_data(api: Api) -> dict[str, Any]:
         "summary": summary,
         "operations": operations,
         "webhooks": webhooks,
+        "client_gaps": gaps,
     }
 
 
@@ -140,7 +149,8 @@ def _cells(p: OperationPatterns) -> list[str]:
     return [_security(p), idem, rate, etag, job, problems, _pagination(p)]
 
 
-def render_table(api: Api) -> str:
+def render_table(api: Api, locate: Callable[[Where], tuple[int, int]] | None = None) -> str:
+    """The table; `locate` (the resolver's) turns a client gap's node into file:line."""
     header = [
         "OPERATION",
         "ID",
@@ -175,4 +185,8 @@ def render_table(api: Api) -> str:
         for row in [header, *rows]
     ]
     title = f"{api.title or api.root} {api.version} (OpenAPI {api.openapi}): {len(api.operations)} operations, {len(api.webhooks)} webhooks"
+    gaps = client_gaps(api)
+    if gaps:
+        lines += ["", f"The generated client cannot express ({len(gaps)}):"]
+        lines += [f"  {location(g.where, locate)}: {g.subject}: {g.what}" for g in gaps]
     return title + "\n\n" + "\n".join(lines) + "\n"

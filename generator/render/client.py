@@ -44,6 +44,7 @@ from generator.render.escape import py_string
 from generator.render.models import models_for
 from generator.render.names import NameAllocator, safe_identifier, snake_case
 from generator.render.pytypes import TypeMapper, is_plain_class, query_shape, query_style
+from generator.render.resources import Resource, group_operations
 from generator.render.writer import (
     Deferred,
     GeneratedFile,
@@ -54,6 +55,8 @@ from generator.render.writer import (
 
 # Module names that annotations inside generated classes use: no method may shadow them.
 _CLASS_SCOPE_NAMES = ("models", "httpx", "pydantic")
+# What every resource class has beside its methods.
+_RESOURCE_NAMES = ("with_raw_response",)
 
 FIXED_ARGUMENTS = (
     "body",
@@ -122,7 +125,6 @@ class PathPart:
 class OperationPlan:
     op: Operation
     name: str
-    raw_name: str
     method: str  # upper case
     path_parts: tuple[PathPart, ...]
     params: tuple[ParamPlan, ...]
@@ -150,11 +152,27 @@ class OperationPlan:
 
 
 @dataclass(frozen=True)
-class ResourcePlan:
+class ChildPlan:
+    """A nested resource, as its parent's attribute."""
+
     attribute: str
     class_name: str
-    tag: str
+    module: str
+
+
+@dataclass(frozen=True)
+class ResourcePlan:
+    attribute: str
+    dotted: str  # its path from the client: "customers.sources"
+    module: str  # resources/<module>.py
+    class_name: str  # the sync class; "Async" + it is the async one
+    label: str  # what it groups: a tag or a path
     operations: tuple[OperationPlan, ...]
+    children: tuple[ChildPlan, ...] = ()
+
+    @property
+    def top_level(self) -> bool:
+        return "." not in self.dotted
 
 
 @dataclass(frozen=True)
@@ -435,7 +453,6 @@ class _Planner:
         return OperationPlan(
             op=op,
             name=name,
-            raw_name="",  # filled in once every plain name is taken
             method=op.method.upper(),
             path_parts=self.path_parts(op, params),
             params=params,
@@ -461,29 +478,16 @@ class _Planner:
         )
 
     def resources(self, reserved: frozenset[str]) -> list[ResourcePlan]:
-        by_tag: dict[str, list[Operation]] = {}
-        for op in self.api.operations:
-            by_tag.setdefault(op.tags[0] if op.tags else "", []).append(op)
-        attributes = NameAllocator(reserved)
-        classes = NameAllocator({"Client", "AsyncClient", "Raw", "JobHandle", "AsyncJobHandle"})
+        nested = frozenset({*_CLASS_SCOPE_NAMES, *_RESOURCE_NAMES})
+        groups = group_operations(self.api, reserved=reserved | nested, reserved_nested=nested)
+        classes = NameAllocator(
+            {"Client", "AsyncClient", "Raw", "JobHandle", "AsyncJobHandle", "SyncPage"}
+        )
+        names = {g.path: classes.allocate(g.path, f"{g.pascal}Resource") for g in groups}
         plans = []
-        for tag in sorted(by_tag):
-            attribute = attributes.allocate(
-                tag,
-                safe_identifier(
-                    snake_case(tag, fallback="default") if tag else "default", avoid=reserved
-                ),
-            )
-            class_base = "".join(w.capitalize() for w in attribute.split("_") if w)
-            class_name = classes.allocate(tag, f"{class_base or 'Default'}Resource")
-            methods = NameAllocator(_CLASS_SCOPE_NAMES)
-            ops = [self.operation(op, methods) for op in by_tag[tag]]
-            ops = [
-                _with_raw_name(
-                    plan, methods.allocate(("raw", plan.op.id), plan.name.rstrip("_") + "_raw")
-                )
-                for plan in ops
-            ]
+        for group in groups:
+            methods = NameAllocator((*_CLASS_SCOPE_NAMES, *_RESOURCE_NAMES, *group.children))
+            ops = [self.operation(op, methods) for op in group.operations]
             ops = [
                 replace(
                     plan,
@@ -495,7 +499,21 @@ class _Planner:
                 else plan
                 for plan in ops
             ]
-            plans.append(ResourcePlan(attribute, class_name, tag, tuple(ops)))
+            children = tuple(
+                ChildPlan(c, names[(*group.path, c)], _module_of(groups, (*group.path, c)))
+                for c in group.children
+            )
+            plans.append(
+                ResourcePlan(
+                    attribute=group.attribute,
+                    dotted=".".join(group.path),
+                    module=group.module,
+                    class_name=names[group.path],
+                    label=group.label,
+                    operations=tuple(ops),
+                    children=children,
+                )
+            )
         return plans
 
     def webhooks(self) -> list[WebhookPlan]:
@@ -525,8 +543,8 @@ class _Planner:
         )
 
 
-def _with_raw_name(plan: OperationPlan, raw_name: str) -> OperationPlan:
-    return replace(plan, raw_name=raw_name)
+def _module_of(groups: Sequence[Resource], path: tuple[str, ...]) -> str:
+    return next(g.module for g in groups if g.path == path)
 
 
 def _version(api: Api) -> str:
@@ -584,18 +602,42 @@ def plan_client(
     )
     # Templates see each operation only as an OperationView (what they read of it), so the
     # context a file's cache key covers is exactly what its template can read.
-    view = replace(plan, resources=[_resource_view(r) for r in plan.resources], files=[])
+    views = [_resource_view(r) for r in plan.resources]
+    view = replace(plan, resources=views, files=[])
     context = {"plan": view, "marker": marker, "html_marker": marker_line(spec_name, style="html")}
-    templates = TemplateFiles("client", context, scope=f"{marker}\0{package}")
+    scope = f"{marker}\0{package}"
+    templates = TemplateFiles("client", context, scope=scope)
+    # `_client.py` sees the top-level resources only, and each resource module its own
+    # resource only: a new operation re-renders (and re-formats) its resource's module alone.
+    tops = [replace(r, operations=()) for r in views if r.top_level]
+    client_module = TemplateFiles(
+        "client", {**context, "plan": replace(view, resources=tops)}, scope=scope
+    )
+    resource_modules = TemplateFiles("client", {"marker": marker}, scope=scope)
+    # one digest per view, whichever file's key needs it first
+    client_module.fingerprints = resource_modules.fingerprints = templates.fingerprints
     pkg = package
     files = [
         templates.file("pyproject.toml", "pyproject.toml.j2"),
         templates.file("README.md", "README.md.j2"),
         GeneratedFile(f"{pkg}/py.typed", ""),
         templates.file(f"{pkg}/__init__.py", "__init__.py.j2", format=True),
-        templates.file(f"{pkg}/_client.py", "_client.py.j2", format=True),
+        client_module.file(f"{pkg}/_client.py", "_client.py.j2", format=True),
         GeneratedFile(f"{pkg}/models.py", _lenient(models_source), format=True),
+        GeneratedFile(
+            f"{pkg}/resources/__init__.py",
+            f'{marker}\n"""One module per resource: `client.<resource>` (see `_client`)."""\n',
+        ),
     ]
+    for resource in views:
+        files.append(
+            resource_modules.file(
+                f"{pkg}/resources/{resource.module}.py",
+                "resource.py.j2",
+                format=True,
+                extra={"resource": resource},
+            )
+        )
     if plan.webhooks:
         files.append(templates.file(f"{pkg}/webhooks.py", "webhooks.py.j2", format=True))
     runtime = templates_root() / "client" / "runtime"

@@ -509,8 +509,14 @@ def generate(
             p.report = write_tree(p.files, p.out_dir, rendered=p.rendered)
             if p.kind == "server":
                 from generator.render.server import missing_handlers
+                from generator.render.server_handlers import misplaced_handlers
 
+                misplaced_handlers(server_plan, p.out_dir)  # warns
                 p.missing_handlers = len(missing_handlers(server_plan, p.out_dir))
+    if "client" in kinds:
+        from generator.render.client_gaps import warn_gaps
+
+        warn_gaps(api, loaded.resolver.locate)  # what the client cannot express
     files = sum(len(p.files) for p in products)
     progress.finish(f"{'checked' if check else 'generated'} {files} files")
     return GenerateResult(

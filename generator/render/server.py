@@ -5,16 +5,19 @@ The generated project (package `<pkg>`):
 - `<pkg>/main.py` — `create_app(settings=None, *, handlers=None)` and the module-level `app`;
 - `<pkg>/settings.py` — the runtime's `Settings` plus the store URLs this server needs;
 - `<pkg>/models.py` — Pydantic v2 models (datamodel-code-generator);
-- `<pkg>/interfaces.py` — one base class per tag: the typed interface handlers implement; every
-  method answers 501 until a handler overrides it;
-- `<pkg>/routers/<tag>.py` — one router per tag: typed parameters and bodies, declared status
-  codes, response models, and every pattern the operation declares;
-- `<pkg>/handlers/<tag>.py` — hand-written business logic, created once, never overwritten;
+- `<pkg>/interfaces.py` — one base class per resource: the typed interface handlers implement;
+  every method answers 501 until a handler overrides it;
+- `<pkg>/routers/<resource>.py` — one router per resource: typed parameters and bodies,
+  declared status codes, response models, and every pattern the operation declares;
+- `<pkg>/handlers/<resource>.py` — hand-written business logic, created once, never
+  overwritten; a regeneration that finds a method in a module that no longer owns it warns
+  where it now belongs (`server_handlers.misplaced_handlers`);
 - `<pkg>/jobs.py` (202 jobs), `<pkg>/events.py` (webhook events) when the spec has them;
 - `<pkg>/runtime/` — templates/server/runtime, copied verbatim.
 
-Naming (stable): module = snake_case of the operation's first tag (`default` untagged), unique
-in sorted tag order; method = snake_case of the operationId, unique within its tag; keyword
+Naming (stable): module = the operation's resource (`resources.group_operations`: its first
+tag, else its path, `customers_sources` for `/v1/customers/{id}/sources`), unique in sorted
+order; method = snake_case of the operationId, unique within its tag; keyword
 arguments = snake_case of parameter names, never `self`, `ctx` or `body`.
 """
 
@@ -34,7 +37,7 @@ from generator.errors import ApiforgeError, Problem
 from generator.ir import Api, Operation, Parameter
 from generator.render.env import TemplateFiles, operation_view, templates_root
 from generator.render.models import models_for
-from generator.render.names import NameAllocator, pascal_case, safe_identifier, snake_case
+from generator.render.names import NameAllocator, safe_identifier, snake_case
 from generator.render.pytypes import (
     TypeMapper,
     is_plain_class,
@@ -42,6 +45,7 @@ from generator.render.pytypes import (
     query_style,
     union_members,
 )
+from generator.render.resources import group_operations
 from generator.render.server_events import EventPlan, EventPlanner
 from generator.render.server_events import is_json as _is_json
 from generator.render.server_events import resolved as _resolved
@@ -60,7 +64,6 @@ _CLASS_SCOPE_NAMES = ("models", "httpx", "pydantic")
 
 _CONCURRENCY_HEADERS = frozenset({"if-match", "if-none-match"})
 _HANDLER_ARGUMENTS = ("self", "ctx", "body")
-_MAX_MODULE = 64  # characters of a tag's module (file) name
 _API_RATE_LIMIT_KEYS = ("x-rate-limit", "x-ratelimit")
 _FAMILIES = ("x-ratelimit", "ratelimit", "ietf")
 _FAMILY_HEADERS = {
@@ -657,26 +660,21 @@ class _Planner:
         return None
 
     def tags(self) -> list[TagPlan]:
-        by_tag: dict[str, list[Operation]] = {}
-        for op in self.api.operations:
-            by_tag.setdefault(op.tags[0] if op.tags else "", []).append(op)
-        # module names are also file names (short enough for any file system) and fields of
-        # main.Handlers (never `field`, which its class body calls)
-        modules = NameAllocator({"runtime", "field", "dataclass"})
+        """One router and one handler module per resource (`resources.group_operations`, the
+        client's grouping). Module names are also file names and fields of main.Handlers
+        (never `field`, which its class body calls)."""
+        groups = group_operations(self.api, reserved_modules={"runtime", "field", "dataclass"})
         classes = NameAllocator({"Reply", "RequestContext", "JobContext", "Any"})
         plans = []
-        for tag in sorted(by_tag):
-            stem = snake_case(tag, fallback="default") if tag else "default"
-            if len(stem) > _MAX_MODULE:
-                stem = safe_identifier(stem[:_MAX_MODULE], fallback="default")
-            module = modules.allocate(tag, stem)
-            pascal = pascal_case(module, fallback="Default")
-            base = classes.allocate(("base", tag), f"{pascal}Base")
-            handler = classes.allocate(("handler", tag), f"{pascal}Handler")
+        for group in groups:
+            if not group.operations:
+                continue  # a parent of nested resources only: nothing to route
+            base = classes.allocate(("base", group.path), f"{group.pascal}Base")
+            handler = classes.allocate(("handler", group.path), f"{group.pascal}Handler")
             methods = NameAllocator(_CLASS_SCOPE_NAMES)
             endpoints = NameAllocator({"router"})
-            ops = tuple(self.operation(op, methods, endpoints) for op in by_tag[tag])
-            plans.append(TagPlan(tag or "default", module, base, handler, ops))
+            ops = tuple(self.operation(op, methods, endpoints) for op in group.operations)
+            plans.append(TagPlan(group.label, group.module, base, handler, ops))
         return plans
 
 
@@ -738,7 +736,7 @@ def plan_server(
     # Templates see each operation only as an OperationView (what they read of it), so the
     # context a file's cache key covers is exactly what its template can read.
     view_tags = [_tag_view(t) for t in tags]
-    views = dict(zip((t.tag for t in tags), view_tags, strict=True))
+    views = dict(zip((t.module for t in tags), view_tags, strict=True))
     context: dict[str, object] = {
         "plan": dc_replace(plan, tags=view_tags, files=[]),
         "marker": marker,
@@ -765,12 +763,28 @@ def plan_server(
         gen(f"{pkg}/routers/__init__.py", "routers_init.py.j2"),
         gen(f"{pkg}/handlers/__init__.py", "handlers_init.py.j2"),
     ]
+    # A router or handler module sees its own resource only (and the few plan facts a handler
+    # names), so a new operation re-renders and re-formats its resource's modules alone.
+    per_resource = TemplateFiles(
+        "server",
+        {
+            "marker": marker,
+            "is_plain_class": is_plain_class,
+            "plan": {"title": plan.title, "package": pkg, "has_outbox": plan.has_outbox},
+        },
+        scope=f"{marker}\0{package}",
+    )
+    per_resource.fingerprints = templates.fingerprints  # one digest per view
     for tag in tags:
-        view = views[tag.tag]
-        files.append(gen(f"{pkg}/routers/{tag.module}.py", "router.py.j2", tag=view))
+        view = views[tag.module]
+        files.append(
+            per_resource.file(
+                f"{pkg}/routers/{tag.module}.py", "router.py.j2", format=True, extra={"tag": view}
+            )
+        )
         if tag.handler_operations:
             files.append(
-                templates.file(
+                per_resource.file(
                     f"{pkg}/handlers/{tag.module}.py",
                     "handler.py.j2",
                     format=True,
@@ -889,8 +903,11 @@ def write_server(
     spec_name: str,
     package: str | None = None,
 ) -> tuple[ServerPlan, WriteReport, list[MissingHandler]]:
+    from generator.render.server_handlers import misplaced_handlers
+
     plan = plan_server(api, spec_source=spec_source, spec_name=spec_name, package=package)
     report = write_tree(plan.files, out_dir)
+    misplaced_handlers(plan, out_dir)  # warns: user code is never moved or deleted
     return plan, report, missing_handlers(plan, out_dir)
 
 

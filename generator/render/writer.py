@@ -2,7 +2,9 @@
 
 `write_tree(files, out_dir)`:
 
-1. writes every file into a fresh temporary directory next to `out_dir` (same filesystem);
+1. writes every file into a fresh temporary directory next to `out_dir` (same filesystem),
+   except, when the final bytes are known beforehand (`rendered`), a file already on disk with
+   exactly those bytes (`WriteReport.unchanged`): a regeneration rewrites what changed only;
 2. formats the Python files there with ruff's formatter (pinned in pyproject; black style);
 3. only when all of that succeeded, moves the files into `out_dir`: a new `out_dir` is one
    rename; an existing one gets each generated file replaced, generated files of an earlier run
@@ -119,6 +121,7 @@ class WriteReport:
     written: list[str] = field(default_factory=list)  # generated files (re)written
     created: list[str] = field(default_factory=list)  # create-once files written now
     kept: list[str] = field(default_factory=list)  # create-once files that already existed
+    unchanged: list[str] = field(default_factory=list)  # already on disk with these bytes
     removed: list[str] = field(default_factory=list)  # stale generated files deleted
 
 
@@ -464,6 +467,9 @@ def write_tree(
                         [f], format_cache=format_cache, roots=_roots(ordered)
                     ).result(),
                 }
+            if rendered is not None and _same_bytes(out / f.path, rendered[f.path]):
+                report.unchanged.append(f.path)  # a regeneration rewrites what changed only
+                continue
             target = tmp / f.path
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(rendered[f.path] if rendered is not None else f.data())
@@ -479,10 +485,17 @@ def write_tree(
     return report
 
 
+def _same_bytes(path: Path, data: bytes) -> bool:
+    try:
+        return path.stat().st_size == len(data) and path.read_bytes() == data
+    except OSError:
+        return False
+
+
 def _move_into_place(
     tmp: Path, out: Path, staged: list[GeneratedFile], report: WriteReport
 ) -> None:
-    produced = {f.path for f in staged} | set(report.kept)
+    produced = {f.path for f in staged} | set(report.kept) | set(report.unchanged)
     if not out.exists():
         os.replace(tmp, out)
         tmp.mkdir()  # so the caller's cleanup has something to remove

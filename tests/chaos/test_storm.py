@@ -63,7 +63,11 @@ def again(acme: ModuleType, tally: Tally, call: Any) -> Any:
 
 def increment(acme: ModuleType, client: Any, customer_id: str, tally: Tally) -> None:
     def read() -> tuple[Any, str | None]:
-        raw = again(acme, tally, lambda: client.customers.get_customer_raw(customer_id=customer_id))
+        raw = again(
+            acme,
+            tally,
+            lambda: client.customers.with_raw_response.get_customer(customer_id=customer_id),
+        )
         return raw.parsed, raw.etag
 
     def apply(customer: Any) -> int:

@@ -58,6 +58,11 @@ def test_files_are_marked_and_the_project_is_installable(generated: dict[str, Ge
             f"{pkg}/models.py",
             f"{pkg}/py.typed",
             f"{pkg}/webhooks.py",
+            f"{pkg}/resources/__init__.py",
+            *(
+                f"{pkg}/resources/{name}.py"
+                for name in ("customers", "jobs", "payments", "refunds", "reports")
+            ),
             *(
                 f"{pkg}/_runtime/{p.name}"
                 for p in (Path(__file__).parents[2] / "templates/client/runtime").glob("*.py")
@@ -82,13 +87,12 @@ def test_readme_has_an_example_for_every_operation(generated: dict[str, Generate
         if g.name == "hostile":
             continue
         readme = (g.out / "README.md").read_text()
-        client = (g.out / g.package / "_client.py").read_text()
         import ast
 
-        tree = ast.parse(client)
         sync_classes = [
             n
-            for n in tree.body
+            for module in (g.out / g.package / "resources").glob("*.py")
+            for n in ast.parse(module.read_text()).body
             if isinstance(n, ast.ClassDef)
             and n.name.endswith("Resource")
             and not n.name.startswith("Async")
@@ -99,7 +103,7 @@ def test_readme_has_an_example_for_every_operation(generated: dict[str, Generate
             for f in c.body
             if isinstance(f, ast.FunctionDef)
             and not f.name.startswith("_")
-            and not f.name.endswith("_raw")
+            and f.name != "with_raw_response"
         ]
         assert methods, g.name
         for method in methods:
@@ -117,5 +121,6 @@ def test_naming(acme: object) -> None:
     }.items():
         for m in methods:
             assert callable(getattr(getattr(client, resource), m))
-            assert callable(getattr(getattr(client, resource), m + "_raw"))
+            assert callable(getattr(getattr(client, resource).with_raw_response, m))
+            assert not hasattr(getattr(client, resource), m + "_raw")  # no twin methods
     client.close()

@@ -59,7 +59,7 @@ def test_create_payment_retries_with_one_idempotency_key(acme: Any) -> None:
     )
     sleeps: list[float] = []
     with make_client(acme, rec, sleeps) as client:
-        raw = client.payments.create_payment_raw(
+        raw = client.payments.with_raw_response.create_payment(
             body=acme.models.PaymentCreate(
                 amount=5000,
                 currency=acme.models.Currency("usd"),
@@ -130,13 +130,13 @@ def test_etag_if_match_and_if_none_match(acme: Any) -> None:
         httpx.Response(204),
     )
     with make_client(acme, rec) as client:
-        raw = client.customers.get_customer_raw(customer_id="cus_1")
+        raw = client.customers.with_raw_response.get_customer(customer_id="cus_1")
         assert raw.etag == '"v1"' and raw.parsed.name == "Alice"
         assert client.customers.get_customer(customer_id="cus_1", if_none_match=raw.etag) is None
         assert rec.requests[1].headers["If-None-Match"] == '"v1"'
 
         def read() -> tuple[Any, str | None]:
-            got = client.customers.get_customer_raw(customer_id="cus_1")
+            got = client.customers.with_raw_response.get_customer(customer_id="cus_1")
             return got.parsed, got.etag
 
         with pytest.raises(acme.PreconditionFailed):

@@ -425,11 +425,11 @@ def test_argument_names_avoid_the_constructors_own_and_unsendable_schemes_get_no
         for path in ("/tls", "/default"):
             server.on("GET", path, Reply(204))
         with module.Client(base_url=server.url) as client:
-            client.default.via_tls()  # mutual TLS is the http_client's business: not blocked
+            client.tls.via_tls()  # mutual TLS is the http_client's business: not blocked
             with pytest.raises(module.MissingCredentials, match="`timeout_2=` \\(timeout\\)"):
                 client.default.by_default()
             with pytest.raises(module.MissingCredentials, match="does not define: ghost"):
-                client.default.ghost()
+                client.ghost.ghost()
         with module.Client(base_url=server.url, timeout_2="tok") as client:
             client.default.by_default()
     finally:

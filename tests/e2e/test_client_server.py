@@ -26,14 +26,14 @@ def test_idempotent_create_is_replayed_for_a_retried_call(
     client = make_client(wire, waits)
     key = str(uuid.uuid4())
     body = acme.models.PaymentCreate.model_validate(payment_body(amount=4200))
-    first = client.payments.create_payment_raw(body=body, idempotency_key=key)
+    first = client.payments.with_raw_response.create_payment(body=body, idempotency_key=key)
     assert (first.status_code, first.replayed, first.retries_taken) == (201, False, 0)
     assert isinstance(first.parsed, acme.models.Payment)
     assert first.parsed.amount == 4200
     assert first.headers["location"] == f"/v1/payments/{first.parsed.id}"
 
     # the caller retries the logical call with the same key: the stored response, not a rerun
-    again = client.payments.create_payment_raw(body=body, idempotency_key=key)
+    again = client.payments.with_raw_response.create_payment(body=body, idempotency_key=key)
     assert (again.status_code, again.replayed) == (201, True)
     assert again.parsed == first.parsed
     assert again.response.http_response.content == first.response.http_response.content
@@ -47,7 +47,7 @@ def test_idempotent_create_is_replayed_for_a_retried_call(
     assert server.ledger.executions([key]) == {key: 1}
 
     # without a caller's key the client makes one (a UUID) and sends it
-    generated = client.payments.create_payment_raw(body=body)
+    generated = client.payments.with_raw_response.create_payment(body=body)
     assert uuid.UUID(generated.idempotency_key)
     assert server.ledger.executions([generated.idempotency_key]) == {generated.idempotency_key: 1}
     sent = [e.idempotency_key for e in wire.exchanges]
@@ -78,7 +78,7 @@ def test_429_is_honoured_waiting_exactly_retry_after(
     honoured = None
     for _ in range(5):  # the same call with retries: waits what the server said, then succeeds
         start = len(wire.exchanges)
-        raw = client.payments.list_payments_raw(max_retries=3)
+        raw = client.payments.with_raw_response.list_payments(max_retries=3)
         if raw.retries_taken:
             honoured = wire.exchanges[start:]
             break
@@ -120,22 +120,25 @@ def test_etag_get_304_update_412_and_read_modify_write(
 ) -> None:
     wire, waits = Wire(), Waits()
     client = make_client(wire, waits)
-    created = client.customers.create_customer_raw(
+    created = client.customers.with_raw_response.create_customer(
         body={"email": "alice@example.com", "name": "Alice Martin"}
     )
     cid, v1 = created.parsed.id, created.etag
     assert v1 == '"v1"' and created.parsed.version == 1
 
-    read = client.customers.get_customer_raw(customer_id=cid)
+    read = client.customers.with_raw_response.get_customer(customer_id=cid)
     assert (read.etag, read.parsed.name) == ('"v1"', "Alice Martin")
     assert client.customers.get_customer(customer_id=cid, if_none_match=v1) is None
     assert wire.exchanges[-1].status == 304
 
-    updated = client.customers.update_customer_raw(
+    updated = client.customers.with_raw_response.update_customer(
         customer_id=cid, body={"name": "Alice M."}, if_match=v1
     )
     assert (updated.etag, updated.parsed.name, updated.parsed.version) == ('"v2"', "Alice M.", 2)
-    assert client.customers.get_customer_raw(customer_id=cid, if_none_match=v1).etag == '"v2"'
+    assert (
+        client.customers.with_raw_response.get_customer(customer_id=cid, if_none_match=v1).etag
+        == '"v2"'
+    )
 
     before = len(wire.exchanges)
     with pytest.raises(acme.PreconditionFailed) as stale:
@@ -149,14 +152,14 @@ def test_etag_get_304_update_412_and_read_modify_write(
     def fetch() -> tuple[Any, str | None]:
         if cached:
             return cached.pop()
-        fresh = client.customers.get_customer_raw(customer_id=cid)
+        fresh = client.customers.with_raw_response.get_customer(customer_id=cid)
         return fresh.parsed, fresh.etag
 
     before = len(wire.exchanges)
     result = acme.read_modify_write(
         fetch,
         lambda customer: {"tags": [*customer.tags, "vip"]},
-        lambda change, etag: client.customers.update_customer_raw(
+        lambda change, etag: client.customers.with_raw_response.update_customer(
             customer_id=cid, body=change, if_match=etag
         ),
     )

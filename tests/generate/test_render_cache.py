@@ -1,5 +1,5 @@
 """The render caches of `apiforge generate`: whole files (keyed by templates, code and the exact
-context), macro calls (`_client.py`'s one method per operation), compiled templates — none of
+context), macro calls (a resource module's one method per operation), compiled templates — none of
 them may ever serve stale output, and cached output is byte for byte the uncached output."""
 
 from __future__ import annotations
@@ -105,6 +105,32 @@ def test_cached_output_is_byte_identical_to_uncached(
     assert counted_renders == []  # every file from the cache: no template rendered
     again = _generate(spec, tmp_path / "c", monkeypatch)  # a regeneration over the same tree
     assert again == uncached
+
+
+def test_a_new_operation_rerenders_and_rewrites_its_resource_only(
+    spec: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, counted_renders: list[str]
+) -> None:
+    out = tmp_path / "out"
+    _generate(spec, out, monkeypatch)
+    times = {p: p.stat().st_mtime_ns for p in out.rglob("*.py")}
+    _edit(spec, "paths:\n", "paths:\n" + PROBE.replace("[Payments]", "[Refunds]"))
+    counted_renders.clear()
+    with monkeypatch.context():
+        result = generate(str(spec), out)
+    # per-resource modules: only the refunds ones (its handler module is the user's: kept)
+    per_resource = [t for t in counted_renders if t in ("resource.py.j2", "router.py.j2")]
+    assert per_resource == ["resource.py.j2", "router.py.j2"]
+    written = {p.kind: sorted(p.report.written) for p in result.products if p.report}
+    assert written["client"] == [
+        "README.md",
+        "acme_payments_api_client/resources/refunds.py",
+    ]
+    assert "acme_payments_api_server/routers/refunds.py" in written["server"]
+    assert not any("/routers/payments" in w or "/handlers/" in w for w in written["server"])
+    # files left as they were are not even touched
+    untouched = out / "client" / "acme_payments_api_client" / "resources" / "payments.py"
+    assert untouched.stat().st_mtime_ns == times[untouched]
+    assert b"get_apiforge_probe" in (untouched.parent / "refunds.py").read_bytes()
 
 
 @pytest.mark.parametrize("change", ["description", "operation", "schema"])
@@ -220,7 +246,7 @@ def test_a_changed_template_gives_fresh_output(
         "# edited router\nrouter = APIRouter(",
     )
     _edit(
-        templates / "client" / "_client.py.j2",
+        templates / "client" / "resource.py.j2",
         '        """\n{% endmacro %}',
         '\n        Edited.\n        """\n{% endmacro %}',
     )
@@ -229,7 +255,7 @@ def test_a_changed_template_gives_fresh_output(
     fresh = _generate(spec, tmp_path / "fresh", monkeypatch, cache=False)
     assert after == fresh
     assert b"# edited router" in after["server/acme_payments_api_server/routers/payments.py"]
-    assert after["client/acme_payments_api_client/_client.py"].count(b"Edited.") > 1
+    assert after["client/acme_payments_api_client/resources/payments.py"].count(b"Edited.") > 1
 
 
 # --- macro calls ---------------------------------------------------------------------------
@@ -254,11 +280,10 @@ def test_which_macros_are_remembered() -> None:
         _analysis("{% macro f(x) %}{{ x }}{% endmacro %}{% macro f(x) %}{{ x }}!{% endmacro %}")
         == {}
     )
-    assert set(_analysis((ROOT / "templates" / "client" / "_client.py.j2").read_text())) == {
+    assert set(_analysis((ROOT / "templates" / "client" / "resource.py.j2").read_text())) == {
         "signature",
         "doc",
         "body",
-        "call_raw",
     }
 
 
@@ -359,7 +384,7 @@ def test_speculative_plans_are_redone_when_a_class_is_missing(
         result = runner.invoke(main, [kind, str(spec), "-o", str(tmp_path / kind)])
         assert result.exit_code == 0, result.output
         assert _snapshot(tmp_path / "g" / kind) == _snapshot(tmp_path / kind)
-    client = (tmp_path / "g" / "client" / "w_client" / "_client.py").read_text()
+    client = (tmp_path / "g" / "client" / "w_client" / "resources" / "a.py").read_text()
     assert "models.BaseModel" not in client
 
 

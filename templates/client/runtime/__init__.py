@@ -10,6 +10,8 @@ Generated code imports everything it needs from here:
 - `_jobs`: `JobHandle`, `AsyncJobHandle`; `_concurrency`: `read_modify_write` (+ async);
 - `_webhooks`: `verify_webhook` and two signing helpers for tests;
 - `_query`: `Styled`, `encode_query` (objects and arrays of objects in the query string);
+  `_params`: path, header and cookie parameter values;
+- `_raw`: `Raw`, `to_raw`, `async_to_raw` (each resource's `with_raw_response`);
 - `_pagination`: `Pagination`, `SyncPage`, `AsyncPage`, `AsyncPaginator` (list operations);
 - `_streams`: `BinaryStream`, `EventStream`, `ServerSentEvent` (+ async): binary downloads and
   Server-Sent Events, read as they arrive;
@@ -71,8 +73,10 @@ from ._errors import (
 )
 from ._jobs import JOB_STATES, TERMINAL_STATES, AsyncJobHandle, JobHandle
 from ._pagination import AsyncPage, AsyncPaginator, Pagination, SyncPage
+from ._params import cookie_value, header_value, path_segment
 from ._query import Styled, encode_query
 from ._ratelimit import RateLimit, parse_rate_limit
+from ._raw import Raw, async_to_raw, to_raw
 from ._retry import (
     RETRY_COUNT_HEADER,
     RETRYABLE_STATUS_CODES,
@@ -136,6 +140,7 @@ __all__ = [
     "ProblemDetails",
     "RateLimit",
     "RateLimited",
+    "Raw",
     "RequestOptions",
     "RetryPolicy",
     "Scheme",
@@ -152,15 +157,20 @@ __all__ = [
     "UnprocessableEntity",
     "WebhookVerificationError",
     "async_read_modify_write",
+    "async_to_raw",
     "backoff_delay",
+    "cookie_value",
     "encode_query",
     "error_from_response",
+    "header_value",
     "is_safe_to_repeat",
     "parse_rate_limit",
     "parse_retry_after",
+    "path_segment",
     "read_modify_write",
     "sign_standard_webhook",
     "sign_stripe_style",
     "to_jsonable",
+    "to_raw",
     "verify_webhook",
 ]

@@ -23,7 +23,8 @@ Public API:
 - `APIResponse`: `.status_code`, `.headers`, `.etag`, `.replayed`, `.rate_limit`,
   `.not_modified`, `.idempotency_key`, `.retries_taken`, `.security` (what the call
   required: a job handle polls with the same), `.http_response`, `.json()`,
-  `.parse(type_)` (a pydantic model class, any type, or a `TypeAdapter`), `.validate(data,
+  `.parse(type_)` (a pydantic model class, any type, or a `TypeAdapter`; `.parse_as(annotation)`
+  for a type that is no class), `.validate(data,
   type_)` (the same for data already decoded). Parsing is lenient unless the client was made
   with `strict_response_validation=True` (see `_models`); a body that still does not parse
   raises `APIResponseValidationError`.
@@ -85,6 +86,7 @@ from ._logs import log_attempt, redact_url
 from ._models import LENIENT
 from ._query import Styled, encode_query
 from ._ratelimit import RateLimit, parse_rate_limit
+from ._raw import note_response
 from ._retry import (
     DEFAULT_MAX_RETRIES,
     MAX_SERVER_DELAY,
@@ -235,6 +237,11 @@ class APIResponse:
             if any(e.get("type") == "json_invalid" for e in exc.errors()):
                 raise APIResponseValidationError(self.http_response, "is not JSON") from exc
             raise self._invalid(exc) from exc
+
+    def parse_as(self, annotation: Any) -> Any:
+        """`parse` for a type that is no class (`list[models.Pet]`, a union, `Any`): generated
+        methods `cast` the result to that type."""
+        return self.parse(cast("type[Any]", annotation))
 
     @overload
     def validate(self, data: Any, type_: pydantic.TypeAdapter[T]) -> T: ...
@@ -652,6 +659,7 @@ class SyncAPIClient(_BaseClient):
                 self._log_attempt(request, response.status_code, started, retries_taken)
                 outcome = self._on_response(prepared, response, retries_taken)
                 if isinstance(outcome, APIResponse):
+                    note_response(outcome)  # for `with_raw_response` (see `_raw`)
                     return outcome
                 error, delay = outcome
                 if self._refresh(error, refreshed, selection, applied):
@@ -750,6 +758,7 @@ class AsyncAPIClient(_BaseClient):
                 self._log_attempt(request, response.status_code, started, retries_taken)
                 outcome = self._on_response(prepared, response, retries_taken)
                 if isinstance(outcome, APIResponse):
+                    note_response(outcome)  # for `with_raw_response` (see `_raw`)
                     return outcome
                 error, delay = outcome
                 if self._refresh(error, refreshed, selection, applied):

@@ -1,0 +1,146 @@
+"""Which resource each operation belongs to: the grouping the client's resource modules and the
+server's router and handler modules share.
+
+- A tagged operation belongs to the resource of its first tag (`payments`): snake_case of the
+  tag; two tags with the same snake_case get `_2`, `_3`… in sorted tag order.
+- An untagged operation belongs to a resource derived from its path: the literal segments
+  after any version prefix (`/v1/customers/{customer}/sources` → `customers.sources`), nested
+  resources being attributes of their parent. A last literal segment right after a parameter,
+  on a path that only answers POST and that no other path extends, is an action on the
+  resource it follows (`/v1/charges/{charge}/capture` → `charges`), not a resource of its own.
+  A path with no literal segment belongs to `default`.
+- Every resource has a flat module name (its path joined by `_`), unique among all resources.
+
+Names are pure functions of the spec's operations, sorted, so regeneration is deterministic.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from generator.ir import Api, Operation
+from generator.render.names import NameAllocator, pascal_case, safe_identifier, snake_case
+
+# `v1`, `v2beta1`, `v1.2`, `2023-10-01`: a version prefix, not a resource
+_VERSION = re.compile(r"v\d+([._]\d+)*([a-z]+\d*)?|\d{4}-\d{2}-\d{2}", re.IGNORECASE)
+_MAX_MODULE = 64  # characters of a module (file) name
+
+
+@dataclass(frozen=True)
+class Resource:
+    path: tuple[str, ...]  # attribute names from the client: ("customers", "sources")
+    module: str  # flat module name, unique among the resources: "customers_sources"
+    pascal: str  # class-name stem: "CustomersSources"
+    label: str  # what it groups, for docstrings: a tag, or a path
+    operations: tuple[Operation, ...]  # in spec order
+    children: tuple[str, ...] = ()  # attribute names of its nested resources, sorted
+
+    @property
+    def attribute(self) -> str:
+        return self.path[-1]
+
+
+def _is_param(segment: str) -> bool:
+    return segment.startswith("{") and segment.endswith("}")
+
+
+def _segments(path: str) -> list[str]:
+    parts = [s for s in path.split("/") if s]
+    while parts and not _is_param(parts[0]) and _VERSION.fullmatch(parts[0]):
+        parts = parts[1:]
+    return parts
+
+
+def _actions(operations: Sequence[Operation]) -> frozenset[str]:
+    """Paths whose last literal segment is an action on the resource before it."""
+    methods: dict[str, set[str]] = {}
+    for op in operations:
+        methods.setdefault(op.path, set()).add(op.method.lower())
+    segments = {p: _segments(p) for p in methods}
+    extended = {tuple(parts[:n]) for parts in segments.values() for n in range(1, len(parts))}
+    return frozenset(
+        path
+        for path, verbs in methods.items()
+        if verbs == {"post"}
+        and len(parts := segments[path]) >= 2
+        and not _is_param(parts[-1])
+        and _is_param(parts[-2])
+        and tuple(parts) not in extended  # no other path goes on from it
+    )
+
+
+def _path_key(path: str, is_action: bool) -> tuple[str, ...]:
+    literals = [s for s in _segments(path) if not _is_param(s)]
+    if is_action:
+        literals = literals[:-1]
+    names = tuple(snake_case(s, fallback="resource") for s in literals)
+    return names or ("default",)
+
+
+def group_operations(
+    api: Api,
+    *,
+    reserved: Iterable[str] = (),
+    reserved_nested: Iterable[str] = (),
+    reserved_modules: Iterable[str] = (),
+) -> list[Resource]:
+    """The API's resources, parents before children, sorted by path. `reserved` /
+    `reserved_nested`: names no top-level / nested resource attribute may take (they get a
+    trailing `_`); `reserved_modules`: module names to avoid."""
+    operations = list(api.operations)
+    tags = sorted({op.tags[0] for op in operations if op.tags})
+    tag_names = NameAllocator()
+    tag_key: dict[str, tuple[str, ...]] = {
+        t: (tag_names.allocate(t, snake_case(t, fallback="default")),) for t in tags
+    }
+    actions = _actions([op for op in operations if not op.tags])
+    by_key: dict[tuple[str, ...], list[Operation]] = {}
+    labels: dict[tuple[str, ...], str] = {}
+    key: tuple[str, ...]
+    for op in operations:
+        if op.tags:
+            key = tag_key[op.tags[0]]
+            labels.setdefault(key, op.tags[0])
+        else:
+            key = _path_key(op.path, op.path in actions)
+        by_key.setdefault(key, []).append(op)
+    # every parent of a nested resource exists, even with no operation of its own
+    for nested in list(by_key):
+        for n in range(1, len(nested)):
+            by_key.setdefault(nested[:n], [])
+    avoid, avoid_nested = frozenset(reserved), frozenset(reserved_nested)
+    modules = NameAllocator(reserved_modules)
+    safe: dict[tuple[str, ...], tuple[str, ...]] = {}
+    for key in sorted(by_key):  # a parent sorts before its children
+        parent = safe[key[:-1]] if len(key) > 1 else ()
+        safe[key] = (*parent, safe_identifier(key[-1], avoid=avoid_nested if parent else avoid))
+    below: dict[tuple[str, ...], list[tuple[str, ...]]] = {}
+    for key in by_key:
+        if len(key) > 1:
+            below.setdefault(key[:-1], []).append(key)
+    resources = []
+    for key in sorted(by_key):
+        path = safe[key]
+        stem = "_".join(path)
+        if len(stem) > _MAX_MODULE:
+            stem = safe_identifier(stem[:_MAX_MODULE], fallback="resource")
+        module = modules.allocate(key, stem)
+        children = sorted(safe[k][-1] for k in below.get(key, ()))
+        resources.append(
+            Resource(
+                path=path,
+                module=module,
+                pascal=pascal_case(module, fallback="Default"),
+                label=labels.get(key, "/" + "/".join(key)),
+                operations=tuple(by_key[key]),
+                children=tuple(children),
+            )
+        )
+    return resources
+
+
+def owner_of(resources: Sequence[Resource]) -> dict[str, Resource]:
+    """Operation id → its resource."""
+    return {op.id: r for r in resources for op in r.operations}

@@ -1,0 +1,119 @@
+"""Handler modules that no longer own the methods in them.
+
+Handler modules (`handlers/<resource>.py`) are the user's code: written once, never
+overwritten, never deleted. When the grouping of operations changes (a tag added or renamed,
+a spec that gains tags, a new resource split off), an implemented method can be left in a
+module that no longer owns its operation: main.py wires the operation to a fresh stub in its
+new module, and the user's code is silently not called. `misplaced_handlers` finds each such
+method and says where it now belongs; nothing is moved or deleted.
+"""
+
+from __future__ import annotations
+
+import ast
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from generator.render.server import OperationPlan, ServerPlan
+
+_log = logging.getLogger("apiforge")
+
+
+@dataclass(frozen=True)
+class Misplaced:
+    module: str  # handlers/<module>.py, where the method is
+    method: str
+    owners: tuple[str, ...]  # "handlers/<module>.py (`<Class>`)" that own it now; () none
+    label: str  # the operation's `GET /path`, "" when no operation has that method any more
+
+    def message(self) -> str:
+        where = f"{self.module}: `{self.method}`" + (f" ({self.label})" if self.label else "")
+        if self.owners:
+            return (
+                f"warning: {where} now belongs in {' or '.join(self.owners)}; this module's "
+                "method is no longer called: move it there (apiforge never deletes your code)"
+            )
+        return (
+            f"warning: {where} matches no operation any more and is no longer called "
+            "(apiforge never deletes your code)"
+        )
+
+
+def _implemented_methods(source: bytes) -> list[str]:
+    """Methods of the module's classes that look like handlers (`(self, ctx, ...)`) and are
+    implemented (not only `raise NotImplementedError`), in file order. Parsing every module of
+    a big API takes a while: the answer is cached by the module's bytes and apiforge's code."""
+    import hashlib
+
+    from generator.render.env import code_digest
+    from generator.spec.load import cache_get, cache_put
+
+    key = hashlib.sha256(code_digest().encode() + b"\0" + source).hexdigest()
+    hit = cache_get("handler-methods1", key)
+    if isinstance(hit, list):
+        return hit
+    found = _parsed_methods(source)
+    cache_put("handler-methods1", key, found)
+    return found
+
+
+def _parsed_methods(source: bytes) -> list[str]:
+    from generator.render.server import _is_stub
+
+    try:
+        tree = ast.parse(source.decode("utf-8"))
+    except (SyntaxError, ValueError):
+        return []
+    found = []
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef):
+            continue
+        for item in node.body:
+            if (
+                isinstance(item, ast.AsyncFunctionDef | ast.FunctionDef)
+                and [a.arg for a in item.args.args[:2]] == ["self", "ctx"]
+                and not _is_stub(item)
+            ):
+                found.append(item.name)
+    return found
+
+
+def misplaced_handlers(plan: ServerPlan, out_dir: Path | str) -> list[Misplaced]:
+    """Every implemented handler method in `handlers/*.py` whose operation another module owns
+    now (or that no operation has any more), each also logged as a warning."""
+    folder = Path(out_dir) / plan.package / "handlers"
+    owners: dict[str, list[tuple[str, OperationPlan]]] = {}
+    for tag in plan.handler_tags:
+        for op in tag.handler_operations:
+            owners.setdefault(op.name, []).append((tag.module, op))
+    classes = {t.module: t.handler_class for t in plan.handler_tags}
+    found: list[Misplaced] = []
+    for path in sorted(folder.glob("*.py")) if folder.is_dir() else ():
+        module = path.stem
+        if module == "__init__":
+            continue
+        try:
+            source = path.read_bytes()
+        except OSError:
+            continue
+        for method in _implemented_methods(source):
+            owned = owners.get(method, [])
+            if any(m == module for m, _ in owned):
+                continue
+            found.append(
+                Misplaced(
+                    module=f"handlers/{module}.py",
+                    method=method,
+                    owners=tuple(f"handlers/{m}.py (`{classes[m]}`)" for m, _ in owned),
+                    label=owned[0][1].op.label if owned else "",
+                )
+            )
+    for item in found:
+        _log.warning("%s", item.message())
+    return found
+
+
+__all__ = ["Misplaced", "misplaced_handlers"]
