@@ -42,6 +42,13 @@ from generator.render.pytypes import (
     query_style,
     union_members,
 )
+from generator.render.server_conformance import (
+    JobViewPlan,
+    declared_errors,
+    job_schema,
+    mock_answers,
+    plan_job_view,
+)
 from generator.render.server_events import EventPlan, EventPlanner
 from generator.render.server_events import is_json as _is_json
 from generator.render.server_events import resolved as _resolved
@@ -152,6 +159,10 @@ class ServerPlan:
     # True when that event is one of the API's `webhooks` (also sent to every subscribed
     # endpoint, APIFORGE_WEBHOOK_ENDPOINTS), False when it is only the submit's callback
     job_event_subscribed: bool = False
+    # the job resource in the words of the spec's job schema (server_conformance)
+    job_view: JobViewPlan = field(default_factory=JobViewPlan)
+    # operation id → its declared error responses, where they decide 400 vs 422
+    declared_errors: dict[str, tuple[str, ...]] = field(default_factory=dict)
     extra_settings: tuple[tuple[str, str, str, str], ...] = EXTRA_SETTINGS
     files: list[GeneratedFile] = field(default_factory=list)
 
@@ -200,6 +211,14 @@ def _version(api: Api) -> str:
 
 def _number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _scalar_enum(schema: Mapping[str, Any] | None) -> bool:
+    """Whether `schema` enumerates (or is a `const` of) a number or boolean."""
+    if schema is None:
+        return False
+    values = schema.get("enum") if "const" not in schema else [schema["const"]]
+    return isinstance(values, list) and any(isinstance(v, int | float) for v in values)
 
 
 def _constraints(schema: Mapping[str, Any], type_expr: str, what: str) -> list[str]:
@@ -389,7 +408,10 @@ class _Planner:
                 default = "None"
                 if "None" not in type_expr.split(" | "):
                     handler_type = f"{type_expr} | None"
-        annotation = f"Annotated[{handler_type}, {marker}({', '.join(kwargs)})]"
+        # an enum of numbers or booleans: the wire's text becomes that scalar before the
+        # `Literal` compares it (pydantic does not convert text for a Literal)
+        from_text = ", FROM_TEXT" if _scalar_enum(schema) else ""
+        annotation = f"Annotated[{handler_type}, {marker}({', '.join(kwargs)}){from_text}]"
         return ParamPlan(
             name=name,
             wire=p.name,
@@ -531,6 +553,13 @@ class _Planner:
             if isinstance(props, Mapping) and "result" in props:
                 return self.types.type_of(props["result"])
         return "Any"
+
+    def job_view(self) -> JobViewPlan:
+        """The job resource as the first job's status operation shows it."""
+        submit = next(op for op in self.api.operations if self.is_job(op))
+        job = submit.patterns.async_job
+        status = self.api.operation(job.status_operation) if job and job.status_operation else None
+        return plan_job_view(job_schema(status, submit), self.api.schemas)
 
     def statuses(self, op: Operation) -> tuple[int, tuple[int, ...], tuple[int, ...]]:
         codes: list[int] = []
@@ -712,6 +741,7 @@ def plan_server(
     has_jobs = any(o.kind == "job" for o in all_ops)
     scheme, prefix = event_planner.signature()
     job_event_types, job_event_subscribed = event_planner.job_events() if has_jobs else ({}, False)
+    job_view = planner.job_view() if has_jobs else JobViewPlan()
     plan = ServerPlan(
         package=package,
         distribution=package.replace("_", "-"),
@@ -734,6 +764,8 @@ def plan_server(
         settings=settings_rows(),
         job_event_types=job_event_types,
         job_event_subscribed=job_event_subscribed,
+        job_view=job_view,
+        declared_errors=declared_errors(o.op for o in all_ops),
     )
     # Templates see each operation only as an OperationView (what they read of it), so the
     # context a file's cache key covers is exactly what its template can read.
@@ -780,6 +812,7 @@ def plan_server(
             )
     if has_jobs:
         files.append(gen(f"{pkg}/jobs.py", "jobs.py.j2"))
+    files.append(GeneratedFile(f"{pkg}/mocks.json", mock_answers(tags, api, job_view.result)))
     if plan.has_outbox:
         files.append(gen(f"{pkg}/events.py", "events.py.j2"))
     runtime = templates_root() / "server" / "runtime"
