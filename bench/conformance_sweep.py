@@ -84,7 +84,12 @@ def run_one(path: str, operations: int, corpus: Path, work: Path, examples: int)
     except Exception as exc:
         result.outcome, result.note = "generation failed", str(exc).splitlines()[0][:300]
         return result
-    (project / PACKAGE / "verifier.py").write_text(permissive_verifier(plan))
+    # the sweep's token in, anything else out (schemathesis's ignored_auth check tries both)
+    verifier = permissive_verifier(plan).replace(
+        "        return Principal(",
+        f"        if {TOKEN!r} not in credential:\n            return None\n        return Principal(",
+    )
+    (project / PACKAGE / "verifier.py").write_text(verifier)
     events = work / "events.ndjson"
     env = {
         "APIFORGE_MOCK": "1",

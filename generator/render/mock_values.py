@@ -39,12 +39,20 @@ FORMAT_VALUES: dict[str, str] = {
     "password": "secret",
     "int32": "0",
     "int64": "0",
+    "decimal": "1.5",
+    "double": "1.5",
+    "float": "1.5",
+    "uuid1": "00000000-0000-1000-8000-000000000000",
+    "uuid3": "00000000-0000-3000-8000-000000000000",
+    "uuid4": "00000000-0000-4000-8000-000000000000",
+    "uuid5": "00000000-0000-5000-8000-000000000000",
 }
 
 
 class _Walker:
-    def __init__(self, schemas: Mapping[str, Mapping[str, Any]]) -> None:
+    def __init__(self, schemas: Mapping[str, Mapping[str, Any]], examples: bool) -> None:
         self.schemas = schemas
+        self.examples = examples
 
     def deref(self, schema: Any) -> tuple[Mapping[str, Any], str | None]:
         name = None
@@ -64,12 +72,13 @@ class _Walker:
             if name in seen:
                 return None  # a recursive schema: the cycle ends here
             seen = seen | {name}
-        for key in ("example", "default"):
-            if key in data:
-                return data[key]
-        examples = data.get("examples")
-        if isinstance(examples, list) and examples:
-            return examples[0]
+        kind = _type_of(data) if "type" in data else None
+        given = [data[k] for k in ("example", "default") if k in data and self.examples]
+        if isinstance(data.get("examples"), list) and self.examples:
+            given += data["examples"]
+        for value in given:  # the schema's own, where it has the schema's type
+            if kind is None or _is_a(value, kind):
+                return value
         if "const" in data:
             return data["const"]
         enum = data.get("enum")
@@ -143,6 +152,27 @@ def _type_of(data: Mapping[str, Any]) -> str:
     if "items" in data:
         return "array"
     return "string"
+
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "object": (dict,),
+    "array": (list,),
+}
+
+
+def _is_a(value: Any, kind: str) -> bool:
+    """Whether `value` is of JSON type `kind` (a boolean is not a number here)."""
+    if kind == "null":
+        return value is None
+    if isinstance(value, bool) and kind != "boolean":
+        return False
+    if kind == "integer" and isinstance(value, float):
+        return value.is_integer()
+    return isinstance(value, _JSON_TYPES.get(kind, (object,)))
 
 
 def _nullable(data: Mapping[str, Any]) -> bool:
@@ -265,6 +295,9 @@ _CATEGORY_RE = {
 }
 
 
-def value_of(schema: Any, schemas: Mapping[str, Mapping[str, Any]]) -> Any:
-    """A value `schema` accepts (see the module docstring); `schemas`: the components."""
-    return _Walker(schemas).value(schema, 0, frozenset())
+def value_of(
+    schema: Any, schemas: Mapping[str, Mapping[str, Any]], *, examples: bool = True
+) -> Any:
+    """A value `schema` accepts (see the module docstring); `schemas`: the components.
+    `examples=False` ignores the schemas' own examples and defaults (specs get them wrong)."""
+    return _Walker(schemas, examples).value(schema, 0, frozenset())

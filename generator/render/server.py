@@ -47,6 +47,7 @@ from generator.render.server_conformance import (
     declared_errors,
     job_schema,
     mock_answers,
+    moved_own_paths,
     plan_job_view,
 )
 from generator.render.server_events import EventPlan, EventPlanner
@@ -161,8 +162,11 @@ class ServerPlan:
     job_event_subscribed: bool = False
     # the job resource in the words of the spec's job schema (server_conformance)
     job_view: JobViewPlan = field(default_factory=JobViewPlan)
-    # operation id → its declared error responses, where they decide 400 vs 422
-    declared_errors: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # operation id → its declared error responses (→ a plain JSON media type they declare),
+    # where they decide 400 vs 422 or the media type of a problem
+    declared_errors: dict[str, dict[str, str]] = field(default_factory=dict)
+    # the server's own paths (probes, metrics, docs) that the spec's operations take
+    moved_paths: dict[str, str] = field(default_factory=dict)
     extra_settings: tuple[tuple[str, str, str, str], ...] = EXTRA_SETTINGS
     files: list[GeneratedFile] = field(default_factory=list)
 
@@ -564,7 +568,9 @@ class _Planner:
     def statuses(self, op: Operation) -> tuple[int, tuple[int, ...], tuple[int, ...]]:
         codes: list[int] = []
         empty: list[int] = []
-        for response in op.success_responses:
+        # an operation that only redirects (GET /badge → 301) answers its 3xx
+        answers = op.success_responses or tuple(r for r in op.responses if r.status_class == "3")
+        for response in answers:
             if response.status.isdigit():
                 code = int(response.status)
                 codes.append(code)
@@ -766,6 +772,7 @@ def plan_server(
         job_event_subscribed=job_event_subscribed,
         job_view=job_view,
         declared_errors=declared_errors(o.op for o in all_ops),
+        moved_paths=moved_own_paths(api),
     )
     # Templates see each operation only as an OperationView (what they read of it), so the
     # context a file's cache key covers is exactly what its template can read.

@@ -74,7 +74,7 @@ FIELD_SYNONYMS: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {
 #: Response headers the runtime writes itself (a mock does not invent them).
 RUNTIME_HEADERS = frozenset(
     {
-        "etag", "location", "retry-after", "content-type", "content-length", "x-request-id",
+        "etag", "retry-after", "content-type", "content-length", "x-request-id",
         "idempotent-replayed", "ratelimit", "ratelimit-policy", "ratelimit-limit",
         "ratelimit-remaining", "ratelimit-reset", "x-ratelimit-limit", "x-ratelimit-remaining",
         "x-ratelimit-reset", "www-authenticate", "allow", "set-cookie", "link",
@@ -230,15 +230,62 @@ def _is_json(content_type: str) -> bool:
 _REQUEST_ERRORS = frozenset({"400", "422"})
 
 
-def declared_errors(operations: Iterable[Operation]) -> dict[str, tuple[str, ...]]:
-    """Operation id → its declared 400/422, for the operations that declare one of them
-    and not the other (nor `4XX`): there the runtime answers request errors in it."""
-    table: dict[str, tuple[str, ...]] = {}
+def declared_errors(operations: Iterable[Operation]) -> dict[str, dict[str, str]]:
+    """Operation id → {declared error response key → the JSON media type it declares instead
+    of problem+json, or ""}, for the operations where that changes an error answer: one of
+    400/422 declared and not the other (nor `4XX`), or errors declared as plain JSON."""
+    table: dict[str, dict[str, str]] = {}
     for op in operations:
-        keys = {r.status for r in op.error_responses}
-        if len(keys & _REQUEST_ERRORS) == 1 and "4XX" not in keys:
-            table[op.id] = tuple(sorted(keys & _REQUEST_ERRORS))
+        keys = {r.status: _plain_json(r) for r in op.error_responses}
+        chooses = len(keys.keys() & _REQUEST_ERRORS) == 1 and "4XX" not in keys
+        if chooses or any(keys.values()):  # what the runtime reads of them
+            kept = {k: v for k, v in keys.items() if v or k in ("400", "422", "4XX")}
+            table[op.id] = dict(sorted(kept.items()))
     return dict(sorted(table.items()))
+
+
+def _plain_json(response: Response) -> str:
+    """The JSON media type `response` declares when it declares no problem+json one."""
+    types = [m.content_type.split(";", 1)[0].strip().lower() for m in response.content]
+    if not types or any(t.endswith("problem+json") for t in types):
+        return ""
+    return next((t for t in types if t == "application/json" or t.endswith("+json")), "")
+
+
+# --- the server's own paths ------------------------------------------------------------------
+
+#: Paths the generated server serves itself: settings (probes, metrics) and FastAPI's own
+#: (`openapi_url`, `docs_url`, `redoc_url`), with their defaults.
+OWN_PATHS: dict[str, str] = {
+    "health_path": "/healthz",
+    "ready_path": "/readyz",
+    "metrics_path": "/metrics",
+    "openapi_url": "/openapi.json",
+    "docs_url": "/docs",
+    "redoc_url": "/redoc",
+}
+MOVED_PREFIX = "/_apiforge"
+
+
+def moved_own_paths(api: Api) -> dict[str, str]:
+    """The server's own paths that an operation of the spec also has, each moved under
+    `/_apiforge` (the spec's operation wins the path), with a warning naming the operation."""
+    taken = {op.path.rstrip("/") or "/": op for op in api.operations}
+    moved: dict[str, str] = {}
+    for name, path in OWN_PATHS.items():
+        op = taken.get(path)
+        if op is None:
+            continue
+        moved[name] = MOVED_PREFIX + path
+        _log.warning(
+            "warning: %s: %s is also where the server answers %s by default: it answers there "
+            "at %s instead",
+            _label(op.where),
+            path,
+            name.replace("_url", "").replace("_path", "").replace("_", " "),
+            moved[name],
+        )
+    return moved
 
 
 # --- mock mode ------------------------------------------------------------------------------
@@ -252,7 +299,9 @@ def mock_answers(tags: Iterable[TagPlan], api: Api, job_result: Any = None) -> s
         methods: dict[str, Any] = {}
         for plan in tag.handler_operations:
             if plan.kind == "job":
-                candidates = [value_of(job_result, schemas)] if job_result is not None else [None]
+                candidates = _unique(
+                    [value_of(job_result, schemas), value_of(job_result, schemas, examples=False)]
+                )
                 methods[plan.name] = {"status": 202, "job": True, "candidates": candidates}
                 continue
             response = plan.op.response(str(plan.status))
@@ -270,8 +319,9 @@ def _answer(
         return answer
     media = _json_media(response) or (response.content[0] if response.content else None)
     if media is not None:
-        generated = value_of(media.schema.data if media.schema else {}, schemas)
-        answer["candidates"] = [*media.examples, generated]
+        data = media.schema.data if media.schema else {}
+        made = [value_of(data, schemas), value_of(data, schemas, examples=False)]
+        answer["candidates"] = _unique([*media.examples, *made])
         if not _is_json(media.content_type):
             answer["media_type"] = media.content_type
     headers = {}
@@ -286,6 +336,14 @@ def _answer(
     if conditional or response.header("ETag") is not None:
         answer["etag"] = True
     return answer
+
+
+def _unique(values: list[Any]) -> list[Any]:
+    """`values` without repeats, in order (JSON values: compared by their text)."""
+    seen: dict[str, Any] = {}
+    for value in values:
+        seen.setdefault(json.dumps(value, sort_keys=True, default=str), value)
+    return list(seen.values())
 
 
 def _header_text(value: Any) -> str:

@@ -34,7 +34,9 @@ paths:
             application/json:
               schema: {type: array, items: {$ref: '#/components/schemas/Widget'}}
               example: [{id: w_abcd, name: first, color: red}]
-        "400": {description: bad request}
+        "400":
+          description: bad request, declared as plain JSON
+          content: {application/json: {schema: {type: object}}}
     post:
       operationId: createWidget
       parameters:
@@ -81,6 +83,21 @@ paths:
         "200":
           description: ok
           content: {application/json: {schema: {$ref: '#/components/schemas/ExportJob'}}}
+  /metrics:
+    get:
+      operationId: getMetrics
+      responses:
+        "200":
+          description: the API's own metrics (the server's move aside)
+          content: {text/plain: {schema: {type: string}, example: "widgets 3"}}
+  /go:
+    get:
+      operationId: goElsewhere
+      responses:
+        "301":
+          description: only a redirect
+          headers:
+            Location: {schema: {type: string, format: uri}}
 components:
   schemas:
     Widget:
@@ -182,6 +199,8 @@ def test_request_errors_take_the_declared_status(mock_base: str) -> None:
     bad_query = httpx.get(f"{mock_base}/widgets", params={"limit": "lots"}, timeout=10)
     assert bad_query.status_code == 400
     assert bad_query.json()["type"].endswith("/validation-error")
+    # ... in the media type the spec declares for it (plain JSON, not problem+json)
+    assert bad_query.headers["content-type"] == "application/json"
     bad_body = httpx.post(
         f"{mock_base}/widgets", json={"id": 3}, headers={"Idempotency-Key": "k-2"}, timeout=10
     )
@@ -224,3 +243,30 @@ def test_value_of_stops_at_recursion_and_honours_bounds() -> None:
         }
     }
     assert value_of({"$ref": "#/components/schemas/Node"}, schemas) == {"value": 8}
+
+
+def test_the_specs_own_paths_win_over_the_servers(mock_base: str) -> None:
+    own = httpx.get(f"{mock_base}/metrics", timeout=10)
+    assert own.status_code == 200 and own.text == "widgets 3"
+    assert own.headers["content-type"].startswith("text/plain")
+    moved = httpx.get(f"{mock_base}/_apiforge/metrics", timeout=10)
+    assert moved.status_code == 200 and "apiforge_" in moved.text
+
+
+def test_an_operation_that_only_redirects_answers_its_redirect(mock_base: str) -> None:
+    reply = httpx.get(f"{mock_base}/go", timeout=10, follow_redirects=False)
+    assert reply.status_code == 301
+    assert reply.headers["location"] == "https://example.com/"
+
+
+@pytest.mark.parametrize(
+    "schema, expected",
+    [
+        ({"type": "integer", "example": "C958-not-a-number"}, 0),  # the wrong example is dropped
+        ({"type": "string", "format": "decimal"}, "1.5"),
+        ({"type": "array", "items": {"type": "boolean"}, "minItems": 2}, [True, True]),
+        ({"oneOf": [{"type": "null"}, {"type": "string", "enum": ["a", "b"]}]}, "a"),
+    ],
+)
+def test_value_of_makes_valid_values(schema: dict[str, object], expected: object) -> None:
+    assert value_of(schema, {}) == expected

@@ -119,6 +119,8 @@ class ProblemDetail(Exception):
         self.detail = detail
         self.headers = dict(headers or {})
         self.extensions = dict(extensions or {})
+        #: problem+json, unless the operation declares its errors as plain JSON (as_declared)
+        self.media_type = PROBLEM_JSON
 
     def body(self, instance: str) -> dict[str, Any]:
         problem: dict[str, Any] = {
@@ -157,16 +159,21 @@ def declared_status(status: int, declared: frozenset[str]) -> int:
 
 
 def as_declared(scope: Scope, problem: ProblemDetail) -> ProblemDetail:
-    """`problem` with the status the matched operation declares for it (`declared_status`)."""
+    """`problem` with the status the matched operation declares for it (`declared_status`),
+    in the plain JSON media type the operation declares for that status, if it does."""
     state = getattr(scope.get("app"), "state", None)
-    table: Mapping[str, frozenset[str]] | None = getattr(state, _DECLARED_STATE, None)
+    table: Mapping[str, Mapping[str, str]] | None = getattr(state, _DECLARED_STATE, None)
     declared = table.get(operation_name(scope)) if table else None
     if not declared:
         return problem
-    status = declared_status(problem.status, declared)
-    if status == problem.status:
+    status = declared_status(problem.status, frozenset(declared))
+    media = next(
+        (declared[k] for k in (str(status), f"{status // 100}XX", "default") if k in declared),
+        "",
+    )
+    if status == problem.status and not media:
         return problem
-    return ProblemDetail(
+    changed = ProblemDetail(
         status,
         problem.kind,
         problem.title,
@@ -174,6 +181,8 @@ def as_declared(scope: Scope, problem: ProblemDetail) -> ProblemDetail:
         headers=problem.headers,
         extensions=problem.extensions,
     )
+    changed.media_type = media or problem.media_type
+    return changed
 
 
 def problem_for_status(
@@ -189,7 +198,7 @@ def problem_response(problem: ProblemDetail, instance: str) -> Response:
     return Response(
         problem.encode(instance),
         status_code=problem.status,
-        media_type=PROBLEM_JSON,
+        media_type=problem.media_type,
         headers=problem.headers,
     )
 
@@ -402,7 +411,7 @@ class ProblemMiddleware:
         problem = as_declared(scope, problem)
         body = problem.encode(instance)
         headers = [
-            (b"content-type", PROBLEM_JSON.encode()),
+            (b"content-type", problem.media_type.encode()),
             (b"content-length", str(len(body)).encode()),
             *(
                 (k.lower().encode("latin-1"), v.encode("latin-1"))
@@ -425,15 +434,16 @@ def install_problem_handlers(
     app: FastAPI,
     *,
     max_body_bytes: int,
-    declared_errors: Mapping[str, Iterable[str]] | None = None,
+    declared_errors: Mapping[str, Mapping[str, str]] | None = None,
 ) -> None:
     """Make every error of `app` an `application/problem+json` response (see module doc).
 
-    `declared_errors`: operation id → the response keys its spec declares ("400", "4XX",
-    "default", …); a request error answers with the declared one of `INTERCHANGEABLE`.
+    `declared_errors`: operation id → {response key its spec declares ("400", "4XX",
+    "default", …) → the plain JSON media type it declares, or ""}: a request error answers
+    with the declared one of `INTERCHANGEABLE`, a problem in the declared media type.
     Call it before adding other middleware: `ProblemMiddleware` must sit outside everything
     that can fail, and middleware added later wraps it."""
-    table = {op: frozenset(keys) for op, keys in (declared_errors or {}).items()}
+    table = {op: dict(keys) for op, keys in (declared_errors or {}).items()}
     setattr(app.state, _DECLARED_STATE, table)
     app.add_exception_handler(ProblemDetail, _problem_handler)
     app.add_exception_handler(StarletteHTTPException, _http_exception_handler)

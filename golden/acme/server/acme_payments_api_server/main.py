@@ -86,11 +86,12 @@ ALLOWED_METHODS: dict[str, tuple[str, ...]] = {
 
 
 #: The error responses of the operations whose spec decides between 400 and 422 (a request
-#: error answers in the status the operation declares).
-DECLARED_ERRORS: dict[str, tuple[str, ...]] = {
-    "listCustomers": ("400",),
-    "listPayments": ("400",),
-    "listRefunds": ("400",),
+#: error answers in the status the operation declares) or declares errors as plain JSON (a
+#: problem answers in that media type).
+DECLARED_ERRORS: dict[str, dict[str, str]] = {
+    "listCustomers": {"400": ""},
+    "listPayments": {"400": ""},
+    "listRefunds": {"400": ""},
 }
 
 

@@ -81,10 +81,19 @@ ALLOWED_METHODS: dict[str, tuple[str, ...]] = {
 
 
 #: The error responses of the operations whose spec decides between 400 and 422 (a request
-#: error answers in the status the operation declares).
-DECLARED_ERRORS: dict[str, tuple[str, ...]] = {
-    "createOrder": ("400",),
-    "createWidget": ("400",),
+#: error answers in the status the operation declares) or declares errors as plain JSON (a
+#: problem answers in that media type).
+DECLARED_ERRORS: dict[str, dict[str, str]] = {
+    "createOrder": {"400": "application/json"},
+    "createWidget": {"400": "application/json"},
+    "deleteDocument": {"404": "application/json"},
+    "getDocument": {"404": "application/json"},
+    "getWidget": {"404": "application/json"},
+    "listOrders": {"429": "application/json", "503": "application/json"},
+    "listWidgets": {"500": "application/json"},
+    "patchDocument": {"404": "application/json"},
+    "replaceDocument": {"412": "application/json"},
+    "updateWidget": {"404": "application/json"},
 }
 
 

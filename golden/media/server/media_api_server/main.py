@@ -64,6 +64,14 @@ ALLOWED_METHODS: dict[str, tuple[str, ...]] = {
 }
 
 
+#: The error responses of the operations whose spec decides between 400 and 422 (a request
+#: error answers in the status the operation declares) or declares errors as plain JSON (a
+#: problem answers in that media type).
+DECLARED_ERRORS: dict[str, dict[str, str]] = {
+    "exportReport": {"404": "application/json"},
+}
+
+
 @dataclass
 class Handlers:
     """The handler object of each tag, and the verifier of credentials;
@@ -113,6 +121,7 @@ def create_app(settings: Settings | None = None, *, handlers: Handlers | None = 
     install_problem_handlers(
         app,
         max_body_bytes=settings.max_body_bytes,
+        declared_errors=DECLARED_ERRORS,
     )
     app.add_middleware(RequestIdMiddleware)  # outside everything: every answer has its id
     stores = {
