@@ -217,6 +217,9 @@ def _number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+_INT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
+
+
 def _scalar_enum(schema: Mapping[str, Any] | None) -> bool:
     """Whether `schema` enumerates (or is a `const` of) a number or boolean."""
     if schema is None:
@@ -234,6 +237,11 @@ def _constraints(schema: Mapping[str, Any], type_expr: str, what: str) -> list[s
         for key, kw in (("minimum", "ge"), ("maximum", "le")):
             if _number(schema.get(key)):
                 out.append(f"{kw}={schema[key]!r}")
+            elif base == "int" and schema.get("format") in _INT_RANGES:
+                # int32/int64 say the range even where no minimum/maximum does
+                bound = _INT_RANGES[schema["format"]][0 if key == "minimum" else 1]
+                if "exclusive" + key[0].upper() + key[1:] not in schema:
+                    out.append(f"{kw}={bound!r}")
         for key, kw in (("exclusiveMinimum", "gt"), ("exclusiveMaximum", "lt")):
             if _number(schema.get(key)):
                 out.append(f"{kw}={schema[key]!r}")

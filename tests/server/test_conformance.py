@@ -25,6 +25,7 @@ paths:
       operationId: listWidgets
       parameters:
         - {name: limit, in: query, schema: {type: integer, maximum: 100}}
+        - {name: offset, in: query, schema: {type: integer, format: int32}}
       responses:
         "200":
           description: ok
@@ -201,6 +202,10 @@ def test_request_errors_take_the_declared_status(mock_base: str) -> None:
     assert bad_query.json()["type"].endswith("/validation-error")
     # ... in the media type the spec declares for it (plain JSON, not problem+json)
     assert bad_query.headers["content-type"] == "application/json"
+    # an int32 parameter holds int32 values even without minimum/maximum
+    too_big = httpx.get(f"{mock_base}/widgets", params={"offset": 2**31}, timeout=10)
+    assert too_big.status_code == 400
+    assert httpx.get(f"{mock_base}/widgets", params={"offset": 2**31 - 1}, timeout=10).is_success
     bad_body = httpx.post(
         f"{mock_base}/widgets", json={"id": 3}, headers={"Idempotency-Key": "k-2"}, timeout=10
     )
