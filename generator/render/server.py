@@ -50,6 +50,7 @@ from generator.render.server_conformance import (
     moved_own_paths,
     plan_job_view,
 )
+from generator.render.server_conformance import resolved_data as _resolved_data
 from generator.render.server_events import EventPlan, EventPlanner
 from generator.render.server_events import is_json as _is_json
 from generator.render.server_events import resolved as _resolved
@@ -103,6 +104,8 @@ class OperationPlan:
     body_annotation: str | None  # endpoint's body parameter annotation
     body_default: str | None
     media_types: tuple[str, ...]
+    # a body that is not JSON: `require_body(<form model or Any>, required=…)`, or None
+    body_check: str | None
     result: str  # handler return annotation
     response_model: str | None
     status: int
@@ -217,6 +220,7 @@ def _number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+_FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
 _INT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
 
 
@@ -532,6 +536,37 @@ class _Planner:
         optional = inner if inner == "Any" or "None" in inner.split(" | ") else f"{inner} | None"
         return "json", optional, f"Annotated[{optional}, Body()]", "None", media_types
 
+    def body_check(self, op: Operation) -> str | None:
+        """The guard of a body that is not JSON: a form is checked against its schema's type,
+        any other body only for being there when it is required."""
+        rb = op.request_body
+        assert rb is not None
+        form = next((m for m in rb.content if m.content_type.lower() in _FORM_TYPES), None)
+        schema = form.schema if form else None
+        model = self.types.type_of(schema.data, name=schema.name) if schema is not None else "Any"
+        if not is_plain_class(model):  # an inline schema: a model of its fields, made at start
+            model = self.form_fields(_resolved(schema, self.api.schemas) or {}) or model
+        if model == "Any" and not rb.required:
+            return None
+        return f"require_body({model}, required={rb.required})"
+
+    def form_fields(self, schema: Mapping[str, Any]) -> str | None:
+        """`form_model({wire name: (type, constraints, required)})` for an inline object."""
+        props = schema.get("properties")
+        if not isinstance(props, Mapping) or not props:
+            return None
+        required = set(schema.get("required") or ())
+        fields = []
+        for name, prop in props.items():
+            data = _resolved_data(prop, self.api.schemas)
+            type_expr = self.types.type_of(data, mode="param")
+            kwargs = dict(
+                k.split("=", 1) for k in _constraints(data, type_expr, f"form field {name!r}")
+            )
+            bounds = "{" + ", ".join(f"{_pystr(k)}: {v}" for k, v in kwargs.items()) + "}"
+            fields.append(f"{_pystr(str(name))}: ({type_expr}, {bounds}, {name in required})")
+        return "form_model({" + ", ".join(fields) + "})"
+
     def response_type(self, op: Operation) -> str | None:
         types: list[str] = []
         for response in sorted(op.success_responses, key=lambda r: r.status):
@@ -670,6 +705,7 @@ class _Planner:
             body_annotation=body_annotation,
             body_default=body_default,
             media_types=media_types,
+            body_check=self.body_check(op) if body_kind == "raw" else None,
             result=result,
             response_model=response_model,
             status=status,

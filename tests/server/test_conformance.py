@@ -84,6 +84,37 @@ paths:
         "200":
           description: ok
           content: {application/json: {schema: {$ref: '#/components/schemas/ExportJob'}}}
+  /analyses:
+    post:
+      operationId: analyse
+      requestBody:
+        required: true
+        content:
+          application/x-www-form-urlencoded:
+            schema: &analysis
+              type: object
+              required: [text, level]
+              properties:
+                text: {type: string}
+                level: {type: integer, maximum: 5}
+                tags: {type: array, items: {type: string}}
+                doc: {type: string, format: binary}
+          multipart/form-data:
+            schema: *analysis
+      responses:
+        "200":
+          description: ok
+          content: {application/json: {schema: {type: object}}}
+        "422": {description: invalid}
+  /uploads:
+    put:
+      operationId: upload
+      requestBody:
+        required: true
+        content: {application/zip: {schema: {type: string, format: binary}}}
+      responses:
+        "204": {description: stored}
+        "422": {description: invalid}
   /metrics:
     get:
       operationId: getMetrics
@@ -275,3 +306,35 @@ def test_an_operation_that_only_redirects_answers_its_redirect(mock_base: str) -
 )
 def test_value_of_makes_valid_values(schema: dict[str, object], expected: object) -> None:
     assert value_of(schema, {}) == expected
+
+
+def test_form_bodies_are_checked_against_their_schema(mock_base: str) -> None:
+    url = f"{mock_base}/analyses"
+    good = httpx.post(url, data={"text": "hi", "level": "3", "tags": ["a", "b"]}, timeout=10)
+    assert good.status_code == 200, good.text
+    one_tag = httpx.post(url, data={"text": "hi", "level": "3", "tags": "a"}, timeout=10)
+    assert one_tag.status_code == 200, one_tag.text  # an array field sent once is a list
+    missing = httpx.post(url, data={"level": "3"}, timeout=10)
+    assert missing.status_code == 422
+    assert [e["location"] for e in missing.json()["errors"]] == [["body", "text"]]
+    wrong = httpx.post(url, data={"text": "hi", "level": "9"}, timeout=10)
+    assert wrong.status_code == 422 and wrong.json()["errors"][0]["location"] == ["body", "level"]
+    assert httpx.post(url, timeout=10).status_code == 422  # no body at all
+
+
+def test_a_required_raw_body_must_be_there(mock_base: str) -> None:
+    url = f"{mock_base}/uploads"
+    zipped = {"Content-Type": "application/zip"}
+    assert httpx.put(url, content=b"PK\x03\x04", headers=zipped, timeout=10).status_code == 204
+    empty = httpx.put(url, headers=zipped, timeout=10)
+    assert empty.status_code == 422
+    assert empty.json()["errors"][0]["location"] == ["body"]
+
+
+def test_multipart_forms_are_checked_too(mock_base: str) -> None:
+    url = f"{mock_base}/analyses"
+    doc = {"doc": ("a.bin", b"\x00\x01binary", "application/octet-stream")}
+    good = httpx.post(url, data={"text": "hi", "level": "2"}, files=doc, timeout=10)
+    assert good.status_code == 200, good.text
+    wrong = httpx.post(url, data={"text": "hi", "level": "x"}, files=doc, timeout=10)
+    assert wrong.status_code == 422 and wrong.json()["errors"][0]["location"] == ["body", "level"]
