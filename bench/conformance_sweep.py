@@ -95,6 +95,8 @@ def run_one(path: str, operations: int, corpus: Path, work: Path, examples: int)
         "APIFORGE_MOCK": "1",
         "APIFORGE_RATE_LIMIT_DEFAULT": "1000000/minute",
         "APIFORGE_MAX_BODY_BYTES": "1048576",
+        # ignored_auth sends bad credentials on purpose: no brute-force bound on the sweep's IP
+        "APIFORGE_AUTH_FAILURE_LIMIT": "",
     }
     try:
         with serve(project, PACKAGE, work / "state", env=env) as base:
