@@ -85,6 +85,7 @@ class MediaType:
     content_type: str
     schema: Schema | None
     where: Where
+    examples: tuple[Any, ...] = ()  # `example`, then each `examples` entry's `value`
 
 
 @dataclass(frozen=True, slots=True)

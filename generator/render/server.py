@@ -23,7 +23,6 @@ arguments = snake_case of parameter names, never `self`, `ctx` or `body`.
 
 from __future__ import annotations
 
-import ast
 import functools
 import logging
 import re
@@ -46,9 +45,24 @@ from generator.render.pytypes import (
     union_members,
 )
 from generator.render.resources import group_operations
+from generator.render.server_conformance import (
+    JobViewPlan,
+    declared_errors,
+    job_schema,
+    mock_answers,
+    moved_own_paths,
+    plan_job_view,
+)
+from generator.render.server_conformance import resolved_data as _resolved_data
 from generator.render.server_events import EventPlan, EventPlanner
 from generator.render.server_events import is_json as _is_json
 from generator.render.server_events import resolved as _resolved
+from generator.render.server_handlers import (
+    MissingHandler,
+    misplaced_handlers,
+    missing_handlers,
+    missing_verifiers,
+)
 from generator.render.server_security import AuthPlan, SchemePlan, auth_plan, scheme_plans
 from generator.render.server_settings import EXTRA_SETTINGS, settings_rows
 from generator.render.writer import (
@@ -98,6 +112,8 @@ class OperationPlan:
     body_annotation: str | None  # endpoint's body parameter annotation
     body_default: str | None
     media_types: tuple[str, ...]
+    # a body that is not JSON: `require_body(<form model or Any>, required=…)`, or None
+    body_check: str | None
     result: str  # handler return annotation
     response_model: str | None
     status: int
@@ -155,6 +171,13 @@ class ServerPlan:
     # True when that event is one of the API's `webhooks` (also sent to every subscribed
     # endpoint, APIFORGE_WEBHOOK_ENDPOINTS), False when it is only the submit's callback
     job_event_subscribed: bool = False
+    # the job resource in the words of the spec's job schema (server_conformance)
+    job_view: JobViewPlan = field(default_factory=JobViewPlan)
+    # operation id → its declared error responses (→ a plain JSON media type they declare),
+    # where they decide 400 vs 422 or the media type of a problem
+    declared_errors: dict[str, dict[str, str]] = field(default_factory=dict)
+    # the server's own paths (probes, metrics, docs) that the spec's operations take
+    moved_paths: dict[str, str] = field(default_factory=dict)
     extra_settings: tuple[tuple[str, str, str, str], ...] = EXTRA_SETTINGS
     files: list[GeneratedFile] = field(default_factory=list)
 
@@ -169,14 +192,6 @@ class ServerPlan:
     @property
     def handler_tags(self) -> list[TagPlan]:
         return [t for t in self.tags if t.handler_operations]
-
-
-@dataclass(frozen=True)
-class MissingHandler:
-    module: str  # handlers/<module>.py
-    method: str
-    label: str  # GET /path
-    operation_id: str
 
 
 def default_package_name(api: Api) -> str:
@@ -205,6 +220,18 @@ def _number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+_FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
+_INT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
+
+
+def _scalar_enum(schema: Mapping[str, Any] | None) -> bool:
+    """Whether `schema` enumerates (or is a `const` of) a number or boolean."""
+    if schema is None:
+        return False
+    values = schema.get("enum") if "const" not in schema else [schema["const"]]
+    return isinstance(values, list) and any(isinstance(v, int | float) for v in values)
+
+
 def _constraints(schema: Mapping[str, Any], type_expr: str, what: str) -> list[str]:
     """FastAPI `Path/Query/Header/Cookie` keyword arguments for a primitive schema (`what`
     names the parameter in the warning about a pattern the server cannot enforce)."""
@@ -214,6 +241,11 @@ def _constraints(schema: Mapping[str, Any], type_expr: str, what: str) -> list[s
         for key, kw in (("minimum", "ge"), ("maximum", "le")):
             if _number(schema.get(key)):
                 out.append(f"{kw}={schema[key]!r}")
+            elif base == "int" and schema.get("format") in _INT_RANGES:
+                # int32/int64 say the range even where no minimum/maximum does
+                bound = _INT_RANGES[schema["format"]][0 if key == "minimum" else 1]
+                if "exclusive" + key[0].upper() + key[1:] not in schema:
+                    out.append(f"{kw}={bound!r}")
         for key, kw in (("exclusiveMinimum", "gt"), ("exclusiveMaximum", "lt")):
             if _number(schema.get(key)):
                 out.append(f"{kw}={schema[key]!r}")
@@ -392,7 +424,10 @@ class _Planner:
                 default = "None"
                 if "None" not in type_expr.split(" | "):
                     handler_type = f"{type_expr} | None"
-        annotation = f"Annotated[{handler_type}, {marker}({', '.join(kwargs)})]"
+        # an enum of numbers or booleans: the wire's text becomes that scalar before the
+        # `Literal` compares it (pydantic does not convert text for a Literal)
+        from_text = ", FROM_TEXT" if _scalar_enum(schema) else ""
+        annotation = f"Annotated[{handler_type}, {marker}({', '.join(kwargs)}){from_text}]"
         return ParamPlan(
             name=name,
             wire=p.name,
@@ -501,6 +536,37 @@ class _Planner:
         optional = inner if inner == "Any" or "None" in inner.split(" | ") else f"{inner} | None"
         return "json", optional, f"Annotated[{optional}, Body()]", "None", media_types
 
+    def body_check(self, op: Operation) -> str | None:
+        """The guard of a body that is not JSON: a form is checked against its schema's type,
+        any other body only for being there when it is required."""
+        rb = op.request_body
+        assert rb is not None
+        form = next((m for m in rb.content if m.content_type.lower() in _FORM_TYPES), None)
+        schema = form.schema if form else None
+        model = self.types.type_of(schema.data, name=schema.name) if schema is not None else "Any"
+        if not is_plain_class(model):  # an inline schema: a model of its fields, made at start
+            model = self.form_fields(_resolved(schema, self.api.schemas) or {}) or model
+        if model == "Any" and not rb.required:
+            return None
+        return f"require_body({model}, required={rb.required})"
+
+    def form_fields(self, schema: Mapping[str, Any]) -> str | None:
+        """`form_model({wire name: (type, constraints, required)})` for an inline object."""
+        props = schema.get("properties")
+        if not isinstance(props, Mapping) or not props:
+            return None
+        required = set(schema.get("required") or ())
+        fields = []
+        for name, prop in props.items():
+            data = _resolved_data(prop, self.api.schemas)
+            type_expr = self.types.type_of(data, mode="param")
+            kwargs = dict(
+                k.split("=", 1) for k in _constraints(data, type_expr, f"form field {name!r}")
+            )
+            bounds = "{" + ", ".join(f"{_pystr(k)}: {v}" for k, v in kwargs.items()) + "}"
+            fields.append(f"{_pystr(str(name))}: ({type_expr}, {bounds}, {name in required})")
+        return "form_model({" + ", ".join(fields) + "})"
+
     def response_type(self, op: Operation) -> str | None:
         types: list[str] = []
         for response in sorted(op.success_responses, key=lambda r: r.status):
@@ -535,10 +601,19 @@ class _Planner:
                 return self.types.type_of(props["result"])
         return "Any"
 
+    def job_view(self) -> JobViewPlan:
+        """The job resource as the first job's status operation shows it."""
+        submit = next(op for op in self.api.operations if self.is_job(op))
+        job = submit.patterns.async_job
+        status = self.api.operation(job.status_operation) if job and job.status_operation else None
+        return plan_job_view(job_schema(status, submit), self.api.schemas)
+
     def statuses(self, op: Operation) -> tuple[int, tuple[int, ...], tuple[int, ...]]:
         codes: list[int] = []
         empty: list[int] = []
-        for response in op.success_responses:
+        # an operation that only redirects (GET /badge → 301) answers its 3xx
+        answers = op.success_responses or tuple(r for r in op.responses if r.status_class == "3")
+        for response in answers:
             if response.status.isdigit():
                 code = int(response.status)
                 codes.append(code)
@@ -630,6 +705,7 @@ class _Planner:
             body_annotation=body_annotation,
             body_default=body_default,
             media_types=media_types,
+            body_check=self.body_check(op) if body_kind == "raw" else None,
             result=result,
             response_model=response_model,
             status=status,
@@ -710,6 +786,7 @@ def plan_server(
     has_jobs = any(o.kind == "job" for o in all_ops)
     scheme, prefix = event_planner.signature()
     job_event_types, job_event_subscribed = event_planner.job_events() if has_jobs else ({}, False)
+    job_view = planner.job_view() if has_jobs else JobViewPlan()
     plan = ServerPlan(
         package=package,
         distribution=package.replace("_", "-"),
@@ -732,6 +809,9 @@ def plan_server(
         settings=settings_rows(),
         job_event_types=job_event_types,
         job_event_subscribed=job_event_subscribed,
+        job_view=job_view,
+        declared_errors=declared_errors(o.op for o in all_ops),
+        moved_paths=moved_own_paths(api),
     )
     # Templates see each operation only as an OperationView (what they read of it), so the
     # context a file's cache key covers is exactly what its template can read.
@@ -794,6 +874,7 @@ def plan_server(
             )
     if has_jobs:
         files.append(gen(f"{pkg}/jobs.py", "jobs.py.j2"))
+    files.append(GeneratedFile(f"{pkg}/mocks.json", mock_answers(tags, api, job_view.result)))
     if plan.has_outbox:
         files.append(gen(f"{pkg}/events.py", "events.py.j2"))
     runtime = templates_root() / "server" / "runtime"
@@ -819,82 +900,6 @@ def _tag_view(tag: TagPlan) -> TagPlan:
     return dc_replace(tag, operations=operations)
 
 
-# --- handlers that are still missing ----------------------------------------------------
-
-
-def _is_stub(node: ast.AsyncFunctionDef | ast.FunctionDef) -> bool:
-    body = list(node.body)
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-        body = body[1:]  # the docstring
-    if len(body) != 1 or not isinstance(body[0], ast.Raise):
-        return not body
-    exc = body[0].exc
-    if isinstance(exc, ast.Call):
-        exc = exc.func
-    return isinstance(exc, ast.Name) and exc.id == "NotImplementedError"
-
-
-def missing_handlers(plan: ServerPlan, out_dir: Path | str) -> list[MissingHandler]:
-    """Operations whose handler module does not implement them (no method, or a method that
-    only raises NotImplementedError), in tag and operation order."""
-    missing: list[MissingHandler] = []
-    for tag in plan.handler_tags:
-        path = Path(out_dir) / plan.package / "handlers" / f"{tag.module}.py"
-        try:
-            implemented = _implemented(path.read_bytes())
-        except OSError:
-            implemented = frozenset()
-        for op in tag.handler_operations:
-            if op.name not in implemented:
-                missing.append(
-                    MissingHandler(f"handlers/{tag.module}.py", op.name, op.op.label, op.op.id)
-                )
-    return missing
-
-
-def missing_verifiers(plan: ServerPlan, out_dir: Path | str) -> list[SchemePlan]:
-    """Security schemes whose method in the user's `verifier.py` is missing or a stub: the
-    operations that need them answer 501 (fail closed)."""
-    checkable = [s for s in plan.schemes if s.kind]
-    if not checkable:
-        return []
-    try:
-        implemented = _implemented((Path(out_dir) / plan.package / "verifier.py").read_bytes())
-    except OSError:
-        implemented = frozenset()
-    return [s for s in checkable if s.method not in implemented]
-
-
-def _implemented(source: bytes) -> frozenset[str]:
-    """The methods a handler module implements (not stubs). Parsing a big module takes a
-    while, so the answer is cached by the module's bytes and apiforge's code."""
-    import hashlib
-
-    from generator.render.env import code_digest
-    from generator.spec.load import cache_get, cache_put
-
-    key = hashlib.sha256(code_digest().encode() + b"\0" + source).hexdigest()
-    hit = cache_get("handlers1", key)
-    if isinstance(hit, frozenset):
-        return hit
-    implemented: set[str] = set()
-    try:
-        tree = ast.parse(source.decode("utf-8"))
-    except (SyntaxError, ValueError):
-        tree = None
-    if tree is not None:
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ClassDef):
-                for item in node.body:
-                    if isinstance(item, ast.AsyncFunctionDef | ast.FunctionDef) and not _is_stub(
-                        item
-                    ):
-                        implemented.add(item.name)
-    result = frozenset(implemented)
-    cache_put("handlers1", key, result)
-    return result
-
-
 def write_server(
     api: Api,
     out_dir: Path | str,
@@ -903,8 +908,6 @@ def write_server(
     spec_name: str,
     package: str | None = None,
 ) -> tuple[ServerPlan, WriteReport, list[MissingHandler]]:
-    from generator.render.server_handlers import misplaced_handlers
-
     plan = plan_server(api, spec_source=spec_source, spec_name=spec_name, package=package)
     report = write_tree(plan.files, out_dir)
     misplaced_handlers(plan, out_dir)  # warns: user code is never moved or deleted

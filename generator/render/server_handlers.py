@@ -1,4 +1,6 @@
-"""Handler modules that no longer own the methods in them.
+"""The user's handler modules and verifier, as regeneration finds them: the operations still
+without an implementation (`missing_handlers`, `missing_verifiers`) and methods left in a
+module that no longer owns them (`misplaced_handlers`).
 
 Handler modules (`handlers/<resource>.py`) are the user's code: written once, never
 overwritten, never deleted. When the grouping of operations changes (a tag added or renamed,
@@ -18,6 +20,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from generator.render.server import OperationPlan, ServerPlan
+    from generator.render.server_security import SchemePlan
 
 _log = logging.getLogger("apiforge")
 
@@ -61,7 +64,6 @@ def _implemented_methods(source: bytes) -> list[str]:
 
 
 def _parsed_methods(source: bytes) -> list[str]:
-    from generator.render.server import _is_stub
 
     try:
         tree = ast.parse(source.decode("utf-8"))
@@ -117,3 +119,87 @@ def misplaced_handlers(plan: ServerPlan, out_dir: Path | str) -> list[Misplaced]
 
 
 __all__ = ["Misplaced", "misplaced_handlers"]
+
+
+@dataclass(frozen=True)
+class MissingHandler:
+    module: str  # handlers/<module>.py
+    method: str
+    label: str  # GET /path
+    operation_id: str
+
+
+# --- handlers that are still missing ----------------------------------------------------
+
+
+def _is_stub(node: ast.AsyncFunctionDef | ast.FunctionDef) -> bool:
+    body = list(node.body)
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]  # the docstring
+    if len(body) != 1 or not isinstance(body[0], ast.Raise):
+        return not body
+    exc = body[0].exc
+    if isinstance(exc, ast.Call):
+        exc = exc.func
+    return isinstance(exc, ast.Name) and exc.id == "NotImplementedError"
+
+
+def missing_handlers(plan: ServerPlan, out_dir: Path | str) -> list[MissingHandler]:
+    """Operations whose handler module does not implement them (no method, or a method that
+    only raises NotImplementedError), in tag and operation order."""
+    missing: list[MissingHandler] = []
+    for tag in plan.handler_tags:
+        path = Path(out_dir) / plan.package / "handlers" / f"{tag.module}.py"
+        try:
+            implemented = _implemented(path.read_bytes())
+        except OSError:
+            implemented = frozenset()
+        for op in tag.handler_operations:
+            if op.name not in implemented:
+                missing.append(
+                    MissingHandler(f"handlers/{tag.module}.py", op.name, op.op.label, op.op.id)
+                )
+    return missing
+
+
+def missing_verifiers(plan: ServerPlan, out_dir: Path | str) -> list[SchemePlan]:
+    """Security schemes whose method in the user's `verifier.py` is missing or a stub: the
+    operations that need them answer 501 (fail closed)."""
+    checkable = [s for s in plan.schemes if s.kind]
+    if not checkable:
+        return []
+    try:
+        implemented = _implemented((Path(out_dir) / plan.package / "verifier.py").read_bytes())
+    except OSError:
+        implemented = frozenset()
+    return [s for s in checkable if s.method not in implemented]
+
+
+def _implemented(source: bytes) -> frozenset[str]:
+    """The methods a handler module implements (not stubs). Parsing a big module takes a
+    while, so the answer is cached by the module's bytes and apiforge's code."""
+    import hashlib
+
+    from generator.render.env import code_digest
+    from generator.spec.load import cache_get, cache_put
+
+    key = hashlib.sha256(code_digest().encode() + b"\0" + source).hexdigest()
+    hit = cache_get("handlers1", key)
+    if isinstance(hit, frozenset):
+        return hit
+    implemented: set[str] = set()
+    try:
+        tree = ast.parse(source.decode("utf-8"))
+    except (SyntaxError, ValueError):
+        tree = None
+    if tree is not None:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                for item in node.body:
+                    if isinstance(item, ast.AsyncFunctionDef | ast.FunctionDef) and not _is_stub(
+                        item
+                    ):
+                        implemented.add(item.name)
+    result = frozenset(implemented)
+    cache_put("handlers1", key, result)
+    return result

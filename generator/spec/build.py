@@ -131,10 +131,26 @@ class Builder:
             body = _dict(body)
             media.append(
                 MediaType(
-                    _str(content_type), self.schema(at.child("schema"), body.get("schema")), at
+                    _str(content_type),
+                    self.schema(at.child("schema"), body.get("schema")),
+                    at,
+                    self.examples(at, body),
                 )
             )
         return tuple(media)
+
+    def examples(self, where: Where, body: Mapping[str, Any]) -> tuple[Any, ...]:
+        """The values of a media type's `example` and `examples` (in the spec's order; an
+        entry that cannot be followed or has only an `externalValue` is left out)."""
+        found = [body["example"]] if "example" in body else []
+        for name, entry in _dict(body.get("examples")).items():
+            try:
+                _, example = self.deref(where.child("examples", name), entry)
+            except ApiforgeError:
+                continue  # validation names the broken `$ref`
+            if "value" in example:
+                found.append(example["value"])
+        return tuple(found)
 
     def header(self, where: Where, name: str, node: Any) -> Header:
         at, data = self.deref(where, node)

@@ -58,6 +58,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from starlette.responses import JSONResponse
 
+from .job_view import RUNTIME_VIEW, JobView
 from .observability import bind_request_id, current_request_id, record
 from .problems import ProblemDetail
 from .storage import parse_store_url
@@ -506,7 +507,8 @@ class JobRegistry:
     …}``; a status not listed sends ``job.<status>``); ``event_endpoints`` — endpoints that
     get that webhook for every job besides its own ``callbackUrl`` (when the spec declares the
     event among its ``webhooks``, i.e. subscribers get it); ``base_path`` — where job
-    resources live (``Location``, problem ``instance``)."""
+    resources live (``Location``, problem ``instance``); ``view`` — how a job is shown, in the
+    vocabulary of the spec's job schema (see ``job_view``)."""
 
     def __init__(
         self,
@@ -514,11 +516,13 @@ class JobRegistry:
         event_types: Mapping[str, str] | None = None,
         event_endpoints: Sequence[str] = (),
         base_path: str | None = None,
+        view: JobView = RUNTIME_VIEW,
     ) -> None:
         self._handlers: dict[str, JobHandler] = {}
         self.event_types: dict[str, str] = dict(event_types or {})
         self.event_endpoints: tuple[str, ...] = tuple(event_endpoints)
         self.base_path = base_path
+        self.view = view
 
     def event_type(self, status: str) -> str:
         """The webhook ``type`` of a job that ended with ``status``."""
@@ -614,9 +618,13 @@ class JobService:
             self.worker.wake()
         return job
 
+    def shown(self, job: Job) -> dict[str, Any]:
+        """The job as the spec's schema shows it (the registry's ``view``)."""
+        return self.registry.view.present(job.to_json())
+
     def accepted_response(self, job: Job) -> JSONResponse:
         return JSONResponse(
-            job.to_json(),
+            self.shown(job),
             status_code=202,
             headers={"Location": self.location(job.id), "Retry-After": str(self.retry_after)},
         )
@@ -654,7 +662,7 @@ class JobService:
         or not ``viewer``'s."""
         job = await self.get_for(job_id, viewer)
         headers = {} if job.terminal else {"Retry-After": str(self.retry_after)}
-        return JSONResponse(job.to_json(), headers=headers)
+        return JSONResponse(self.shown(job), headers=headers)
 
     async def cancel(self, job_id: str) -> Job:
         """Cancel a queued or running job (a running one is stopped at its next heartbeat).
@@ -685,7 +693,7 @@ class JobService:
 
     async def cancel_response(self, job_id: str, *, viewer: str | None = None) -> JSONResponse:
         await self.get_for(job_id, viewer)
-        return JSONResponse((await self.cancel(job_id)).to_json())
+        return JSONResponse(self.shown(await self.cancel(job_id)))
 
     # ---- lifecycle (app lifespan)
 
@@ -715,7 +723,7 @@ class JobService:
         enqueueing it twice (a worker retried after a crash) stores it once."""
         event = new_event(
             self.registry.event_type(job.status),
-            job.to_json(),
+            self.shown(job),
             event_id="evt_" + job.id.removeprefix("job_"),
             now=job.completed_at,
         )

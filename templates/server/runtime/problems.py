@@ -28,6 +28,9 @@ Integration surface (what a generated `main.py` / router uses):
   `ProblemDetail`               its     its kind, detail, headers, extensions
   ============================  ======  ================================================
 
+  An operation whose spec declares 400 and not 422 (or the other way round) gets the request
+  errors above in the status it declares (`declared_status`): the spec's vocabulary wins.
+
 - `ProblemMiddleware` (added by `install_problem_handlers`) is a pure ASGI middleware that
   enforces the body limit, turns unhandled exceptions into the 500 problem, and appends
   *deferred headers* to whatever response goes out, errors included:
@@ -47,7 +50,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Coroutine, Iterable, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
 
@@ -116,6 +119,8 @@ class ProblemDetail(Exception):
         self.detail = detail
         self.headers = dict(headers or {})
         self.extensions = dict(extensions or {})
+        #: problem+json, unless the operation declares its errors as plain JSON (as_declared)
+        self.media_type = PROBLEM_JSON
 
     def body(self, instance: str) -> dict[str, Any]:
         problem: dict[str, Any] = {
@@ -136,6 +141,50 @@ class ProblemDetail(Exception):
         return json.dumps(self.body(instance), separators=(",", ":")).encode()
 
 
+#: Statuses that each say "this request is wrong": where an operation's spec declares one of
+#: them and not another, the declared one answers in its place (a spec that lists 400 and not
+#: 422 gets its validation failures as 400, the problem's `type` unchanged).
+INTERCHANGEABLE: dict[int, tuple[int, ...]] = {400: (422,), 422: (400,)}
+
+#: `app.state` attribute: operation id → the error statuses its responses declare.
+_DECLARED_STATE = "apiforge_declared_errors"
+
+
+def declared_status(status: int, declared: frozenset[str]) -> int:
+    """`status`, or the one of `INTERCHANGEABLE[status]` that `declared` (an operation's
+    response keys: "400", "4XX", …) lists when it does not list `status` itself."""
+    if str(status) in declared or f"{status // 100}XX" in declared:
+        return status
+    return next((s for s in INTERCHANGEABLE.get(status, ()) if str(s) in declared), status)
+
+
+def as_declared(scope: Scope, problem: ProblemDetail) -> ProblemDetail:
+    """`problem` with the status the matched operation declares for it (`declared_status`),
+    in the plain JSON media type the operation declares for that status, if it does."""
+    state = getattr(scope.get("app"), "state", None)
+    table: Mapping[str, Mapping[str, str]] | None = getattr(state, _DECLARED_STATE, None)
+    declared = table.get(operation_name(scope)) if table else None
+    if not declared:
+        return problem
+    status = declared_status(problem.status, frozenset(declared))
+    media = next(
+        (declared[k] for k in (str(status), f"{status // 100}XX", "default") if k in declared),
+        "",
+    )
+    if status == problem.status and not media:
+        return problem
+    changed = ProblemDetail(
+        status,
+        problem.kind,
+        problem.title,
+        problem.detail,
+        headers=problem.headers,
+        extensions=problem.extensions,
+    )
+    changed.media_type = media or problem.media_type
+    return changed
+
+
 def problem_for_status(
     status: int, detail: str = "", *, headers: dict[str, str] | None = None
 ) -> ProblemDetail:
@@ -149,7 +198,7 @@ def problem_response(problem: ProblemDetail, instance: str) -> Response:
     return Response(
         problem.encode(instance),
         status_code=problem.status,
-        media_type=PROBLEM_JSON,
+        media_type=problem.media_type,
         headers=problem.headers,
     )
 
@@ -182,7 +231,7 @@ def _instance(request: Request) -> str:
 
 async def _problem_handler(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, ProblemDetail)
-    return problem_response(exc, _instance(request))
+    return problem_response(as_declared(request.scope, exc), _instance(request))
 
 
 async def _http_exception_handler(request: Request, exc: Exception) -> Response:
@@ -200,7 +249,7 @@ async def _http_exception_handler(request: Request, exc: Exception) -> Response:
             f" Allowed: {allowed}." if allowed else ""
         )
     problem = problem_for_status(status, detail, headers=headers)
-    return problem_response(problem, path)
+    return problem_response(as_declared(request.scope, problem), path)
 
 
 def validation_errors(errors: Sequence[Any]) -> list[dict[str, Any]]:
@@ -228,7 +277,7 @@ async def _validation_handler(request: Request, exc: Exception) -> Response:
     problem = ProblemDetail(
         422, "validation-error", "Validation failed", detail, extensions={"errors": errors}
     )
-    return problem_response(problem, _instance(request))
+    return problem_response(as_declared(request.scope, problem), _instance(request))
 
 
 def operation_name(scope: Scope) -> str:
@@ -359,9 +408,10 @@ class ProblemMiddleware:
         scope: Scope, send: Send, problem: ProblemDetail, deferred: list[tuple[bytes, bytes]]
     ) -> None:
         instance = str(scope.get("root_path", "")) + str(scope.get("path", ""))
+        problem = as_declared(scope, problem)
         body = problem.encode(instance)
         headers = [
-            (b"content-type", PROBLEM_JSON.encode()),
+            (b"content-type", problem.media_type.encode()),
             (b"content-length", str(len(body)).encode()),
             *(
                 (k.lower().encode("latin-1"), v.encode("latin-1"))
@@ -380,11 +430,21 @@ def _client_left(exc: BaseException) -> bool:
     return isinstance(exc, ClientDisconnect)
 
 
-def install_problem_handlers(app: FastAPI, *, max_body_bytes: int) -> None:
+def install_problem_handlers(
+    app: FastAPI,
+    *,
+    max_body_bytes: int,
+    declared_errors: Mapping[str, Mapping[str, str]] | None = None,
+) -> None:
     """Make every error of `app` an `application/problem+json` response (see module doc).
 
+    `declared_errors`: operation id → {response key its spec declares ("400", "4XX",
+    "default", …) → the plain JSON media type it declares, or ""}: a request error answers
+    with the declared one of `INTERCHANGEABLE`, a problem in the declared media type.
     Call it before adding other middleware: `ProblemMiddleware` must sit outside everything
     that can fail, and middleware added later wraps it."""
+    table = {op: dict(keys) for op, keys in (declared_errors or {}).items()}
+    setattr(app.state, _DECLARED_STATE, table)
     app.add_exception_handler(ProblemDetail, _problem_handler)
     app.add_exception_handler(StarletteHTTPException, _http_exception_handler)
     app.add_exception_handler(RequestValidationError, _validation_handler)

@@ -34,16 +34,34 @@ server's usual 422 `validation-error` problem (a `RequestValidationError` whose 
 from __future__ import annotations
 
 import functools
+import json
 import re
 import types
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Annotated, Any, TypeAlias, Union, get_args, get_origin, get_type_hints
 
 from fastapi.exceptions import RequestValidationError
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import BaseModel, BeforeValidator, TypeAdapter, ValidationError
 from starlette.requests import Request
 
 Node: TypeAlias = "str | list[Node] | dict[str, Node]"
+
+
+def scalar_from_text(value: Any) -> Any:
+    """A parameter's text as the JSON number or boolean it spells ("2" → 2, "true" → True);
+    any other value as it is. pydantic compares a `Literal` without converting text, so a
+    path, query, header or cookie parameter whose enum has numbers needs this first."""
+    if not isinstance(value, str):
+        return value
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        return value
+    return parsed if isinstance(parsed, int | float | bool) else value
+
+
+#: `Annotated[Literal[1, 2], Path(), FROM_TEXT]`: see `scalar_from_text`.
+FROM_TEXT = BeforeValidator(scalar_from_text)
 STYLES = ("form", "spaceDelimited", "pipeDelimited", "deepObject")
 
 #: Brackets a key may nest (`a[b][c]…`): deeper keys are read as plain names.

@@ -52,6 +52,11 @@ class Settings:
     #: off (`0`). Off serves the same routes and handlers without it, to measure what it
     #: costs (benchmarks only: never in production). Problem details stay on.
     patterns_enabled: bool = True
+    #: Mock mode (`1`): an operation whose handler is not written yet (raises
+    #: `NotImplementedError`) answers with its declared example, or a value made from its
+    #: schema, with the declared status and headers; every pattern still applies. For front
+    #: ends and contract tests before the handlers exist: never in production.
+    mock: bool = False
 
     #: Rate-limit counters: `memory://` (per process) or `redis://host:port/db` (shared by
     #: every worker and host). Any `limits` storage URL works.

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import models
 from .runtime.context import JobContext, Services, jsonable
+from .runtime.job_view import JobView
 from .runtime.jobs import JobRegistry
 from .runtime.security import Principal
 
@@ -30,11 +31,25 @@ EVENT_TYPES: dict[str, str] = {
 }
 
 
+#: The job resource as the spec's job schema shows it: its field names and status values.
+VIEW = JobView(
+    fields={
+        "id": "id",
+        "status": "status",
+        "createdAt": "createdAt",
+        "completedAt": "completedAt",
+        "result": "result",
+        "error": "error",
+    },
+)
+
+
 def build_registry(handlers: Handlers, services: Services) -> JobRegistry:
     registry = JobRegistry(
         event_types=EVENT_TYPES,
         event_endpoints=services.settings.webhook_endpoints,
         base_path="/v1/jobs",
+        view=VIEW,
     )
 
     async def create_report_job(payload: Any) -> Any:

@@ -13,6 +13,7 @@ import logging
 import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from fastapi import FastAPI
 
@@ -34,6 +35,7 @@ from .runtime.delivery import WebhookDispatcher
 from .runtime.destinations import DestinationPolicy
 from .runtime.health import install_probes, serve_metrics_port, service_checks, store_checks
 from .runtime.idempotency import install_idempotency
+from .runtime.mock import mocking
 from .runtime.observability import (
     METRICS,
     RequestIdMiddleware,
@@ -75,6 +77,23 @@ ALLOWED_METHODS: dict[str, tuple[str, ...]] = {
         "GET",
         "PATCH",
     ),
+}
+
+
+#: The error responses of the operations whose spec decides between 400 and 422 (a request
+#: error answers in the status the operation declares) or declares errors as plain JSON (a
+#: problem answers in that media type).
+DECLARED_ERRORS: dict[str, dict[str, str]] = {
+    "createOrder": {"400": "application/json"},
+    "createWidget": {"400": "application/json"},
+    "deleteDocument": {"404": "application/json"},
+    "getDocument": {"404": "application/json"},
+    "getWidget": {"404": "application/json"},
+    "listOrders": {"429": "application/json", "503": "application/json"},
+    "listWidgets": {"500": "application/json"},
+    "patchDocument": {"404": "application/json"},
+    "replaceDocument": {"412": "application/json"},
+    "updateWidget": {"404": "application/json"},
 }
 
 
@@ -129,6 +148,8 @@ def create_app(settings: Settings | None = None, *, handlers: Handlers | None = 
     configure_logging(__package__ or "bare_api_server", settings.log_level, settings.log_format)
     METRICS.enabled = bool(settings.metrics_path or settings.metrics_port)
     handlers = handlers or Handlers()
+    if settings.mock:  # operations without a handler answer what the spec declares
+        handlers = mocking(handlers, Path(__file__).with_name("mocks.json"))
     services = build_services(settings, handlers)
 
     @contextlib.asynccontextmanager
@@ -145,7 +166,11 @@ def create_app(settings: Settings | None = None, *, handlers: Handlers | None = 
             process_exited()
 
     app = FastAPI(title=TITLE, version=VERSION, lifespan=lifespan)
-    install_problem_handlers(app, max_body_bytes=settings.max_body_bytes)
+    install_problem_handlers(
+        app,
+        max_body_bytes=settings.max_body_bytes,
+        declared_errors=DECLARED_ERRORS,
+    )
     app.add_middleware(RequestIdMiddleware)  # outside everything: every answer has its id
     stores = {
         "resources": settings.store_url,

@@ -13,6 +13,7 @@ import logging
 import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from fastapi import FastAPI
 
@@ -26,6 +27,7 @@ from .runtime.delivery import WebhookDispatcher
 from .runtime.destinations import DestinationPolicy
 from .runtime.health import install_probes, serve_metrics_port, service_checks, store_checks
 from .runtime.idempotency import install_idempotency
+from .runtime.mock import mocking
 from .runtime.observability import (
     METRICS,
     RequestIdMiddleware,
@@ -106,6 +108,8 @@ def create_app(settings: Settings | None = None, *, handlers: Handlers | None = 
     )
     METRICS.enabled = bool(settings.metrics_path or settings.metrics_port)
     handlers = handlers or Handlers()
+    if settings.mock:  # operations without a handler answer what the spec declares
+        handlers = mocking(handlers, Path(__file__).with_name("mocks.json"))
     services = build_services(settings, handlers)
 
     @contextlib.asynccontextmanager
@@ -122,7 +126,10 @@ def create_app(settings: Settings | None = None, *, handlers: Handlers | None = 
             process_exited()
 
     app = FastAPI(title=TITLE, version=VERSION, lifespan=lifespan)
-    install_problem_handlers(app, max_body_bytes=settings.max_body_bytes)
+    install_problem_handlers(
+        app,
+        max_body_bytes=settings.max_body_bytes,
+    )
     app.add_middleware(RequestIdMiddleware)  # outside everything: every answer has its id
     stores = {
         "resources": settings.store_url,

@@ -13,6 +13,7 @@ import logging
 import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from fastapi import FastAPI
 
@@ -27,6 +28,7 @@ from .routers.transfers import router as transfers_router
 from .runtime.context import Services, install_method_not_allowed, install_services
 from .runtime.health import install_probes, serve_metrics_port, service_checks, store_checks
 from .runtime.idempotency import install_idempotency
+from .runtime.mock import mocking
 from .runtime.observability import (
     METRICS,
     RequestIdMiddleware,
@@ -53,6 +55,14 @@ ALLOWED_METHODS: dict[str, tuple[str, ...]] = {
     "/v1/status": ("GET",),
     "/v1/transfers": ("POST",),
     "/v1/whoami": ("GET",),
+}
+
+
+#: The error responses of the operations whose spec decides between 400 and 422 (a request
+#: error answers in the status the operation declares) or declares errors as plain JSON (a
+#: problem answers in that media type).
+DECLARED_ERRORS: dict[str, dict[str, str]] = {
+    "createTransfer": {"422": ""},
 }
 
 
@@ -83,6 +93,8 @@ def create_app(settings: Settings | None = None, *, handlers: Handlers | None = 
     configure_logging(__package__ or "vault_api_server", settings.log_level, settings.log_format)
     METRICS.enabled = bool(settings.metrics_path or settings.metrics_port)
     handlers = handlers or Handlers()
+    if settings.mock:  # operations without a handler answer what the spec declares
+        handlers = mocking(handlers, Path(__file__).with_name("mocks.json"))
     services = build_services(settings, handlers)
 
     @contextlib.asynccontextmanager
@@ -99,7 +111,11 @@ def create_app(settings: Settings | None = None, *, handlers: Handlers | None = 
             process_exited()
 
     app = FastAPI(title=TITLE, version=VERSION, lifespan=lifespan)
-    install_problem_handlers(app, max_body_bytes=settings.max_body_bytes)
+    install_problem_handlers(
+        app,
+        max_body_bytes=settings.max_body_bytes,
+        declared_errors=DECLARED_ERRORS,
+    )
     app.add_middleware(RequestIdMiddleware)  # outside everything: every answer has its id
     stores = {
         "resources": settings.store_url,

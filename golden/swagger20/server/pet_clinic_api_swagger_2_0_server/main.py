@@ -13,6 +13,7 @@ import logging
 import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from fastapi import FastAPI
 
@@ -23,6 +24,7 @@ from .routers.pets import router as pets_router
 from .runtime.context import Services, install_method_not_allowed, install_services
 from .runtime.health import install_probes, serve_metrics_port, service_checks, store_checks
 from .runtime.idempotency import install_idempotency
+from .runtime.mock import mocking
 from .runtime.observability import (
     METRICS,
     RequestIdMiddleware,
@@ -54,6 +56,14 @@ ALLOWED_METHODS: dict[str, tuple[str, ...]] = {
 }
 
 
+#: The error responses of the operations whose spec decides between 400 and 422 (a request
+#: error answers in the status the operation declares) or declares errors as plain JSON (a
+#: problem answers in that media type).
+DECLARED_ERRORS: dict[str, dict[str, str]] = {
+    "createPet": {"422": ""},
+}
+
+
 @dataclass
 class Handlers:
     """The handler object of each tag, and the verifier of credentials;
@@ -81,6 +91,8 @@ def create_app(settings: Settings | None = None, *, handlers: Handlers | None = 
     )
     METRICS.enabled = bool(settings.metrics_path or settings.metrics_port)
     handlers = handlers or Handlers()
+    if settings.mock:  # operations without a handler answer what the spec declares
+        handlers = mocking(handlers, Path(__file__).with_name("mocks.json"))
     services = build_services(settings, handlers)
 
     @contextlib.asynccontextmanager
@@ -97,7 +109,11 @@ def create_app(settings: Settings | None = None, *, handlers: Handlers | None = 
             process_exited()
 
     app = FastAPI(title=TITLE, version=VERSION, lifespan=lifespan)
-    install_problem_handlers(app, max_body_bytes=settings.max_body_bytes)
+    install_problem_handlers(
+        app,
+        max_body_bytes=settings.max_body_bytes,
+        declared_errors=DECLARED_ERRORS,
+    )
     app.add_middleware(RequestIdMiddleware)  # outside everything: every answer has its id
     stores = {
         "resources": settings.store_url,

@@ -13,6 +13,7 @@ from fastapi import APIRouter, Cookie, Depends, Path, Query, Request, Response
 from .. import models
 from ..interfaces import FilesBase
 from ..runtime import context as _context
+from ..runtime.forms import require_body
 from ..runtime.problems import GuardedRoute, require_content_type
 from ..runtime.security import AuthRequirement
 
@@ -102,6 +103,7 @@ router.add_api_route(
     dependencies=[
         Depends(_AUTH_create_file_endpoint),
         Depends(require_content_type("multipart/form-data")),
+        Depends(require_body(models.FileUpload, required=True)),
     ],
 )
 
@@ -140,6 +142,7 @@ router.add_api_route(
     dependencies=[
         Depends(_AUTH_search_files_endpoint),
         Depends(require_content_type("application/x-www-form-urlencoded")),
+        Depends(require_body(models.FileSearch, required=True)),
     ],
 )
 
@@ -221,6 +224,7 @@ router.add_api_route(
     dependencies=[
         Depends(_AUTH_upload_file_endpoint),
         Depends(require_content_type("application/octet-stream")),
+        Depends(require_body(Any, required=True)),
     ],
 )
 

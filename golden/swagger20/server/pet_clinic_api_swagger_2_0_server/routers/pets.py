@@ -13,6 +13,7 @@ from fastapi import APIRouter, Body, Depends, Path, Query, Request, Response
 from .. import models
 from ..interfaces import PetsBase
 from ..runtime import context as _context
+from ..runtime.forms import form_model, require_body
 from ..runtime.idempotency import idempotent_route
 from ..runtime.problems import GuardedRoute, require_content_type
 from ..runtime.query import styled_query
@@ -229,5 +230,10 @@ router.add_api_route(
     dependencies=[
         Depends(_AUTH_upload_photo_endpoint),
         Depends(require_content_type("multipart/form-data")),
+        Depends(
+            require_body(
+                form_model({"photo": (str, {}, True), "caption": (str, {}, False)}), required=True
+            )
+        ),
     ],
 )

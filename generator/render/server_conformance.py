@@ -1,0 +1,356 @@
+"""The server answers in its spec's words: what the planner derives so that it does.
+
+- `plan_job_view`: the job resource as the schema of the spec's job status operation shows
+  it (its field names, its status enumeration with the runtime's states mapped onto it), for
+  the runtime's `JobView`; a located warning for each state or field without a counterpart.
+- `declared_errors`: per operation, the error responses it declares, so a request error
+  answers 400 where the spec lists 400 and not 422 (the runtime's `declared_status`).
+- `mock_answers`: mock mode's `mocks.json`, the declared answer of every operation.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from generator.ir import Api, MediaType, Operation, Response, Schema, Where
+from generator.render.mock_values import value_of
+from generator.render.server_events import resolved
+
+if TYPE_CHECKING:
+    from generator.render.server import TagPlan
+
+_log = logging.getLogger("apiforge")
+
+#: Runtime state → how specs commonly spell it (compared without case, `_`, `-`, spaces).
+STATE_SYNONYMS: dict[str, tuple[str, ...]] = {
+    "queued": (
+        "queued", "pending", "waiting", "submitted", "created", "accepted", "notstarted",
+        "new", "scheduled", "enqueued", "received", "initiated", "initialized", "open",
+    ),
+    "running": (
+        "running", "inprogress", "processing", "started", "active", "executing", "working",
+        "ongoing", "busy",
+    ),
+    "completed": (
+        "completed", "succeeded", "success", "successful", "done", "finished", "complete",
+        "ready", "processed", "ok",
+    ),
+    "failed": ("failed", "failure", "error", "errored", "fail"),
+    "cancelled": ("cancelled", "canceled", "aborted", "stopped", "terminated", "revoked"),
+}  # fmt: skip
+
+#: A state the enumeration lacks is shown as the nearest one it has (in this order).
+STATE_FALLBACKS: dict[str, tuple[str, ...]] = {
+    "queued": ("running",),
+    "running": ("queued",),
+    "completed": (),
+    "failed": ("cancelled",),
+    "cancelled": ("failed",),
+}
+
+#: Runtime field → how specs commonly name it; `(name, types)`: the JSON types it may have.
+FIELD_SYNONYMS: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {
+    "id": (("id", "jobid", "uuid", "operationid", "taskid"), frozenset({"string"})),
+    "status": (("status", "state", "jobstatus", "phase"), frozenset({"string"})),
+    "createdAt": (
+        ("createdat", "created", "createdon", "createtime", "submittedat", "creationtime"),
+        frozenset({"string"}),
+    ),
+    "startedAt": (("startedat", "started", "starttime", "startedon"), frozenset({"string"})),
+    "completedAt": (
+        ("completedat", "finishedat", "endedat", "completed", "finished", "endtime"),
+        frozenset({"string"}),
+    ),
+    "result": (("result", "output", "results", "outcome", "response", "data"), frozenset()),
+    "error": (("error", "problem", "failure", "errordetail"), frozenset({"object"})),
+    "callbackUrl": (("callbackurl", "callback", "webhookurl", "notifyurl"), frozenset({"string"})),
+}
+
+#: Response headers the runtime writes itself (a mock does not invent them).
+RUNTIME_HEADERS = frozenset(
+    {
+        "etag", "retry-after", "content-type", "content-length", "x-request-id",
+        "idempotent-replayed", "ratelimit", "ratelimit-policy", "ratelimit-limit",
+        "ratelimit-remaining", "ratelimit-reset", "x-ratelimit-limit", "x-ratelimit-remaining",
+        "x-ratelimit-reset", "www-authenticate", "allow", "set-cookie", "link",
+    }
+)  # fmt: skip
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"[\s_\-]", "", text).lower()
+
+
+def _label(where: Where) -> str:
+    return f"{where.file}#{where.pointer}"
+
+
+@dataclass(frozen=True)
+class JobViewPlan:
+    """`fields`: runtime field → the spec's property (None: the runtime's own shape)."""
+
+    fields: dict[str, str] | None = None
+    statuses: dict[str, str] = field(default_factory=dict)
+    result: Any = None  # the schema of the job's result, for its mock
+
+
+def job_schema(status_op: Operation | None, submit: Operation) -> Schema | None:
+    """The schema of the job resource: the status operation's JSON answer, else the 202's."""
+    responses = [*(status_op.success_responses if status_op else ()), submit.response("202")]
+    for response in responses:
+        media = _json_media(response)
+        if media is not None and media.schema is not None:
+            schema: Schema = media.schema
+            return schema
+    return None
+
+
+def plan_job_view(schema: Schema | None, schemas: Mapping[str, Schema]) -> JobViewPlan:
+    """How the runtime's job shows as `schema` (None or a schema without properties: as is)."""
+    data = resolved(schema, schemas) or {}
+    props = _properties(data, schemas)
+    if schema is None or not props:
+        return JobViewPlan()
+    fields: dict[str, str] = {}
+    by_norm = {_norm(name): name for name in props}
+    for runtime, (names, types) in FIELD_SYNONYMS.items():
+        name = next((by_norm[n] for n in names if n in by_norm), None)
+        if name is None or name in fields.values():
+            continue
+        if types and not _may_be(resolved_data(props[name], schemas), types):
+            continue
+        fields[runtime] = name
+    where = schema.where
+    missing = sorted(set(_required(data, schemas)) - set(fields.values()))
+    if missing:
+        _log.warning(
+            "warning: %s: the job resource's required %s %s no counterpart in the server's "
+            "jobs: its answers leave %s out",
+            _label(where),
+            "property" if len(missing) == 1 else "properties",
+            ", ".join(f"`{m}`" for m in missing),
+            "it" if len(missing) == 1 else "them",
+        )
+    statuses: dict[str, str] = {}
+    if "status" in fields:
+        at = where.child("properties", fields["status"])
+        statuses = _map_states(props[fields["status"]], schemas, at)
+    else:
+        _log.warning(
+            "warning: %s: the job resource has no status property: the server's answers "
+            "about a job cannot say whether it has ended",
+            _label(where),
+        )
+    return JobViewPlan(fields, statuses, props.get(fields.get("result", "")))
+
+
+def _map_states(prop: Any, schemas: Mapping[str, Schema], where: Where) -> dict[str, str]:
+    enum = resolved_data(prop, schemas).get("enum")
+    if not isinstance(enum, list) or not all(isinstance(v, str) for v in enum):
+        return {}
+    by_norm = {_norm(v): v for v in enum}
+    direct = {
+        state: next((by_norm[n] for n in names if n in by_norm), None)
+        for state, names in STATE_SYNONYMS.items()
+    }
+    statuses: dict[str, str] = {}
+    for state, value in direct.items():
+        if value is None:
+            value = next((direct[f] for f in STATE_FALLBACKS[state] if direct[f]), None)
+            shown = f"`{value}`" if value else f"`{state}`, which the enumeration lacks"
+            _log.warning(
+                "warning: %s: the job status enumeration %s has no value for a %s job: "
+                "it is shown as %s",
+                _label(where),
+                enum,
+                state,
+                shown,
+            )
+        if value is not None and value != state:
+            statuses[state] = value
+    return statuses
+
+
+def resolved_data(node: Any, schemas: Mapping[str, Schema]) -> Mapping[str, Any]:
+    """`node` (a schema's JSON) after following `$ref`s to components."""
+    for _ in range(8):
+        if not isinstance(node, Mapping):
+            return {}
+        ref = node.get("$ref")
+        if not isinstance(ref, str) or not ref.startswith("#/components/schemas/"):
+            return node
+        target = schemas.get(ref.rsplit("/", 1)[-1].replace("~1", "/").replace("~0", "~"))
+        node = target.data if target else {}
+    return {}
+
+
+def _properties(data: Mapping[str, Any], schemas: Mapping[str, Schema]) -> dict[str, Any]:
+    props: dict[str, Any] = {}
+    for part in data.get("allOf") or ():
+        props.update(_properties(resolved_data(part, schemas), schemas))
+    own = data.get("properties")
+    if isinstance(own, Mapping):
+        props.update(own)
+    return props
+
+
+def _required(data: Mapping[str, Any], schemas: Mapping[str, Schema]) -> list[str]:
+    names = [str(n) for n in data.get("required") or () if isinstance(n, str)]
+    for part in data.get("allOf") or ():
+        names += _required(resolved_data(part, schemas), schemas)
+    return names
+
+
+def _may_be(data: Mapping[str, Any], types: frozenset[str]) -> bool:
+    kind = data.get("type")
+    kinds = set(kind) if isinstance(kind, list) else {kind} if isinstance(kind, str) else set()
+    return not kinds or bool(kinds & types)
+
+
+def _json_media(response: Response | None) -> MediaType | None:
+    if response is None:
+        return None
+    return next((m for m in response.content if _is_json(m.content_type)), None)
+
+
+def _is_json(content_type: str) -> bool:
+    base = content_type.split(";", 1)[0].strip().lower()
+    return base == "application/json" or base.endswith("+json") or base == "*/*"
+
+
+# --- request errors in the declared status -------------------------------------------------
+
+#: The statuses a request error may take (`problems.INTERCHANGEABLE` at runtime). 413 and
+#: 415 stay as they are: they say more than 400, and a declared `default` covers them.
+_REQUEST_ERRORS = frozenset({"400", "422"})
+
+
+def declared_errors(operations: Iterable[Operation]) -> dict[str, dict[str, str]]:
+    """Operation id → {declared error response key → the JSON media type it declares instead
+    of problem+json, or ""}, for the operations where that changes an error answer: one of
+    400/422 declared and not the other (nor `4XX`), or errors declared as plain JSON."""
+    table: dict[str, dict[str, str]] = {}
+    for op in operations:
+        keys = {r.status: _plain_json(r) for r in op.error_responses}
+        chooses = len(keys.keys() & _REQUEST_ERRORS) == 1 and "4XX" not in keys
+        if chooses or any(keys.values()):  # what the runtime reads of them
+            kept = {k: v for k, v in keys.items() if v or k in ("400", "422", "4XX")}
+            table[op.id] = dict(sorted(kept.items()))
+    return dict(sorted(table.items()))
+
+
+def _plain_json(response: Response) -> str:
+    """The JSON media type `response` declares when it declares no problem+json one."""
+    types = [m.content_type.split(";", 1)[0].strip().lower() for m in response.content]
+    if not types or any(t.endswith("problem+json") for t in types):
+        return ""
+    return next((t for t in types if t == "application/json" or t.endswith("+json")), "")
+
+
+# --- the server's own paths ------------------------------------------------------------------
+
+#: Paths the generated server serves itself: settings (probes, metrics) and FastAPI's own
+#: (`openapi_url`, `docs_url`, `redoc_url`), with their defaults.
+OWN_PATHS: dict[str, str] = {
+    "health_path": "/healthz",
+    "ready_path": "/readyz",
+    "metrics_path": "/metrics",
+    "openapi_url": "/openapi.json",
+    "docs_url": "/docs",
+    "redoc_url": "/redoc",
+}
+MOVED_PREFIX = "/_apiforge"
+
+
+def moved_own_paths(api: Api) -> dict[str, str]:
+    """The server's own paths that an operation of the spec also has, each moved under
+    `/_apiforge` (the spec's operation wins the path), with a warning naming the operation."""
+    taken = {op.path.rstrip("/") or "/": op for op in api.operations}
+    moved: dict[str, str] = {}
+    for name, path in OWN_PATHS.items():
+        op = taken.get(path)
+        if op is None:
+            continue
+        moved[name] = MOVED_PREFIX + path
+        _log.warning(
+            "warning: %s: %s is also where the server answers %s by default: it answers there "
+            "at %s instead",
+            _label(op.where),
+            path,
+            name.replace("_url", "").replace("_path", "").replace("_", " "),
+            moved[name],
+        )
+    return moved
+
+
+# --- mock mode ------------------------------------------------------------------------------
+
+
+def mock_answers(tags: Iterable[TagPlan], api: Api, job_result: Any = None) -> str:
+    """`mocks.json`: handler attribute → method → its answer (see runtime/mock.py)."""
+    schemas = {name: s.data for name, s in api.schemas.items()}
+    out: dict[str, dict[str, Any]] = {}
+    for tag in tags:
+        methods: dict[str, Any] = {}
+        for plan in tag.handler_operations:
+            if plan.kind == "job":
+                candidates = _unique(
+                    [value_of(job_result, schemas), value_of(job_result, schemas, examples=False)]
+                )
+                methods[plan.name] = {"status": 202, "job": True, "candidates": candidates}
+                continue
+            response = plan.op.response(str(plan.status))
+            methods[plan.name] = _answer(response, plan.status, plan.conditional, schemas)
+        if methods:
+            out[tag.module] = methods
+    return json.dumps(out, indent=1, sort_keys=True, ensure_ascii=False, default=str) + "\n"
+
+
+def _answer(
+    response: Response | None, status: int, conditional: bool, schemas: Mapping[str, Any]
+) -> dict[str, Any]:
+    answer: dict[str, Any] = {"status": status, "candidates": [None]}
+    if response is None:
+        return answer
+    media = _json_media(response) or (response.content[0] if response.content else None)
+    if media is not None:
+        data = media.schema.data if media.schema else {}
+        made = [value_of(data, schemas), value_of(data, schemas, examples=False)]
+        answer["candidates"] = _unique([*media.examples, *made])
+        if not _is_json(media.content_type):
+            answer["media_type"] = media.content_type
+    headers = {}
+    for header in response.headers:
+        if header.name.lower() in RUNTIME_HEADERS or header.schema is None:
+            continue
+        value = value_of(header.schema.data, schemas)
+        if value is not None:
+            headers[header.name] = _header_text(value)
+    if headers:
+        answer["headers"] = headers
+    if conditional or response.header("ETag") is not None:
+        answer["etag"] = True
+    return answer
+
+
+def _unique(values: list[Any]) -> list[Any]:
+    """`values` without repeats, in order (JSON values: compared by their text)."""
+    seen: dict[str, Any] = {}
+    for value in values:
+        seen.setdefault(json.dumps(value, sort_keys=True, default=str), value)
+    return list(seen.values())
+
+
+def _header_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return ",".join(_header_text(v) for v in value)
+    if isinstance(value, dict):
+        return ",".join(f"{k},{_header_text(v)}" for k, v in value.items())
+    return str(value)

@@ -1,0 +1,104 @@
+"""Bodies that are not JSON, checked before the handler runs: a required one is there, and a
+form (`application/x-www-form-urlencoded`, `multipart/form-data`) fits the operation's schema.
+
+The handler still gets the body's bytes (a form is the handler's to read as it likes); the
+guard parses the same bytes (Starlette keeps them for the handler) and validates the
+fields against the body's model, so a form that misses a required field or sends `abc` for
+an integer is the server's usual validation problem (`["body", field]` locations), not the
+handler's surprise. A text field becomes a number or boolean in pydantic's lax mode; a field
+sent more than once, or declared as an array, is a list; a file part is its bytes.
+"""
+
+from __future__ import annotations
+
+import email.parser
+import email.policy
+import types
+import urllib.parse
+from collections.abc import Mapping
+from typing import Annotated, Any, Union, get_args, get_origin
+
+from fastapi.exceptions import RequestValidationError
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError, create_model
+from starlette.requests import Request
+
+from .problems import RequestGuard
+
+FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
+
+
+def _is_list(annotation: Any) -> bool:
+    if get_origin(annotation) in (list, tuple, set):
+        return True
+    if get_origin(annotation) in (Union, types.UnionType):
+        return any(_is_list(arg) for arg in get_args(annotation))
+    return False
+
+
+class RawBodyGuard(RequestGuard):
+    """422 `validation-error` for a required body that is missing or a form its model
+    refuses (`model` `Any`: presence only)."""
+
+    def __init__(self, model: Any, *, required: bool) -> None:
+        self.adapter: TypeAdapter[Any] | None = None if model is Any else TypeAdapter(model)
+        self.required = required
+        fields = (
+            model.model_fields if isinstance(model, type) and issubclass(model, BaseModel) else {}
+        )
+        self.lists = frozenset(
+            (field.alias or name) for name, field in fields.items() if _is_list(field.annotation)
+        )
+
+    async def check(self, request: Request) -> None:
+        body = await request.body()  # kept by Starlette for the handler
+        if not body:
+            if self.required:
+                missing = {"type": "missing", "loc": ("body",), "msg": "Field required"}
+                raise RequestValidationError([missing])
+            return
+        media = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+        if self.adapter is None or media not in FORM_TYPES:
+            return  # another declared media type (415 is ContentTypeGuard's)
+        fields: dict[str, list[str | bytes]] = {}
+        for key, value in _form_fields(media, request.headers.get("content-type", ""), body):
+            fields.setdefault(key, []).append(value)
+        data = {k: v if k in self.lists or len(v) > 1 else v[0] for k, v in fields.items()}
+        try:
+            self.adapter.validate_python(data)
+        except ValidationError as exc:
+            errors = [{**e, "loc": ("body", *e["loc"])} for e in exc.errors(include_url=False)]
+            raise RequestValidationError(errors) from None
+
+
+def _form_fields(media: str, content_type: str, body: bytes) -> list[tuple[str, str | bytes]]:
+    """The (name, value) pairs of a form body (a file part's value is its bytes), read with
+    the standard library: a server need not depend on a multipart package to check one."""
+    if media == FORM_TYPES[0]:
+        text = body.decode("utf-8", "replace")
+        return [(k, v) for k, v in urllib.parse.parse_qsl(text, keep_blank_values=True)]
+    head = f"Content-Type: {content_type}\r\nMIME-Version: 1.0\r\n\r\n".encode("latin-1")
+    message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(head + body)
+    pairs: list[tuple[str, str | bytes]] = []
+    for part in message.iter_parts() if message.is_multipart() else ():
+        name = part.get_param("name", header="content-disposition")
+        if not isinstance(name, str):
+            continue
+        raw = part.get_payload(decode=True)
+        payload = raw if isinstance(raw, bytes) else b""
+        is_file = part.get_filename() is not None
+        pairs.append((name, payload if is_file else payload.decode("utf-8", "replace")))
+    return pairs
+
+
+def form_model(fields: Mapping[str, tuple[Any, Mapping[str, Any], bool]]) -> type[BaseModel]:
+    """A model of an inline form schema: wire name → (type, `Field` constraints, required)."""
+    definitions: dict[str, Any] = {
+        f"field_{i}": (Annotated[tp, Field(alias=name, **bounds)], ... if required else None)
+        for i, (name, (tp, bounds, required)) in enumerate(fields.items())
+    }
+    return create_model("Form", **definitions)
+
+
+def require_body(model: Any, *, required: bool) -> RawBodyGuard:
+    """The guard of an operation whose body is not JSON (see `RawBodyGuard`)."""
+    return RawBodyGuard(model, required=required)

@@ -1,0 +1,340 @@
+"""The server answers in its spec's words: job resources in the spec's schema, request errors
+in the declared status (400 where the spec lists 400 and not 422), and mock mode — every
+operation without a handler answers its declared example or a value of its schema, with
+the patterns still applied. Against a real uvicorn on 127.0.0.1."""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from generator.render.mock_values import shortest_match, value_of
+from tests.server.conftest import generate, serve
+
+SPEC = """
+openapi: 3.1.0
+info: {title: Conformance, version: "1.0"}
+paths:
+  /widgets:
+    get:
+      operationId: listWidgets
+      parameters:
+        - {name: limit, in: query, schema: {type: integer, maximum: 100}}
+        - {name: offset, in: query, schema: {type: integer, format: int32}}
+      responses:
+        "200":
+          description: ok
+          headers:
+            X-Total-Count: {schema: {type: integer, minimum: 7}}
+          content:
+            application/json:
+              schema: {type: array, items: {$ref: '#/components/schemas/Widget'}}
+              example: [{id: w_abcd, name: first, color: red}]
+        "400":
+          description: bad request, declared as plain JSON
+          content: {application/json: {schema: {type: object}}}
+    post:
+      operationId: createWidget
+      parameters:
+        - {name: Idempotency-Key, in: header, required: true, schema: {type: string}}
+      requestBody:
+        required: true
+        content: {application/json: {schema: {$ref: '#/components/schemas/Widget'}}}
+      responses:
+        "201":
+          description: created
+          content: {application/json: {schema: {$ref: '#/components/schemas/Widget'}}}
+        "422": {description: invalid}
+  /widgets/{widgetId}:
+    get:
+      operationId: getWidget
+      parameters:
+        - {name: widgetId, in: path, required: true, schema: {type: string}}
+      responses:
+        "200":
+          description: ok
+          headers:
+            ETag: {schema: {type: string}}
+          content:
+            application/json:
+              schema: {$ref: '#/components/schemas/Widget'}
+              examples:
+                wrong: {value: {id: nope}}
+        "404": {description: not found}
+  /exports:
+    post:
+      operationId: startExport
+      responses:
+        "202":
+          description: accepted
+          headers:
+            Location: {schema: {type: string}}
+          content: {application/json: {schema: {$ref: '#/components/schemas/ExportJob'}}}
+  /exports/{jobId}:
+    get:
+      operationId: getExport
+      parameters:
+        - {name: jobId, in: path, required: true, schema: {type: string}}
+      responses:
+        "200":
+          description: ok
+          content: {application/json: {schema: {$ref: '#/components/schemas/ExportJob'}}}
+  /analyses:
+    post:
+      operationId: analyse
+      requestBody:
+        required: true
+        content:
+          application/x-www-form-urlencoded:
+            schema: &analysis
+              type: object
+              required: [text, level]
+              properties:
+                text: {type: string}
+                level: {type: integer, maximum: 5}
+                tags: {type: array, items: {type: string}}
+                doc: {type: string, format: binary}
+          multipart/form-data:
+            schema: *analysis
+      responses:
+        "200":
+          description: ok
+          content: {application/json: {schema: {type: object}}}
+        "422": {description: invalid}
+  /uploads:
+    put:
+      operationId: upload
+      requestBody:
+        required: true
+        content: {application/zip: {schema: {type: string, format: binary}}}
+      responses:
+        "204": {description: stored}
+        "422": {description: invalid}
+  /metrics:
+    get:
+      operationId: getMetrics
+      responses:
+        "200":
+          description: the API's own metrics (the server's move aside)
+          content: {text/plain: {schema: {type: string}, example: "widgets 3"}}
+  /go:
+    get:
+      operationId: goElsewhere
+      responses:
+        "301":
+          description: only a redirect
+          headers:
+            Location: {schema: {type: string, format: uri}}
+components:
+  schemas:
+    Widget:
+      type: object
+      required: [id, name]
+      properties:
+        id: {type: string, pattern: '^w_[a-z0-9]{4}$'}
+        name: {type: string, minLength: 3}
+        color: {type: string, enum: [red, blue]}
+        createdAt: {type: string, format: date-time}
+    ExportJob:
+      type: object
+      required: [jobId, state]
+      properties:
+        jobId: {type: string}
+        state: {type: string, enum: [queued, running, succeeded, failed]}
+        output:
+          type: object
+          required: [url]
+          properties: {url: {type: string, format: uri}}
+        submitted_at: {type: string, format: date-time}
+"""
+
+PACKAGE = "conformance_srv"
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("conformance")
+    spec = root / "conformance.yaml"
+    spec.write_text(SPEC)
+    generate(spec, root / "project", PACKAGE)
+    return root / "project"
+
+
+@pytest.fixture(scope="module")
+def mock_base(project: Path, tmp_path_factory: pytest.TempPathFactory) -> str:  # type: ignore[misc]
+    state = tmp_path_factory.mktemp("conformance-state")
+    with serve(project, PACKAGE, state, env={"APIFORGE_MOCK": "1"}) as base:
+        yield base
+
+
+def test_job_view_maps_states_and_fields(project: Path, caplog: pytest.LogCaptureFixture) -> None:
+    jobs = (project / PACKAGE / "jobs.py").read_text()
+    assert '"id": "jobId"' in jobs and '"status": "state"' in jobs
+    assert '"result": "output"' in jobs and '"createdAt": "submitted_at"' in jobs
+    assert '"completed": "succeeded"' in jobs
+    # the enumeration has no cancelled: shown as failed, and said so with the location
+    assert '"cancelled": "failed"' in jobs
+
+
+def test_job_view_warns_where_no_state_fits(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    spec = tmp_path / "s.yaml"
+    spec.write_text(SPEC.replace("[queued, running, succeeded, failed]", "[waiting, done]"))
+    with caplog.at_level(logging.WARNING, logger="apiforge"):
+        generate(spec, tmp_path / "out", "s_srv")
+    text = caplog.text
+    assert "s.yaml#/components/schemas/ExportJob/properties/state" in text
+    # running → waiting (nearest), failed and cancelled have none: named, not silently wrong
+    assert "no value for a failed job" in text and "no value for a cancelled job" in text
+    assert "no value for a running job: it is shown as `waiting`" in text
+
+
+def test_mock_answers_the_declared_example_with_headers(mock_base: str) -> None:
+    reply = httpx.get(f"{mock_base}/widgets", timeout=10)
+    assert reply.status_code == 200
+    assert reply.json() == [{"id": "w_abcd", "name": "first", "color": "red"}]
+    assert reply.headers["X-Total-Count"] == "7"
+
+
+def test_mock_replaces_an_example_its_schema_refuses(mock_base: str) -> None:
+    reply = httpx.get(f"{mock_base}/widgets/w_zzzz", timeout=10)
+    assert reply.status_code == 200
+    body = reply.json()
+    assert re.fullmatch(r"w_[a-z0-9]{4}", body["id"]) and len(body["name"]) >= 3
+    etag = reply.headers["ETag"]
+    again = httpx.get(f"{mock_base}/widgets/w_zzzz", headers={"If-None-Match": etag}, timeout=10)
+    assert again.status_code == 304
+
+
+def test_mock_keeps_idempotency(mock_base: str) -> None:
+    body = {"id": "w_0001", "name": "new one"}
+    headers = {"Idempotency-Key": "k-1"}
+    first = httpx.post(f"{mock_base}/widgets", json=body, headers=headers, timeout=10)
+    second = httpx.post(f"{mock_base}/widgets", json=body, headers=headers, timeout=10)
+    assert first.status_code == second.status_code == 201
+    assert first.content == second.content
+    assert second.headers.get("Idempotent-Replayed") == "true"
+    other = httpx.post(
+        f"{mock_base}/widgets", json={**body, "name": "changed"}, headers=headers, timeout=10
+    )
+    assert other.status_code == 422  # the key reused with another body (declared: 422)
+
+
+def test_request_errors_take_the_declared_status(mock_base: str) -> None:
+    # listWidgets declares 400 and not 422; createWidget declares 422 and not 400
+    bad_query = httpx.get(f"{mock_base}/widgets", params={"limit": "lots"}, timeout=10)
+    assert bad_query.status_code == 400
+    assert bad_query.json()["type"].endswith("/validation-error")
+    # ... in the media type the spec declares for it (plain JSON, not problem+json)
+    assert bad_query.headers["content-type"] == "application/json"
+    # an int32 parameter holds int32 values even without minimum/maximum
+    too_big = httpx.get(f"{mock_base}/widgets", params={"offset": 2**31}, timeout=10)
+    assert too_big.status_code == 400
+    assert httpx.get(f"{mock_base}/widgets", params={"offset": 2**31 - 1}, timeout=10).is_success
+    bad_body = httpx.post(
+        f"{mock_base}/widgets", json={"id": 3}, headers={"Idempotency-Key": "k-2"}, timeout=10
+    )
+    assert bad_body.status_code == 422
+
+
+def test_mock_job_speaks_the_spec_vocabulary(mock_base: str) -> None:
+    accepted = httpx.post(f"{mock_base}/exports", timeout=10)
+    assert accepted.status_code == 202
+    job = accepted.json()
+    assert set(job) <= {"jobId", "state", "output", "submitted_at"}
+    assert job["state"] == "queued"
+    location = accepted.headers["Location"]
+    deadline = time.monotonic() + 20
+    while job["state"] in ("queued", "running") and time.monotonic() < deadline:
+        time.sleep(0.1)
+        job = httpx.get(mock_base + location, timeout=10).json()
+    assert job["state"] == "succeeded"
+    assert job["output"]["url"].startswith("https://")
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [r"^w_[a-z0-9]{4}$", r"^\d{3}-\d{2}$", r"^(foo|ba)+$", r"[^a-z]x", r"^[A-Z]{2}\.\w+$"],
+)
+def test_shortest_match_matches(pattern: str) -> None:
+    text = shortest_match(pattern)
+    assert text is not None and re.search(pattern, text)
+
+
+def test_value_of_stops_at_recursion_and_honours_bounds() -> None:
+    schemas = {
+        "Node": {
+            "type": "object",
+            "required": ["value"],
+            "properties": {
+                "value": {"type": "integer", "minimum": 5, "multipleOf": 4},
+                "child": {"$ref": "#/components/schemas/Node"},
+            },
+        }
+    }
+    assert value_of({"$ref": "#/components/schemas/Node"}, schemas) == {"value": 8}
+
+
+def test_the_specs_own_paths_win_over_the_servers(mock_base: str) -> None:
+    own = httpx.get(f"{mock_base}/metrics", timeout=10)
+    assert own.status_code == 200 and own.text == "widgets 3"
+    assert own.headers["content-type"].startswith("text/plain")
+    moved = httpx.get(f"{mock_base}/_apiforge/metrics", timeout=10)
+    assert moved.status_code == 200 and "apiforge_" in moved.text
+
+
+def test_an_operation_that_only_redirects_answers_its_redirect(mock_base: str) -> None:
+    reply = httpx.get(f"{mock_base}/go", timeout=10, follow_redirects=False)
+    assert reply.status_code == 301
+    assert reply.headers["location"] == "https://example.com/"
+
+
+@pytest.mark.parametrize(
+    "schema, expected",
+    [
+        ({"type": "integer", "example": "C958-not-a-number"}, 0),  # the wrong example is dropped
+        ({"type": "string", "format": "decimal"}, "1.5"),
+        ({"type": "array", "items": {"type": "boolean"}, "minItems": 2}, [True, True]),
+        ({"oneOf": [{"type": "null"}, {"type": "string", "enum": ["a", "b"]}]}, "a"),
+    ],
+)
+def test_value_of_makes_valid_values(schema: dict[str, object], expected: object) -> None:
+    assert value_of(schema, {}) == expected
+
+
+def test_form_bodies_are_checked_against_their_schema(mock_base: str) -> None:
+    url = f"{mock_base}/analyses"
+    good = httpx.post(url, data={"text": "hi", "level": "3", "tags": ["a", "b"]}, timeout=10)
+    assert good.status_code == 200, good.text
+    one_tag = httpx.post(url, data={"text": "hi", "level": "3", "tags": "a"}, timeout=10)
+    assert one_tag.status_code == 200, one_tag.text  # an array field sent once is a list
+    missing = httpx.post(url, data={"level": "3"}, timeout=10)
+    assert missing.status_code == 422
+    assert [e["location"] for e in missing.json()["errors"]] == [["body", "text"]]
+    wrong = httpx.post(url, data={"text": "hi", "level": "9"}, timeout=10)
+    assert wrong.status_code == 422 and wrong.json()["errors"][0]["location"] == ["body", "level"]
+    assert httpx.post(url, timeout=10).status_code == 422  # no body at all
+
+
+def test_a_required_raw_body_must_be_there(mock_base: str) -> None:
+    url = f"{mock_base}/uploads"
+    zipped = {"Content-Type": "application/zip"}
+    assert httpx.put(url, content=b"PK\x03\x04", headers=zipped, timeout=10).status_code == 204
+    empty = httpx.put(url, headers=zipped, timeout=10)
+    assert empty.status_code == 422
+    assert empty.json()["errors"][0]["location"] == ["body"]
+
+
+def test_multipart_forms_are_checked_too(mock_base: str) -> None:
+    url = f"{mock_base}/analyses"
+    doc = {"doc": ("a.bin", b"\x00\x01binary", "application/octet-stream")}
+    good = httpx.post(url, data={"text": "hi", "level": "2"}, files=doc, timeout=10)
+    assert good.status_code == 200, good.text
+    wrong = httpx.post(url, data={"text": "hi", "level": "x"}, files=doc, timeout=10)
+    assert wrong.status_code == 422 and wrong.json()["errors"][0]["location"] == ["body", "level"]
