@@ -71,7 +71,11 @@ from urllib.parse import quote, unquote
 from generator.errors import ApiforgeError, Problem
 from generator.forked import Forked
 from generator.installed import installed_version
-from generator.render.names import NameAllocator, pascal_case
+from generator.ir import Schema
+from generator.render.model_isolation import left_out
+from generator.render.names import RESERVED, NameAllocator, pascal_case
+from generator.render.regex_engines import Dropped, drop_unrunnable_patterns, pattern_locations
+from generator.spec.located import warn_at
 
 _log = logging.getLogger("apiforge")
 T = TypeVar("T")
@@ -85,6 +89,8 @@ _RESTORED_KIND = "modelstext" + _MODELS_VERSION  # the module with its descripti
 _KEYS_KIND = "modelkeys" + _MODELS_VERSION  # a known document's job key and texts
 _SCHEMAS_PREFIX = "#/components/schemas/"
 _memo: dict[str, str] = {}
+# the patterns `generate_models` left out of a module, by the SHA-256 of the module's text
+_dropped_memo: dict[str, tuple[Dropped, ...]] = {}
 _names_memo: dict[str, frozenset[str]] = {}
 _NAMES_CACHE_KIND = "modelnames1"
 # What the library gets instead of a description text: `@apiforge-description-<n>@`, an ASCII
@@ -221,6 +227,7 @@ def clear_memo() -> None:
     """Forget the in-process results (tests; the on-disk cache is `cache_dir()`)."""
     _memo.clear()
     _names_memo.clear()
+    _dropped_memo.clear()
 
 
 def defined_names(models_source: str) -> frozenset[str]:
@@ -288,13 +295,49 @@ def _remembered(
     return made
 
 
-def model_class_names(schema_names: Iterable[str], reserved: Iterable[str] = ()) -> dict[str, str]:
-    """A stable, unique PascalCase class name for each component schema name (sorted order)."""
-    allocator = NameAllocator(reserved, separator="")
-    return {
-        name: allocator.allocate(name, pascal_case(name, fallback="Model"))
-        for name in sorted(schema_names)
+# Names datamodel-code-generator may import into models.py: a component class of one of these
+# names would be renamed by the library (`BaseModel` → `BaseModelModel`), so it gets that name
+# from us instead, and the templates know it.
+_LIBRARY_NAMES = frozenset(
+    {
+        "Annotated",
+        "Any",
+        "AnyUrl",
+        "AwareDatetime",
+        "BaseModel",
+        "ConfigDict",
+        "Decimal",
+        "Enum",
+        "Field",
+        "IntEnum",
+        "Literal",
+        "NaiveDatetime",
+        "Optional",
+        "RootModel",
+        "StrEnum",
+        "StringConstraints",
+        "TypeAlias",
+        "TypeAliasType",
+        "UUID",
+        "Union",
     }
+)
+
+
+def model_class_names(schema_names: Iterable[str], reserved: Iterable[str] = ()) -> dict[str, str]:
+    """A stable, unique PascalCase class name for each component schema name (sorted order),
+    spelled as the library keeps it: no underscores (it drops them: `Model_123` would
+    become `Model123`), and never a name it imports or a Python keyword or builtin (`None`,
+    `Warning`, `BaseModel` get `Model` appended)."""
+    allocator = NameAllocator(reserved, separator="")
+    return {name: allocator.allocate(name, _class_name(name)) for name in sorted(schema_names)}
+
+
+def _class_name(schema_name: str) -> str:
+    name = pascal_case(schema_name, fallback="Model").replace("_", "")
+    if name in RESERVED or name in _LIBRARY_NAMES:
+        name += "Model"
+    return name
 
 
 def generate_models(
@@ -304,14 +347,54 @@ def generate_models(
     header: str = "",
 ) -> str:
     """The models module for the spec at `source` (a path, so relative `$ref`s resolve, or the
-    spec's text). Raises ApiforgeError when the library cannot handle the schemas."""
+    spec's text), without the patterns its regex engines would reject at import
+    (`warn_unenforced_patterns` names them). Raises ApiforgeError when the library cannot
+    handle the schemas."""
+    text = _library_module(source, class_names=class_names, header=header)
+    fixed, dropped = drop_unrunnable_patterns(text)
+    if dropped:
+        _dropped_memo[hashlib.sha256(fixed.encode("utf-8", "surrogatepass")).hexdigest()] = dropped
+    return fixed
+
+
+def warn_unenforced_patterns(api_schemas: Mapping[str, Schema], models_text: str) -> None:
+    """Say, where the spec writes it, each pattern `generate_models` left out of
+    `models_text` because pydantic's regex engine rejects it."""
+    key = hashlib.sha256(models_text.encode("utf-8", "surrogatepass")).hexdigest()
+    dropped = _dropped_memo.get(key, ())
+    locations = pattern_locations(api_schemas) if dropped else {}
+    for item in dropped:
+        message = item.message()
+        for where in locations.get(item.pattern) or ():
+            warn_at(where, message)
+        if not locations.get(item.pattern):
+            _log.warning("warning: %s", message)
+
+
+def _library_module(
+    source: Path | str,
+    *,
+    class_names: Mapping[str, str] | None = None,
+    header: str = "",
+) -> str:
+    """The library's module for `generate_models` (from the caches, or a run)."""
     pre = _preloaded.get()
     if pre is not None and pre.source != source:
         pre = None
     found = None if pre is None or class_names is None else pre.key(class_names, header)
     if pre is None or found is None or class_names is None:  # the library reads the file
         options = _options(class_names or {}, header, openapi_30=declares_30(source))
-        return _run(source, options)  # itself, uncached
+        try:
+            return _run(source, options)  # itself, uncached
+        except ApiforgeError:
+            if pre is not None or class_names is None or not isinstance(source, Path):
+                raise
+        # a schema it cannot take: again from the parsed document, which leaves such
+        # schemas out (`_run`, `model_isolation`)
+        from generator.spec.load import load_document
+
+        with preloaded(source, load_document(str(source)).data):
+            return _library_module(source, class_names=class_names, header=header)
     data, names = pre.data, class_names
 
     def job() -> _Job:  # built only when no cache has the module
@@ -770,6 +853,33 @@ def _library_options(options: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _run(source: Path | str | Mapping[str, Any], options: Mapping[str, Any]) -> str:
+    """The library's module for `source`; when the schemas are given as data (`_job`), one
+    the library cannot take is left out of it (`model_isolation`) instead of stopping here."""
+    from generator.render.model_isolation import isolate
+
+    try:
+        result = _library_run(source, options)
+    except RecursionError:
+        raise
+    except Exception as exc:
+        isolated = (
+            isolate(source, options, exc, _library_run) if isinstance(source, Mapping) else None
+        )
+        if isolated is None:
+            raise ApiforgeError(
+                Problem(f"generating models from the schemas failed: {_first_line(exc)}"),
+                "check the schemas under components/schemas (datamodel-code-generator could "
+                "not handle them)",
+            ) from exc
+        result = isolated
+    if options.get("strict_nullable"):
+        from generator.render.model_fixes import default_none_admits_none
+
+        result = default_none_admits_none(result)
+    return result
+
+
+def _library_run(source: Path | str | Mapping[str, Any], options: Mapping[str, Any]) -> str:
     import datamodel_code_generator as dcg
 
     def call(opts: Mapping[str, Any]) -> Any:
@@ -782,31 +892,18 @@ def _run(source: Path | str | Mapping[str, Any], options: Mapping[str, Any]) -> 
             return dcg.generate(source, **_library_options(opts))
 
     try:
-        try:
-            result = call(options)
-        except Exception as exc:
-            # Two inline models that both want `<Name>Inline` (before schemas sat under their
-            # `_subset_name`, the oneOf members of Cloudflare's, just-eat's, ... components
-            # did): without the inline renames the library numbers them itself; a component
-            # that then loses its name is typed Any with a warning (models_for).
-            narrowed = _without_inline_renames(options)
-            if "already used" not in str(exc) or narrowed is None:
-                raise
-            result = call(narrowed)
-    except RecursionError:
-        raise
+        result = call(options)
     except Exception as exc:
-        raise ApiforgeError(
-            Problem(f"generating models from the schemas failed: {_first_line(exc)}"),
-            "check the schemas under components/schemas (datamodel-code-generator could "
-            "not handle them)",
-        ) from exc
+        # Two inline models that both want `<Name>Inline` (before schemas sat under their
+        # `_subset_name`, the oneOf members of Cloudflare's, just-eat's, ... components
+        # did): without the inline renames the library numbers them itself; a component
+        # that then loses its name is typed Any with a warning (models_for).
+        narrowed = _without_inline_renames(options)
+        if "already used" not in str(exc) or narrowed is None:
+            raise
+        result = call(narrowed)
     if not isinstance(result, str):
         raise ApiforgeError(Problem("generating models produced no single module"))
-    if options.get("strict_nullable"):
-        from generator.render.model_fixes import default_none_admits_none
-
-        result = default_none_admits_none(result)
     return result
 
 
@@ -857,7 +954,7 @@ def _first_line(exc: BaseException) -> str:
 
 
 def models_for(
-    api_schemas: Mapping[str, Any], source: Path | str, *, marker: str, used_in: str
+    api_schemas: Mapping[str, Schema], source: Path | str, *, marker: str, used_in: str
 ) -> tuple[str, dict[str, str]]:
     """The text of `models.py` for a plan, and the schema → class map of the classes it really
     defines. A schema the library named or merged differently is typed `Any` where it is
@@ -867,16 +964,45 @@ def models_for(
         source_text = generate_models(source, class_names=classes, header=marker)
     else:  # datamodel-code-generator refuses a spec without component schemas
         source_text = f'{marker}\n"""The spec declares no component schemas."""\n'
-    warn_missing_classes(classes, source_text, used_in)
-    defined = defined_names(source_text)
-    return source_text, {k: v for k, v in classes.items() if v in defined}
+    warn_unenforced_patterns(api_schemas, source_text)
+    warn_missing_classes(classes, source_text, used_in, api_schemas)
+    return source_text, usable_classes(classes, source_text)
 
 
-def warn_missing_classes(class_names: Mapping[str, str], models_text: str, used_in: str) -> None:
-    """Say, for each class `models_text` lacks, that its schema is typed Any in `used_in`."""
+def usable_classes(class_names: Mapping[str, str], models_text: str) -> dict[str, str]:
+    """The schema → class map of the classes `models_text` really defines for its schema (a
+    schema the models step left out has a class of Any only: it is typed Any instead)."""
     defined = defined_names(models_text)
+    omitted = {_class_of(name) for name in left_out(models_text)}
+    return {k: v for k, v in class_names.items() if v in defined and v not in omitted}
+
+
+def _class_of(subset_name: str) -> str:
+    return subset_name[:1].upper() + subset_name[1:]  # (see `_subset_name`)
+
+
+def warn_missing_classes(
+    class_names: Mapping[str, str],
+    models_text: str,
+    used_in: str,
+    schemas: Mapping[str, Schema] | None = None,
+) -> None:
+    """Say, for each class `models_text` lacks (or has only as Any: a schema the library could
+    not take), that its schema is typed Any in `used_in`; at the schema, given `schemas`."""
+    defined = defined_names(models_text)
+    omitted = {_class_of(name): reason for name, reason in left_out(models_text).items()}
     for name, cls in sorted(class_names.items()):
-        if cls not in defined:
+        schema = schemas.get(name) if schemas is not None else None
+        if cls in omitted:
+            message = (
+                f"schema {name!r} is left out of models.py: datamodel-code-generator could not "
+                f"take it ({omitted[cls]}); it is typed Any in the {used_in}"
+            )
+            if schema is not None:
+                warn_at(schema.where, message)
+            else:
+                _log.warning("warning: %s", message)
+        elif cls not in defined:
             _log.warning(
                 "warning: schema %r has no class %s in models.py (datamodel-code-generator "
                 "named or merged it differently); it is typed Any in the %s",

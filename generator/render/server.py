@@ -21,7 +21,6 @@ arguments = snake_case of parameter names, never `self`, `ctx` or `body`.
 from __future__ import annotations
 
 import ast
-import functools
 import logging
 import re
 from collections.abc import Mapping, Sequence
@@ -31,7 +30,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from generator.errors import ApiforgeError, Problem
-from generator.ir import Api, Operation, Parameter
+from generator.ir import Api, Operation, Parameter, Where
 from generator.render.env import TemplateFiles, operation_view, templates_root
 from generator.render.models import models_for
 from generator.render.names import NameAllocator, pascal_case, safe_identifier, snake_case
@@ -42,6 +41,7 @@ from generator.render.pytypes import (
     query_style,
     union_members,
 )
+from generator.render.regex_engines import ENGINE_NAMES, rust_error
 from generator.render.server_events import EventPlan, EventPlanner
 from generator.render.server_events import is_json as _is_json
 from generator.render.server_events import resolved as _resolved
@@ -54,6 +54,7 @@ from generator.render.writer import (
     marker_line,
     write_tree,
 )
+from generator.spec.located import warn_at
 
 # Module names that annotations inside generated classes use: no method may shadow them.
 _CLASS_SCOPE_NAMES = ("models", "httpx", "pydantic")
@@ -202,9 +203,12 @@ def _number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def _constraints(schema: Mapping[str, Any], type_expr: str, what: str) -> list[str]:
+def _constraints(
+    schema: Mapping[str, Any], type_expr: str, what: str, where: Where | None = None
+) -> list[str]:
     """FastAPI `Path/Query/Header/Cookie` keyword arguments for a primitive schema (`what`
-    names the parameter in the warning about a pattern the server cannot enforce)."""
+    names the parameter, `where` its schema, in the warning about a pattern the server cannot
+    enforce)."""
     base = type_expr.replace(" | None", "")
     out: list[str] = []
     if base in ("int", "float"):
@@ -221,30 +225,21 @@ def _constraints(schema: Mapping[str, Any], type_expr: str, what: str) -> list[s
                 out.append(f"{kw}={value!r}")
         pattern = schema.get("pattern")
         if isinstance(pattern, str):
-            if _compiles(pattern):
+            # FastAPI compiles a parameter's pattern with pydantic-core's Rust engine, at
+            # import: one it rejects would stop the generated app
+            reason = rust_error(pattern)
+            if reason is None:
                 out.append(f"pattern={_pystr(pattern)}")
             else:
-                logging.getLogger("apiforge").warning(
-                    "warning: the pattern of %s is not enforced by the server: pydantic's "
-                    "regex engine cannot compile %r (look-around and backreferences are not "
-                    "supported)",
-                    what,
-                    pattern[:200],
+                message = (
+                    f"the pattern of {what} is not enforced by the server: "
+                    f"{ENGINE_NAMES['rust']} rejects {pattern[:200]!r} ({reason})"
                 )
+                if where is not None:
+                    warn_at(where.child("pattern"), message)
+                else:
+                    logging.getLogger("apiforge").warning("warning: %s", message)
     return out
-
-
-@functools.lru_cache(maxsize=4096)
-def _compiles(pattern: str) -> bool:
-    """Whether the engine FastAPI validates `pattern` with (pydantic-core's Rust regex, which
-    has no look-around) accepts it; the generated app would not start otherwise."""
-    from pydantic_core import SchemaError, SchemaValidator, core_schema
-
-    try:
-        SchemaValidator(core_schema.str_schema(pattern=pattern))
-    except (SchemaError, RecursionError, OverflowError):
-        return False
-    return True
 
 
 def _pystr(value: str) -> str:
@@ -374,7 +369,8 @@ class _Planner:
             kwargs += _constraints(
                 schema,
                 type_expr,
-                f"{p.location} parameter {p.name!r} ({p.where.file}#{p.where.pointer})",
+                f"{p.location} parameter {p.name!r}",
+                p.schema.where if p.schema is not None else None,
             )
         if p.description:
             from generator.render.escape import one_line

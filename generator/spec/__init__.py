@@ -8,6 +8,7 @@ from generator.errors import ApiforgeError, Problem
 from generator.ir import Api
 from generator.spec.build import build_api
 from generator.spec.load import Document, load_document
+from generator.spec.located import remember
 from generator.spec.refs import Resolver
 
 SWAGGER_HINT = (
@@ -64,6 +65,7 @@ def load_spec(source: str, *, validate: bool = False, strict: bool = True) -> Lo
     root = load_document(source)
     check_root(root)
     resolver = Resolver(root)
+    remember(resolver)  # later warnings (rendering) name lines in these files
     api = build_api(resolver)
     if validate:
         from generator.spec.validate import validate as run_validation
