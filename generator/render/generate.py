@@ -48,7 +48,7 @@ from generator.render.models import (
     preloaded,
     usable_classes,
     warn_missing_classes,
-    warn_unenforced_patterns,
+    warn_unenforced,
 )
 from generator.render.writer import (
     Deferred,
@@ -479,7 +479,7 @@ def generate(
             models_text = _models_module(api, source, class_names, header)
     if speculative is not None:  # ruff formats models.py while its classes are checked
         build.with_models(speculative, models_text)
-    warn_unenforced_patterns(api.schemas, models_text)
+    warn_unenforced(api.schemas, models_text)
     for kind in kinds:  # what the module lacks is typed Any, and said
         warn_missing_classes(class_names, models_text, _USED_IN[kind], api.schemas)
     if planned is None:

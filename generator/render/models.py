@@ -72,6 +72,7 @@ from generator.errors import ApiforgeError, Problem
 from generator.forked import Forked
 from generator.installed import installed_version
 from generator.ir import Schema
+from generator.render.constraint_values import CONSTRAINT_KEYS, constraint_problem, schema_nodes
 from generator.render.model_isolation import left_out
 from generator.render.names import RESERVED, NameAllocator, pascal_case
 from generator.render.regex_engines import Dropped, drop_unrunnable_patterns, pattern_locations
@@ -83,7 +84,7 @@ T = TypeVar("T")
 # `format`s that would need packages beyond pydantic (email-validator): plain strings.
 _TYPE_MAPPINGS = ["email=string", "idn-email=string"]
 # Bump when anything here changes what the library is asked for (the cache key has it too).
-_MODELS_VERSION = "7"
+_MODELS_VERSION = "8"
 _CACHE_KIND = "models" + _MODELS_VERSION
 _RESTORED_KIND = "modelstext" + _MODELS_VERSION  # the module with its descriptions restored
 _KEYS_KIND = "modelkeys" + _MODELS_VERSION  # a known document's job key and texts
@@ -348,7 +349,7 @@ def generate_models(
 ) -> str:
     """The models module for the spec at `source` (a path, so relative `$ref`s resolve, or the
     spec's text), without the patterns its regex engines would reject at import
-    (`warn_unenforced_patterns` names them). Raises ApiforgeError when the library cannot
+    (`warn_unenforced` names them). Raises ApiforgeError when the library cannot
     handle the schemas."""
     text = _library_module(source, class_names=class_names, header=header)
     fixed, dropped = drop_unrunnable_patterns(text)
@@ -357,9 +358,10 @@ def generate_models(
     return fixed
 
 
-def warn_unenforced_patterns(api_schemas: Mapping[str, Schema], models_text: str) -> None:
-    """Say, where the spec writes it, each pattern `generate_models` left out of
-    `models_text` because pydantic's regex engine rejects it."""
+def warn_unenforced(api_schemas: Mapping[str, Schema], models_text: str) -> None:
+    """Say, where the spec writes it, each constraint the models do not enforce because
+    pydantic would refuse it at import: a pattern `generate_models` left out of `models_text`
+    (its regex engine rejects it), a value `schema_subset` left out (`constraint_values`)."""
     key = hashlib.sha256(models_text.encode("utf-8", "surrogatepass")).hexdigest()
     dropped = _dropped_memo.get(key, ())
     locations = pattern_locations(api_schemas) if dropped else {}
@@ -369,6 +371,15 @@ def warn_unenforced_patterns(api_schemas: Mapping[str, Schema], models_text: str
             warn_at(where, message)
         if not locations.get(item.pattern):
             _log.warning("warning: %s", message)
+    for node, where in schema_nodes(api_schemas):
+        for constraint in sorted(CONSTRAINT_KEYS.intersection(node)):
+            reason = constraint_problem(node, constraint)
+            if reason:
+                warn_at(
+                    where.child(constraint),
+                    f"`{constraint}: {str(node[constraint])[:40]}` is not enforced by the "
+                    f"models: pydantic refuses it ({reason})",
+                )
 
 
 def _library_module(
@@ -745,6 +756,8 @@ def schema_subset(
             return copy(node)
         out: dict[Any, Any] = {}
         for k, v in node.items():
+            if k in CONSTRAINT_KEYS and constraint_problem(node, k):
+                continue  # a value pydantic refuses at import (`warn_unenforced` says so)
             if k == "$ref" and isinstance(v, str):
                 out[k] = ref(v)
             elif k == "description" and placeholders is not None and isinstance(v, str):
@@ -964,7 +977,7 @@ def models_for(
         source_text = generate_models(source, class_names=classes, header=marker)
     else:  # datamodel-code-generator refuses a spec without component schemas
         source_text = f'{marker}\n"""The spec declares no component schemas."""\n'
-    warn_unenforced_patterns(api_schemas, source_text)
+    warn_unenforced(api_schemas, source_text)
     warn_missing_classes(classes, source_text, used_in, api_schemas)
     return source_text, usable_classes(classes, source_text)
 

@@ -220,35 +220,19 @@ def _cut(text: str, cuts: list[tuple[int, int, int, int]]) -> str:
 def pattern_locations(schemas: Mapping[str, Schema]) -> dict[str, list[Where]]:
     """Where each `pattern` (and `patternProperties` key) of the component `schemas` is
     written."""
+    from generator.render.constraint_values import schema_nodes
+
     found: dict[str, list[Where]] = {}
-
-    def walk(node: Any, at: Where, depth: int) -> None:
-        if depth > 64:
-            return
-        if isinstance(node, Mapping):
-            for key, value in node.items():
-                if not isinstance(key, str) or key in _DATA:
-                    continue
-                if key == "pattern" and isinstance(value, str):
-                    found.setdefault(value, []).append(at.child(key))
-                elif key == "patternProperties" and isinstance(value, Mapping):
-                    for name, sub in value.items():
-                        if isinstance(name, str):
-                            found.setdefault(name, []).append(at.child(key, name))
-                            walk(sub, at.child(key, name), depth + 1)
-                else:
-                    walk(value, at.child(key), depth + 1)
-        elif isinstance(node, list):
-            for index, value in enumerate(node):
-                walk(value, at.child(index), depth + 1)
-
-    for schema in schemas.values():
-        walk(schema.data, schema.where, 0)
+    for node, at in schema_nodes(schemas):
+        pattern = node.get("pattern")
+        if isinstance(pattern, str):
+            found.setdefault(pattern, []).append(at.child("pattern"))
+        keyed = node.get("patternProperties")
+        for name in keyed if isinstance(keyed, Mapping) else ():
+            if isinstance(name, str):
+                found.setdefault(name, []).append(at.child("patternProperties", name))
     return found
 
-
-# instance data: a `pattern` key inside it is a value, not a keyword
-_DATA = frozenset({"default", "example", "examples", "enum", "const"})
 
 __all__ = [
     "ENGINE_NAMES",

@@ -31,6 +31,7 @@ from typing import Any, cast
 
 from generator.errors import ApiforgeError, Problem
 from generator.ir import Api, Operation, Parameter, Where
+from generator.render.constraint_values import constraint_problem
 from generator.render.env import TemplateFiles, operation_view, templates_root
 from generator.render.models import models_for
 from generator.render.names import NameAllocator, pascal_case, safe_identifier, snake_case
@@ -211,17 +212,30 @@ def _constraints(
     enforce)."""
     base = type_expr.replace(" | None", "")
     out: list[str] = []
+
+    def refused(key: str) -> bool:
+        reason = constraint_problem(schema, key)
+        if reason and where is not None:
+            warn_at(
+                where.child(key),
+                f"`{key}` of {what} is not enforced by the server: pydantic refuses "
+                f"{schema[key]!r} ({reason})",
+            )
+        return reason is not None
+
     if base in ("int", "float"):
-        for key, kw in (("minimum", "ge"), ("maximum", "le")):
-            if _number(schema.get(key)):
-                out.append(f"{kw}={schema[key]!r}")
-        for key, kw in (("exclusiveMinimum", "gt"), ("exclusiveMaximum", "lt")):
-            if _number(schema.get(key)):
+        for key, kw in (
+            ("minimum", "ge"),
+            ("maximum", "le"),
+            ("exclusiveMinimum", "gt"),
+            ("exclusiveMaximum", "lt"),
+        ):
+            if _number(schema.get(key)) and not refused(key):
                 out.append(f"{kw}={schema[key]!r}")
     if base == "str":
         for key, kw in (("minLength", "min_length"), ("maxLength", "max_length")):
             value = schema.get(key)
-            if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            if isinstance(value, int | float) and not isinstance(value, bool) and not refused(key):
                 out.append(f"{kw}={value!r}")
         pattern = schema.get("pattern")
         if isinstance(pattern, str):
@@ -457,11 +471,19 @@ class _Planner:
 
     def route_path(self, op: Operation, params: Sequence[ParamPlan]) -> str:
         by_wire = {p.wire: p.name for p in params if p.location == "path"}
-        used: set[str] = set()
+        # the endpoint's other arguments: FastAPI refuses a route whose path variable has the
+        # name of one (`Cannot use Query for path param ...`)
+        used: set[str] = {p.name for p in params if p.location != "path"} | {"body"}
+        warned: set[str] = set()
 
         def replace(match: re.Match[str]) -> str:
             wire = match.group(1)
-            name = by_wire.get(wire, snake_case(wire, fallback="param"))
+            name = by_wire.get(wire)
+            if name is None:  # a variable no `in: path` parameter declares: not passed on
+                name = snake_case(wire, fallback="param")
+                if name in used and wire not in warned:
+                    warned.add(wire)
+                    self._warn_undeclared_variable(op, wire)
             # a variable the path repeats (Cloudflare's /accounts/{account_id}/…/accounts/
             # {account_id}) must have one name per segment for Starlette; the handler gets the first
             unique, n = name, 2
@@ -471,6 +493,19 @@ class _Planner:
             return "{" + unique + "}"
 
         return re.sub(r"\{([^{}/]*)\}", replace, op.path)
+
+    @staticmethod
+    def _warn_undeclared_variable(op: Operation, wire: str) -> None:
+        clash = next((p for p in op.parameters if p.name == wire and p.location != "path"), None)
+        if clash is None:
+            return
+        warn_at(
+            clash.where,
+            f"{op.label}: parameter {wire!r} is declared `in: {clash.location}`, but its name "
+            "is a variable of the path template and no `in: path` parameter declares it; the "
+            f"server reads {wire!r} from the {clash.location} and does not pass the path "
+            "segment to the handler (declare it `in: path` if that is what it is)",
+        )
 
     # -- bodies and responses --------------------------------------------------------
 
