@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
+import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -49,7 +50,9 @@ def _engine_error(pattern: str, engine: str | None) -> str | None:
 
     config = core_schema.CoreConfig(regex_engine="python-re") if engine else None
     try:
-        SchemaValidator(core_schema.str_schema(pattern=pattern), config)
+        with warnings.catch_warnings():  # Python's re on `[[`: "Possible nested set"
+            warnings.simplefilter("ignore")
+            SchemaValidator(core_schema.str_schema(pattern=pattern), config)
     except SchemaError as exc:
         return _reason(str(exc))
     except (RecursionError, OverflowError, MemoryError, ValueError) as exc:
