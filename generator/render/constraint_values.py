@@ -10,7 +10,7 @@ models: `models.schema_subset`; of a route: `server._constraints`) and named in 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from generator.ir import Schema, Where
@@ -53,6 +53,75 @@ def constraint_problem(schema: Mapping[str, Any], key: str) -> str | None:
     return None
 
 
+def default_problem(
+    schema: Mapping[str, Any], resolve: Callable[[str], Mapping[str, Any] | None]
+) -> str | None:
+    """Why the schema's `default` cannot stand as written in a model (None: it can): a value of
+    another type or outside its `enum`/`const` (`count: {type: integer, default: "abc"}`,
+    a `$ref` to an enum beside a default it does not list). The models library writes it as
+    it is: a default that does not type-check (`mypy --strict`), that every instance built
+    without the field carries, and beside a `$ref` one pydantic validates — so every such
+    instance fails. `resolve` gives the schema a `$ref` names. A `null` default is left to
+    `model_fixes.default_none_admits_none`."""
+    if "default" not in schema or schema["default"] is None:
+        return None
+    if _fits(schema["default"], schema, resolve, 0):
+        return None
+    return "it is not a value of its own schema"
+
+
+def _fits(
+    value: Any, schema: Any, resolve: Callable[[str], Mapping[str, Any] | None], depth: int
+) -> bool:
+    if depth > 8 or not isinstance(schema, Mapping):
+        return True
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and not _fits(value, resolve(ref), resolve, depth + 1):
+        return False
+    enum = schema.get("enum")
+    if isinstance(enum, list) and enum and not any(_same(value, e) for e in enum):
+        return False
+    if "const" in schema and not _same(value, schema["const"]):
+        return False
+    kind = schema.get("type")
+    kinds = [kind] if isinstance(kind, str) else kind if isinstance(kind, list) else []
+    if kinds and not any(_is_a(value, k) for k in kinds):
+        return False
+    for key in ("anyOf", "oneOf"):
+        members = schema.get(key)
+        if (
+            isinstance(members, list)
+            and members
+            and not any(_fits(value, m, resolve, depth + 1) for m in members)
+        ):
+            return False
+    members = schema.get("allOf")
+    return not isinstance(members, list) or all(
+        _fits(value, m, resolve, depth + 1) for m in members
+    )
+
+
+def _same(value: Any, other: Any) -> bool:
+    """JSON equality: `true` is not `1`."""
+    return (type(value) is bool) == (type(other) is bool) and value == other
+
+
+def _is_a(value: Any, kind: Any) -> bool:
+    if kind == "string":
+        return isinstance(value, str)
+    if kind == "integer":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind == "number":
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if kind == "boolean":
+        return isinstance(value, bool)
+    if kind == "array":
+        return isinstance(value, list)
+    if kind == "object":
+        return isinstance(value, Mapping)
+    return kind != "null" or value is None
+
+
 def _is_integer_type(schema: Mapping[str, Any]) -> bool:
     kind = schema.get("type")
     kinds = kind if isinstance(kind, list) else [kind]
@@ -85,4 +154,4 @@ def schema_nodes(schemas: Mapping[str, Schema]) -> Iterator[tuple[Mapping[str, A
         yield from walk(schema.data, schema.where, 0)
 
 
-__all__ = ["CONSTRAINT_KEYS", "constraint_problem", "schema_nodes"]
+__all__ = ["CONSTRAINT_KEYS", "constraint_problem", "default_problem", "schema_nodes"]

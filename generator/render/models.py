@@ -72,7 +72,12 @@ from generator.errors import ApiforgeError, Problem
 from generator.forked import Forked
 from generator.installed import installed_version
 from generator.ir import Schema
-from generator.render.constraint_values import CONSTRAINT_KEYS, constraint_problem, schema_nodes
+from generator.render.constraint_values import (
+    CONSTRAINT_KEYS,
+    constraint_problem,
+    default_problem,
+    schema_nodes,
+)
 from generator.render.model_isolation import left_out
 from generator.render.names import RESERVED, NameAllocator, pascal_case
 from generator.render.regex_engines import Dropped, drop_unrunnable_patterns, pattern_locations
@@ -84,7 +89,7 @@ T = TypeVar("T")
 # `format`s that would need packages beyond pydantic (email-validator): plain strings.
 _TYPE_MAPPINGS = ["email=string", "idn-email=string"]
 # Bump when anything here changes what the library is asked for (the cache key has it too).
-_MODELS_VERSION = "8"
+_MODELS_VERSION = "11"
 _CACHE_KIND = "models" + _MODELS_VERSION
 _RESTORED_KIND = "modelstext" + _MODELS_VERSION  # the module with its descriptions restored
 _KEYS_KIND = "modelkeys" + _MODELS_VERSION  # a known document's job key and texts
@@ -371,7 +376,18 @@ def warn_unenforced(api_schemas: Mapping[str, Schema], models_text: str) -> None
             warn_at(where, message)
         if not locations.get(item.pattern):
             _log.warning("warning: %s", message)
+
+    def component_schema(ref: str) -> Mapping[str, Any] | None:
+        found = api_schemas.get(_unescape(ref[len(_SCHEMAS_PREFIX) :]))
+        return found.data if found is not None and ref.startswith(_SCHEMAS_PREFIX) else None
+
     for node, where in schema_nodes(api_schemas):
+        if default_problem(node, component_schema):
+            warn_at(
+                where.child("default"),
+                f"the default {str(node['default'])[:60]!r} is left out of the models: it is "
+                "not a value of its own schema",
+            )
         for constraint in sorted(CONSTRAINT_KEYS.intersection(node)):
             reason = constraint_problem(node, constraint)
             if reason:
@@ -708,6 +724,11 @@ def schema_subset(
         name = _unescape(value[len(_SCHEMAS_PREFIX) :])
         return name if name in class_names else None
 
+    def component_schema(value: str) -> Mapping[str, Any] | None:
+        name = component(value)
+        target = schemas.get(name) if name is not None and "/" in value else None
+        return target if isinstance(target, Mapping) else None
+
     # Subtypes by inheritance: the components whose `allOf` refers to a component, directly
     # or through others (document order).
     heirs: dict[str, list[str]] = {}
@@ -758,6 +779,8 @@ def schema_subset(
         for k, v in node.items():
             if k in CONSTRAINT_KEYS and constraint_problem(node, k):
                 continue  # a value pydantic refuses at import (`warn_unenforced` says so)
+            if k == "default" and default_problem(node, component_schema):
+                continue  # not a value of the schema (`warn_unenforced` says so)
             if k == "$ref" and isinstance(v, str):
                 out[k] = ref(v)
             elif k == "description" and placeholders is not None and isinstance(v, str):
@@ -885,11 +908,11 @@ def _run(source: Path | str | Mapping[str, Any], options: Mapping[str, Any]) -> 
                 "not handle them)",
             ) from exc
         result = isolated
-    if options.get("strict_nullable"):
-        from generator.render.model_fixes import default_none_admits_none
+    from generator.render.model_fixes import default_none_admits_none, parsed_defaults
 
-        result = default_none_admits_none(result)
-    return result
+    # (`default: null` beside a type without null: OpenAPI 3.0's `strict_nullable`, and 3.1's
+    # `const` objects and arrays, which the library types without `| None`)
+    return parsed_defaults(default_none_admits_none(result))
 
 
 def _library_run(source: Path | str | Mapping[str, Any], options: Mapping[str, Any]) -> str:

@@ -191,6 +191,26 @@ def models(openapi: str = "3.1.0") -> Spec:
                 "const": {"const": "x"},
             },
         },
+        "Defaults": {
+            "type": "object",
+            "properties": {
+                "wrong": {"type": "integer", "default": "abc"},
+                "when": {
+                    "type": "string",
+                    "format": "date-time",
+                    "default": "2020-01-01T00:00:00Z",
+                },
+                "never": {"type": "string", "format": "date-time", "default": "yesterday"},
+                "id": {"type": "string", "format": "uuid", "default": "not-a-uuid"},
+                "site": {"type": "string", "format": "uri", "default": "https://example.com"},
+                "day": {"type": "string", "format": "date", "default": "2023-02-30"},
+                "pet": {"$ref": "#/components/schemas/Cat", "default": {"kind": "x"}},
+                "color": {"type": "string", "enum": ["red", "blue"], "default": "green"},
+                "whole": {"type": "integer", "default": 1.0},
+                "list": {"type": "array", "items": {"type": "integer"}, "default": "x"},
+                "object": {"const": {"a": 1}},
+            },
+        },
         "Cat": {"type": "object", "properties": {"kind": {"type": "string"}}},
         "Dog": {
             "type": "object",

@@ -374,3 +374,51 @@ def test_the_models_step_leaves_out_the_schemas_the_library_cannot_take(
     import_all(out / "client", "iso_client")
     with served(out, "iso", tmp_path / "state") as base:
         assert httpx.post(f"{base}/a", json={"anything": [1]}).status_code == 501
+
+
+DEFAULTS = """openapi: 3.1.0
+info: {title: Defaults, version: "1"}
+paths: {}
+components:
+  schemas:
+    Color: {type: string, enum: [red, blue]}
+    Cat: {type: object, properties: {kind: {type: string}}}
+    Settings:
+      type: object
+      properties:
+        retries: {type: integer, default: "three"}
+        color: {$ref: '#/components/schemas/Color', default: green}
+        since: {type: string, format: date-time, default: "2020-01-01T00:00:00Z"}
+        until: {type: string, format: date-time, default: "tomorrow"}
+        pet: {$ref: '#/components/schemas/Cat', default: {kind: x}}
+"""
+
+
+def test_defaults_are_values_of_their_members(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A default of another type stayed in the model as written (`mypy --strict` refuses
+    it; beside a `$ref`, pydantic validates it and every instance without it fails)."""
+    spec, out, warnings = generate_project(DEFAULTS, tmp_path, "dflt", caplog)
+    props = "/components/schemas/Settings/properties"
+    located(warnings, spec, f"{props}/retries/default", "not a value of its own schema")
+    located(warnings, spec, f"{props}/color/default", "not a value of its own schema")
+    text = (out / "client" / "dflt_client" / "models.py").read_text()
+    assert "retries: int | None = None" in text and "color: Open[Color] | None = None" in text
+    assert 'Field(default="2020-01-01T00:00:00Z", validate_default=True)' in text
+    assert "until: AwareDatetime | None = None" in text  # pydantic cannot parse "tomorrow"
+    assert 'default={"kind": "x"}, validate_default=True' in text
+    import_all(out / "client", "dflt_client")
+    check = (
+        "import datetime, sys; sys.path.insert(0, sys.argv[1]);"
+        "from dflt_client.models import Settings; s = Settings();"
+        "assert s.since == datetime.datetime(2020, 1, 1, tzinfo=datetime.timezone.utc), s;"
+        "assert s.pet is not None and s.pet.kind == 'x', s"
+    )
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-c", check, str(out / "client")], capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr
