@@ -19,11 +19,13 @@ if TYPE_CHECKING:
 
 _log = logging.getLogger("apiforge")
 _last: list[Resolver] = []  # the resolver of the spec loaded last (one at most)
+_said: set[str] = set()  # the warnings given since then: a plan made twice says each once
 
 
 def remember(resolver: Resolver) -> None:
     """Locate later warnings in the files `resolver` read (`load_spec` calls this)."""
     _last[:] = [resolver]
+    _said.clear()
 
 
 def problem_at(where: Where, message: str) -> Problem:
@@ -38,8 +40,12 @@ def problem_at(where: Where, message: str) -> Problem:
 
 
 def warn_at(where: Where, message: str) -> None:
-    """Say `message` as a warning that names `where` (file:line:column and pointer)."""
-    _log.warning("warning: %s", problem_at(where, message).render())
+    """Say `message` as a warning that names `where` (file:line:column and pointer), once
+    per loaded spec."""
+    text = problem_at(where, message).render()
+    if text not in _said:
+        _said.add(text)
+        _log.warning("warning: %s", text)
 
 
 __all__ = ["problem_at", "remember", "warn_at"]
