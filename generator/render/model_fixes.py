@@ -12,8 +12,8 @@ pydantic parses strings into, and the library writes the spec's string default a
 `at: AwareDatetime | None = "2020-01-01T00:00:00Z"` — not a value of the type for
 `mypy --strict`, and an instance built without the member holds the string. A default
 pydantic parses becomes `Field(default=..., validate_default=True)` (instances hold the
-parsed value); one it cannot parse (`"yesterday"`) is left out (`None`, where the type
-admits it). A model's default written as data (`{"kind": "x"}`, which the library already
+parsed value); one it cannot parse (`"yesterday"`) is left out: `None`, which the type is
+made to admit (as `default_none_admits_none` does). A model's default written as data (`{"kind": "x"}`, which the library already
 has pydantic validate) becomes `Field(default=...)` too.
 """
 
@@ -123,10 +123,13 @@ def parsed_defaults(text: str) -> str:
             if _parses(parser, value.value):
                 source = ast.get_source_segment(text, value) or repr(value.value)
                 new = f"Field(default={source}, validate_default=True)"
-            elif _admits_none(_type_of(member.annotation)):
+            else:  # left out: None, which the type is made to admit (3.0's strict types)
                 new = "None"
-            else:
-                continue
+                target = _type_of(member.annotation)
+                if not _admits_none(target):
+                    assert target.end_lineno is not None and target.end_col_offset is not None
+                    end = (target.end_lineno - 1, target.end_col_offset)
+                    edits.append((*end, *end, " | None"))
             assert value.end_lineno is not None and value.end_col_offset is not None
             edits.append(
                 (
