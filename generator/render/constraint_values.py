@@ -128,30 +128,46 @@ def _is_integer_type(schema: Mapping[str, Any]) -> bool:
     return "integer" in kinds and "number" not in kinds
 
 
-def schema_nodes(schemas: Mapping[str, Schema]) -> Iterator[tuple[Mapping[str, Any], Where]]:
-    """Every mapping inside the component `schemas` (each schema, its properties, items, ...)
-    and where it is written, instance data (`default`, `enum`, ...) excepted."""
+Path = tuple[str | int, ...]
 
-    def walk(node: Any, at: Where, depth: int) -> Iterator[tuple[Mapping[str, Any], Where]]:
-        if depth > 64:
-            return
-        if isinstance(node, Mapping):
-            yield node, at
-            for key, value in node.items():
-                if not isinstance(key, str) or key in _DATA:
-                    continue
-                if key in _SCHEMA_MAPS and isinstance(value, Mapping):  # names → schemas
-                    for name, sub in value.items():
-                        if isinstance(name, str):
-                            yield from walk(sub, at.child(key, name), depth + 1)
-                else:
-                    yield from walk(value, at.child(key), depth + 1)
-        elif isinstance(node, list):
-            for index, value in enumerate(node):
-                yield from walk(value, at.child(index), depth + 1)
 
+def schema_nodes(schemas: Mapping[str, Schema]) -> Iterator[tuple[Mapping[str, Any], Where, Path]]:
+    """Every mapping inside the component `schemas` (each schema, its properties, items, ...),
+    instance data (`default`, `enum`, ...) excepted: the node, and where it is written as its
+    component's `Where` and the tokens below it (`where.child(*tokens)`, made only by a
+    caller that names the node). Parsed JSON is dicts and lists, which are checked as such:
+    an ABC check per key was most of the walk (Stripe: 6,800 nodes in ~50 ms)."""
     for schema in schemas.values():
-        yield from walk(schema.data, schema.where, 0)
+        stack: list[tuple[Any, Path, int]] = [(schema.data, (), 0)]
+        while stack:
+            node, path, depth = stack.pop()
+            if depth > 64:
+                continue
+            if isinstance(node, list):
+                stack.extend(
+                    (value, (*path, index), depth + 1)
+                    for index, value in reversed(list(enumerate(node)))
+                    if isinstance(value, dict | list)
+                )
+                continue
+            if not isinstance(node, dict):
+                continue
+            yield node, schema.where, path
+            children: list[tuple[Any, Path, int]] = []
+            for key, value in node.items():
+                if key in _DATA or not isinstance(key, str):
+                    continue
+                if not isinstance(value, dict | list):
+                    continue  # (scalars hold no schema)
+                if key in _SCHEMA_MAPS and isinstance(value, dict):  # names → schemas
+                    children.extend(
+                        (sub, (*path, key, name), depth + 1)
+                        for name, sub in value.items()
+                        if isinstance(name, str) and isinstance(sub, dict | list)
+                    )
+                else:
+                    children.append((value, (*path, key), depth + 1))
+            stack.extend(reversed(children))
 
 
 __all__ = ["CONSTRAINT_KEYS", "constraint_problem", "default_problem", "schema_nodes"]

@@ -23,6 +23,7 @@ import ast
 import datetime
 import decimal
 import ipaddress
+import re
 import uuid
 from functools import cache
 from typing import Any
@@ -85,7 +86,7 @@ def _admits_none(node: ast.expr) -> bool:
 def parsed_defaults(text: str) -> str:
     """`text` with each string default of a parsed type (see the module docstring) given as
     a validated `Field` default, or left out when pydantic cannot parse it."""
-    if not any(f"{name} " in text or f"{name}]" in text for name in _parsers()):
+    if _CANDIDATE.search(text) is None:  # (most modules: parsing Stripe's takes 1.3 s)
         return text
     try:
         tree = ast.parse(text)
@@ -160,6 +161,17 @@ def _imports_field(tree: ast.Module) -> bool:
         and any(a.name == "Field" and a.asname is None for a in n.names)
         for n in tree.body
     )
+
+
+# a member line this fix may change: a parsed type with a string default, or a default
+# written as data beside `validate_default=True`
+_CANDIDATE = re.compile(
+    r"^ +\w+: .*\b(?:AwareDatetime|NaiveDatetime|datetime|date|time|timedelta|UUID|AnyUrl|"
+    r"Decimal|IPv4Address|IPv6Address)\b.*\] = ['\"]|^ +\w+: [^\n]*\b(?:AwareDatetime|"
+    r"NaiveDatetime|datetime|date|time|timedelta|UUID|AnyUrl|Decimal|IPv4Address|IPv6Address)"
+    r"(?: \| None)? = ['\"]|validate_default=True\)\] = [{\[]",
+    re.MULTILINE,
+)
 
 
 @cache

@@ -381,10 +381,10 @@ def warn_unenforced(api_schemas: Mapping[str, Schema], models_text: str) -> None
         found = api_schemas.get(_unescape(ref[len(_SCHEMAS_PREFIX) :]))
         return found.data if found is not None and ref.startswith(_SCHEMAS_PREFIX) else None
 
-    for node, where in schema_nodes(api_schemas):
+    for node, at, path in schema_nodes(api_schemas):
         if default_problem(node, component_schema):
             warn_at(
-                where.child("default"),
+                at.child(*path, "default"),
                 f"the default {str(node['default'])[:60]!r} is left out of the models: it is "
                 "not a value of its own schema",
             )
@@ -392,7 +392,7 @@ def warn_unenforced(api_schemas: Mapping[str, Schema], models_text: str) -> None
             reason = constraint_problem(node, constraint)
             if reason:
                 warn_at(
-                    where.child(constraint),
+                    at.child(*path, constraint),
                     f"`{constraint}: {str(node[constraint])[:40]}` is not enforced by the "
                     f"models: pydantic refuses it ({reason})",
                 )

@@ -226,14 +226,14 @@ def pattern_locations(schemas: Mapping[str, Schema]) -> dict[str, list[Where]]:
     from generator.render.constraint_values import schema_nodes
 
     found: dict[str, list[Where]] = {}
-    for node, at in schema_nodes(schemas):
+    for node, at, path in schema_nodes(schemas):
         pattern = node.get("pattern")
         if isinstance(pattern, str):
-            found.setdefault(pattern, []).append(at.child("pattern"))
+            found.setdefault(pattern, []).append(at.child(*path, "pattern"))
         keyed = node.get("patternProperties")
         for name in keyed if isinstance(keyed, Mapping) else ():
             if isinstance(name, str):
-                found.setdefault(name, []).append(at.child("patternProperties", name))
+                found.setdefault(name, []).append(at.child(*path, "patternProperties", name))
     return found
 
 
