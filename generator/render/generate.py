@@ -42,12 +42,13 @@ from typing import IO, Any
 from generator.errors import ApiforgeError, Problem
 from generator.forked import Forked
 from generator.render.models import (
-    defined_names,
     generate_models,
     model_class_names,
     prefetch_models,
     preloaded,
+    usable_classes,
     warn_missing_classes,
+    warn_unenforced,
 )
 from generator.render.writer import (
     Deferred,
@@ -241,12 +242,6 @@ def _models_module(api: Any, source: Path | str, class_names: dict[str, str], he
     if not api.schemas:  # datamodel-code-generator refuses a spec without component schemas
         return f'{header}\n"""The spec declares no component schemas."""\n'
     return generate_models(source, class_names=class_names, header=header)
-
-
-def _defined_classes(class_names: dict[str, str], models_text: str) -> dict[str, str]:
-    """The schema → class map of the classes `models_text` really defines."""
-    defined = defined_names(models_text)
-    return {k: v for k, v in class_names.items() if v in defined}
 
 
 @dataclass
@@ -459,7 +454,7 @@ def generate(
             # A failure here is reported after validation and lint, as it was before.
             try:
                 models_text = _models_module(api, source, class_names, header)
-                classes = {kind: _defined_classes(class_names, models_text) for kind in kinds}
+                classes = {kind: usable_classes(class_names, models_text) for kind in kinds}
                 planned = build.plan(kinds, classes, models_text)
             except Exception as exc:
                 early_error = exc
@@ -482,10 +477,11 @@ def generate(
             models_text = _models_module(api, source, class_names, header)
     if speculative is not None:  # ruff formats models.py while its classes are checked
         build.with_models(speculative, models_text)
+    warn_unenforced(api.schemas, models_text)
     for kind in kinds:  # what the module lacks is typed Any, and said
-        warn_missing_classes(class_names, models_text, _USED_IN[kind])
+        warn_missing_classes(class_names, models_text, _USED_IN[kind], api.schemas)
     if planned is None:
-        classes = {kind: _defined_classes(class_names, models_text) for kind in kinds}
+        classes = {kind: usable_classes(class_names, models_text) for kind in kinds}
         if speculative is not None and all(classes[k] == class_names for k in kinds):
             planned = speculative
         else:

@@ -71,7 +71,17 @@ from urllib.parse import quote, unquote
 from generator.errors import ApiforgeError, Problem
 from generator.forked import Forked
 from generator.installed import installed_version
-from generator.render.names import NameAllocator, pascal_case
+from generator.ir import Schema
+from generator.render.constraint_values import (
+    CONSTRAINT_KEYS,
+    constraint_problem,
+    default_problem,
+    schema_nodes,
+)
+from generator.render.model_isolation import left_out
+from generator.render.names import RESERVED, NameAllocator, pascal_case
+from generator.render.regex_engines import Dropped, drop_unrunnable_patterns, pattern_locations
+from generator.spec.located import warn_at
 
 _log = logging.getLogger("apiforge")
 T = TypeVar("T")
@@ -79,12 +89,14 @@ T = TypeVar("T")
 # `format`s that would need packages beyond pydantic (email-validator): plain strings.
 _TYPE_MAPPINGS = ["email=string", "idn-email=string"]
 # Bump when anything here changes what the library is asked for (the cache key has it too).
-_MODELS_VERSION = "7"
+_MODELS_VERSION = "12"
 _CACHE_KIND = "models" + _MODELS_VERSION
 _RESTORED_KIND = "modelstext" + _MODELS_VERSION  # the module with its descriptions restored
 _KEYS_KIND = "modelkeys" + _MODELS_VERSION  # a known document's job key and texts
 _SCHEMAS_PREFIX = "#/components/schemas/"
 _memo: dict[str, str] = {}
+# the patterns `generate_models` left out of a module, by the SHA-256 of the module's text
+_dropped_memo: dict[str, tuple[Dropped, ...]] = {}
 _names_memo: dict[str, frozenset[str]] = {}
 _NAMES_CACHE_KIND = "modelnames1"
 # What the library gets instead of a description text: `@apiforge-description-<n>@`, an ASCII
@@ -221,6 +233,7 @@ def clear_memo() -> None:
     """Forget the in-process results (tests; the on-disk cache is `cache_dir()`)."""
     _memo.clear()
     _names_memo.clear()
+    _dropped_memo.clear()
 
 
 def defined_names(models_source: str) -> frozenset[str]:
@@ -288,13 +301,49 @@ def _remembered(
     return made
 
 
-def model_class_names(schema_names: Iterable[str], reserved: Iterable[str] = ()) -> dict[str, str]:
-    """A stable, unique PascalCase class name for each component schema name (sorted order)."""
-    allocator = NameAllocator(reserved, separator="")
-    return {
-        name: allocator.allocate(name, pascal_case(name, fallback="Model"))
-        for name in sorted(schema_names)
+# Names datamodel-code-generator may import into models.py: a component class of one of these
+# names would be renamed by the library (`BaseModel` → `BaseModelModel`), so it gets that name
+# from us instead, and the templates know it.
+_LIBRARY_NAMES = frozenset(
+    {
+        "Annotated",
+        "Any",
+        "AnyUrl",
+        "AwareDatetime",
+        "BaseModel",
+        "ConfigDict",
+        "Decimal",
+        "Enum",
+        "Field",
+        "IntEnum",
+        "Literal",
+        "NaiveDatetime",
+        "Optional",
+        "RootModel",
+        "StrEnum",
+        "StringConstraints",
+        "TypeAlias",
+        "TypeAliasType",
+        "UUID",
+        "Union",
     }
+)
+
+
+def model_class_names(schema_names: Iterable[str], reserved: Iterable[str] = ()) -> dict[str, str]:
+    """A stable, unique PascalCase class name for each component schema name (sorted order),
+    spelled as the library keeps it: no underscores (it drops them: `Model_123` would
+    become `Model123`), and never a name it imports or a Python keyword or builtin (`None`,
+    `Warning`, `BaseModel` get `Model` appended)."""
+    allocator = NameAllocator(reserved, separator="")
+    return {name: allocator.allocate(name, _class_name(name)) for name in sorted(schema_names)}
+
+
+def _class_name(schema_name: str) -> str:
+    name = pascal_case(schema_name, fallback="Model").replace("_", "")
+    if name in RESERVED or name in _LIBRARY_NAMES:
+        name += "Model"
+    return name
 
 
 def generate_models(
@@ -304,14 +353,75 @@ def generate_models(
     header: str = "",
 ) -> str:
     """The models module for the spec at `source` (a path, so relative `$ref`s resolve, or the
-    spec's text). Raises ApiforgeError when the library cannot handle the schemas."""
+    spec's text), without the patterns its regex engines would reject at import
+    (`warn_unenforced` names them). Raises ApiforgeError when the library cannot
+    handle the schemas."""
+    text = _library_module(source, class_names=class_names, header=header)
+    fixed, dropped = drop_unrunnable_patterns(text)
+    if dropped:
+        _dropped_memo[hashlib.sha256(fixed.encode("utf-8", "surrogatepass")).hexdigest()] = dropped
+    return fixed
+
+
+def warn_unenforced(api_schemas: Mapping[str, Schema], models_text: str) -> None:
+    """Say, where the spec writes it, each constraint the models do not enforce because
+    pydantic would refuse it at import: a pattern `generate_models` left out of `models_text`
+    (its regex engine rejects it), a value `schema_subset` left out (`constraint_values`)."""
+    key = hashlib.sha256(models_text.encode("utf-8", "surrogatepass")).hexdigest()
+    dropped = _dropped_memo.get(key, ())
+    locations = pattern_locations(api_schemas) if dropped else {}
+    for item in dropped:
+        message = item.message()
+        for where in locations.get(item.pattern) or ():
+            warn_at(where, message)
+        if not locations.get(item.pattern):
+            _log.warning("warning: %s", message)
+
+    def component_schema(ref: str) -> Mapping[str, Any] | None:
+        found = api_schemas.get(_unescape(ref[len(_SCHEMAS_PREFIX) :]))
+        return found.data if found is not None and ref.startswith(_SCHEMAS_PREFIX) else None
+
+    for node, at, path in schema_nodes(api_schemas):
+        if default_problem(node, component_schema):
+            warn_at(
+                at.child(*path, "default"),
+                f"the default {str(node['default'])[:60]!r} is left out of the models: it is "
+                "not a value of its own schema",
+            )
+        for constraint in sorted(CONSTRAINT_KEYS.intersection(node)):
+            reason = constraint_problem(node, constraint)
+            if reason:
+                warn_at(
+                    at.child(*path, constraint),
+                    f"`{constraint}: {str(node[constraint])[:40]}` is not enforced by the "
+                    f"models: pydantic refuses it ({reason})",
+                )
+
+
+def _library_module(
+    source: Path | str,
+    *,
+    class_names: Mapping[str, str] | None = None,
+    header: str = "",
+) -> str:
+    """The library's module for `generate_models` (from the caches, or a run)."""
     pre = _preloaded.get()
     if pre is not None and pre.source != source:
         pre = None
     found = None if pre is None or class_names is None else pre.key(class_names, header)
     if pre is None or found is None or class_names is None:  # the library reads the file
         options = _options(class_names or {}, header, openapi_30=declares_30(source))
-        return _run(source, options)  # itself, uncached
+        try:
+            return _run(source, options)  # itself, uncached
+        except ApiforgeError:
+            if pre is not None or class_names is None or not isinstance(source, Path):
+                raise
+        # a schema it cannot take: again from the parsed document, which leaves such
+        # schemas out (`_run`, `model_isolation`)
+        from generator.spec.load import load_document
+
+        with preloaded(source, load_document(str(source)).data):
+            return _library_module(source, class_names=class_names, header=header)
     data, names = pre.data, class_names
 
     def job() -> _Job:  # built only when no cache has the module
@@ -614,6 +724,11 @@ def schema_subset(
         name = _unescape(value[len(_SCHEMAS_PREFIX) :])
         return name if name in class_names else None
 
+    def component_schema(value: str) -> Mapping[str, Any] | None:
+        name = component(value)
+        target = schemas.get(name) if name is not None and "/" in value else None
+        return target if isinstance(target, Mapping) else None
+
     # Subtypes by inheritance: the components whose `allOf` refers to a component, directly
     # or through others (document order).
     heirs: dict[str, list[str]] = {}
@@ -662,6 +777,10 @@ def schema_subset(
             return copy(node)
         out: dict[Any, Any] = {}
         for k, v in node.items():
+            if k in CONSTRAINT_KEYS and constraint_problem(node, k):
+                continue  # a value pydantic refuses at import (`warn_unenforced` says so)
+            if k == "default" and default_problem(node, component_schema):
+                continue  # not a value of the schema (`warn_unenforced` says so)
             if k == "$ref" and isinstance(v, str):
                 out[k] = ref(v)
             elif k == "description" and placeholders is not None and isinstance(v, str):
@@ -784,6 +903,33 @@ def _library_options(options: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _run(source: Path | str | Mapping[str, Any], options: Mapping[str, Any]) -> str:
+    """The library's module for `source`; when the schemas are given as data (`_job`), one
+    the library cannot take is left out of it (`model_isolation`) instead of stopping here."""
+    from generator.render.model_isolation import isolate
+
+    try:
+        result = _library_run(source, options)
+    except RecursionError:
+        raise
+    except Exception as exc:
+        isolated = (
+            isolate(source, options, exc, _library_run) if isinstance(source, Mapping) else None
+        )
+        if isolated is None:
+            raise ApiforgeError(
+                Problem(f"generating models from the schemas failed: {_first_line(exc)}"),
+                "check the schemas under components/schemas (datamodel-code-generator could "
+                "not handle them)",
+            ) from exc
+        result = isolated
+    from generator.render.model_fixes import default_none_admits_none, parsed_defaults
+
+    # (`default: null` beside a type without null: OpenAPI 3.0's `strict_nullable`, and 3.1's
+    # `const` objects and arrays, which the library types without `| None`)
+    return parsed_defaults(default_none_admits_none(result))
+
+
+def _library_run(source: Path | str | Mapping[str, Any], options: Mapping[str, Any]) -> str:
     import datamodel_code_generator as dcg
 
     def call(opts: Mapping[str, Any]) -> Any:
@@ -797,31 +943,18 @@ def _run(source: Path | str | Mapping[str, Any], options: Mapping[str, Any]) -> 
                 return dcg.generate(source, **_library_options(opts))
 
     try:
-        try:
-            result = call(options)
-        except Exception as exc:
-            # Two inline models that both want `<Name>Inline` (before schemas sat under their
-            # `_subset_name`, the oneOf members of Cloudflare's, just-eat's, ... components
-            # did): without the inline renames the library numbers them itself; a component
-            # that then loses its name is typed Any with a warning (models_for).
-            narrowed = _without_inline_renames(options)
-            if "already used" not in str(exc) or narrowed is None:
-                raise
-            result = call(narrowed)
-    except RecursionError:
-        raise
+        result = call(options)
     except Exception as exc:
-        raise ApiforgeError(
-            Problem(f"generating models from the schemas failed: {_first_line(exc)}"),
-            "check the schemas under components/schemas (datamodel-code-generator could "
-            "not handle them)",
-        ) from exc
+        # Two inline models that both want `<Name>Inline` (before schemas sat under their
+        # `_subset_name`, the oneOf members of Cloudflare's, just-eat's, ... components
+        # did): without the inline renames the library numbers them itself; a component
+        # that then loses its name is typed Any with a warning (models_for).
+        narrowed = _without_inline_renames(options)
+        if "already used" not in str(exc) or narrowed is None:
+            raise
+        result = call(narrowed)
     if not isinstance(result, str):
         raise ApiforgeError(Problem("generating models produced no single module"))
-    if options.get("strict_nullable"):
-        from generator.render.model_fixes import default_none_admits_none
-
-        result = default_none_admits_none(result)
     return result
 
 
@@ -888,7 +1021,7 @@ def _first_line(exc: BaseException) -> str:
 
 
 def models_for(
-    api_schemas: Mapping[str, Any], source: Path | str, *, marker: str, used_in: str
+    api_schemas: Mapping[str, Schema], source: Path | str, *, marker: str, used_in: str
 ) -> tuple[str, dict[str, str]]:
     """The text of `models.py` for a plan, and the schema → class map of the classes it really
     defines. A schema the library named or merged differently is typed `Any` where it is
@@ -898,16 +1031,45 @@ def models_for(
         source_text = generate_models(source, class_names=classes, header=marker)
     else:  # datamodel-code-generator refuses a spec without component schemas
         source_text = f'{marker}\n"""The spec declares no component schemas."""\n'
-    warn_missing_classes(classes, source_text, used_in)
-    defined = defined_names(source_text)
-    return source_text, {k: v for k, v in classes.items() if v in defined}
+    warn_unenforced(api_schemas, source_text)
+    warn_missing_classes(classes, source_text, used_in, api_schemas)
+    return source_text, usable_classes(classes, source_text)
 
 
-def warn_missing_classes(class_names: Mapping[str, str], models_text: str, used_in: str) -> None:
-    """Say, for each class `models_text` lacks, that its schema is typed Any in `used_in`."""
+def usable_classes(class_names: Mapping[str, str], models_text: str) -> dict[str, str]:
+    """The schema → class map of the classes `models_text` really defines for its schema (a
+    schema the models step left out has a class of Any only: it is typed Any instead)."""
     defined = defined_names(models_text)
+    omitted = {_class_of(name) for name in left_out(models_text)}
+    return {k: v for k, v in class_names.items() if v in defined and v not in omitted}
+
+
+def _class_of(subset_name: str) -> str:
+    return subset_name[:1].upper() + subset_name[1:]  # (see `_subset_name`)
+
+
+def warn_missing_classes(
+    class_names: Mapping[str, str],
+    models_text: str,
+    used_in: str,
+    schemas: Mapping[str, Schema] | None = None,
+) -> None:
+    """Say, for each class `models_text` lacks (or has only as Any: a schema the library could
+    not take), that its schema is typed Any in `used_in`; at the schema, given `schemas`."""
+    defined = defined_names(models_text)
+    omitted = {_class_of(name): reason for name, reason in left_out(models_text).items()}
     for name, cls in sorted(class_names.items()):
-        if cls not in defined:
+        schema = schemas.get(name) if schemas is not None else None
+        if cls in omitted:
+            message = (
+                f"schema {name!r} is left out of models.py: datamodel-code-generator could not "
+                f"take it ({omitted[cls]}); it is typed Any in the {used_in}"
+            )
+            if schema is not None:
+                warn_at(schema.where, message)
+            else:
+                _log.warning("warning: %s", message)
+        elif cls not in defined:
             _log.warning(
                 "warning: schema %r has no class %s in models.py (datamodel-code-generator "
                 "named or merged it differently); it is typed Any in the %s",

@@ -23,7 +23,6 @@ arguments = snake_case of parameter names, never `self`, `ctx` or `body`.
 
 from __future__ import annotations
 
-import functools
 import logging
 import re
 from collections.abc import Mapping, Sequence
@@ -33,7 +32,8 @@ from pathlib import Path
 from typing import Any, cast
 
 from generator.errors import ApiforgeError, Problem
-from generator.ir import Api, Operation, Parameter
+from generator.ir import Api, Operation, Parameter, Where
+from generator.render.constraint_values import constraint_problem
 from generator.render.env import TemplateFiles, operation_view, templates_root
 from generator.render.models import models_for
 from generator.render.names import NameAllocator, safe_identifier, snake_case
@@ -44,6 +44,7 @@ from generator.render.pytypes import (
     query_style,
     union_members,
 )
+from generator.render.regex_engines import ENGINE_NAMES, rust_error
 from generator.render.resources import group_operations
 from generator.render.server_conformance import (
     JobViewPlan,
@@ -72,6 +73,7 @@ from generator.render.writer import (
     marker_line,
     write_tree,
 )
+from generator.spec.located import warn_at
 
 # Module names that annotations inside generated classes use: no method may shadow them.
 _CLASS_SCOPE_NAMES = ("models", "httpx", "pydantic")
@@ -222,6 +224,7 @@ def _number(value: Any) -> bool:
 
 _FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
 _INT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
+_INT_BOUNDS = {"minimum": 0, "maximum": 1}
 
 
 def _scalar_enum(schema: Mapping[str, Any] | None) -> bool:
@@ -232,54 +235,61 @@ def _scalar_enum(schema: Mapping[str, Any] | None) -> bool:
     return isinstance(values, list) and any(isinstance(v, int | float) for v in values)
 
 
-def _constraints(schema: Mapping[str, Any], type_expr: str, what: str) -> list[str]:
+def _constraints(
+    schema: Mapping[str, Any], type_expr: str, what: str, where: Where | None = None
+) -> list[str]:
     """FastAPI `Path/Query/Header/Cookie` keyword arguments for a primitive schema (`what`
-    names the parameter in the warning about a pattern the server cannot enforce)."""
+    names the parameter, `where` its schema, in the warning about a pattern the server cannot
+    enforce)."""
     base = type_expr.replace(" | None", "")
     out: list[str] = []
+
+    def refused(key: str) -> bool:
+        reason = constraint_problem(schema, key)
+        if reason and where is not None:
+            warn_at(
+                where.child(key),
+                f"`{key}` of {what} is not enforced by the server: pydantic refuses "
+                f"{schema[key]!r} ({reason})",
+            )
+        return reason is not None
+
     if base in ("int", "float"):
-        for key, kw in (("minimum", "ge"), ("maximum", "le")):
-            if _number(schema.get(key)):
+        for key, kw in (
+            ("minimum", "ge"),
+            ("maximum", "le"),
+            ("exclusiveMinimum", "gt"),
+            ("exclusiveMaximum", "lt"),
+        ):
+            if _number(schema.get(key)) and not refused(key):
                 out.append(f"{kw}={schema[key]!r}")
-            elif base == "int" and schema.get("format") in _INT_RANGES:
+            elif base == "int" and key in _INT_BOUNDS and schema.get("format") in _INT_RANGES:
                 # int32/int64 say the range even where no minimum/maximum does
-                bound = _INT_RANGES[schema["format"]][0 if key == "minimum" else 1]
-                if "exclusive" + key[0].upper() + key[1:] not in schema:
-                    out.append(f"{kw}={bound!r}")
-        for key, kw in (("exclusiveMinimum", "gt"), ("exclusiveMaximum", "lt")):
-            if _number(schema.get(key)):
-                out.append(f"{kw}={schema[key]!r}")
+                exclusive = "exclusive" + key[0].upper() + key[1:]
+                if exclusive not in schema:
+                    out.append(f"{kw}={_INT_RANGES[schema['format']][_INT_BOUNDS[key]]!r}")
     if base == "str":
         for key, kw in (("minLength", "min_length"), ("maxLength", "max_length")):
             value = schema.get(key)
-            if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            if isinstance(value, int | float) and not isinstance(value, bool) and not refused(key):
                 out.append(f"{kw}={value!r}")
         pattern = schema.get("pattern")
         if isinstance(pattern, str):
-            if _compiles(pattern):
+            # FastAPI compiles a parameter's pattern with pydantic-core's Rust engine, at
+            # import: one it rejects would stop the generated app
+            reason = rust_error(pattern)
+            if reason is None:
                 out.append(f"pattern={_pystr(pattern)}")
             else:
-                logging.getLogger("apiforge").warning(
-                    "warning: the pattern of %s is not enforced by the server: pydantic's "
-                    "regex engine cannot compile %r (look-around and backreferences are not "
-                    "supported)",
-                    what,
-                    pattern[:200],
+                message = (
+                    f"the pattern of {what} is not enforced by the server: "
+                    f"{ENGINE_NAMES['rust']} rejects {pattern[:200]!r} ({reason})"
                 )
+                if where is not None:
+                    warn_at(where.child("pattern"), message)
+                else:
+                    logging.getLogger("apiforge").warning("warning: %s", message)
     return out
-
-
-@functools.lru_cache(maxsize=4096)
-def _compiles(pattern: str) -> bool:
-    """Whether the engine FastAPI validates `pattern` with (pydantic-core's Rust regex, which
-    has no look-around) accepts it; the generated app would not start otherwise."""
-    from pydantic_core import SchemaError, SchemaValidator, core_schema
-
-    try:
-        SchemaValidator(core_schema.str_schema(pattern=pattern))
-    except (SchemaError, RecursionError, OverflowError):
-        return False
-    return True
 
 
 def _pystr(value: str) -> str:
@@ -409,7 +419,8 @@ class _Planner:
             kwargs += _constraints(
                 schema,
                 type_expr,
-                f"{p.location} parameter {p.name!r} ({p.where.file}#{p.where.pointer})",
+                f"{p.location} parameter {p.name!r}",
+                p.schema.where if p.schema is not None else None,
             )
         if p.description:
             from generator.render.escape import one_line
@@ -499,11 +510,19 @@ class _Planner:
 
     def route_path(self, op: Operation, params: Sequence[ParamPlan]) -> str:
         by_wire = {p.wire: p.name for p in params if p.location == "path"}
-        used: set[str] = set()
+        # the endpoint's other arguments: FastAPI refuses a route whose path variable has the
+        # name of one (`Cannot use Query for path param ...`)
+        used: set[str] = {p.name for p in params if p.location != "path"} | {"body"}
+        warned: set[str] = set()
 
         def replace(match: re.Match[str]) -> str:
             wire = match.group(1)
-            name = by_wire.get(wire, snake_case(wire, fallback="param"))
+            name = by_wire.get(wire)
+            if name is None:  # a variable no `in: path` parameter declares: not passed on
+                name = snake_case(wire, fallback="param")
+                if name in used and wire not in warned:
+                    warned.add(wire)
+                    self._warn_undeclared_variable(op, wire)
             # a variable the path repeats (Cloudflare's /accounts/{account_id}/…/accounts/
             # {account_id}) must have one name per segment for Starlette; the handler gets the first
             unique, n = name, 2
@@ -513,6 +532,19 @@ class _Planner:
             return "{" + unique + "}"
 
         return re.sub(r"\{([^{}/]*)\}", replace, op.path)
+
+    @staticmethod
+    def _warn_undeclared_variable(op: Operation, wire: str) -> None:
+        clash = next((p for p in op.parameters if p.name == wire and p.location != "path"), None)
+        if clash is None:
+            return
+        warn_at(
+            clash.where,
+            f"{op.label}: parameter {wire!r} is declared `in: {clash.location}`, but its name "
+            "is a variable of the path template and no `in: path` parameter declares it; the "
+            f"server reads {wire!r} from the {clash.location} and does not pass the path "
+            "segment to the handler (declare it `in: path` if that is what it is)",
+        )
 
     # -- bodies and responses --------------------------------------------------------
 

@@ -12,6 +12,7 @@ from generator.errors import ApiforgeError, Problem
 from generator.ir import Api
 from generator.spec.build import build_api
 from generator.spec.load import Document, load_document
+from generator.spec.located import remember
 from generator.spec.refs import Resolver
 from generator.spec.swagger2 import ConvertedDocument, convert, is_swagger2
 
@@ -119,6 +120,7 @@ def load_spec(source: str, *, validate: bool = False, strict: bool = True) -> Lo
     check_root(root)
     resolver = Resolver(root)
     resolver.fetch_remote()
+    remember(resolver)  # later warnings (rendering) name lines in these files
     api = build_api(resolver)
     if validate:
         from generator.spec.validate import validate as run_validation

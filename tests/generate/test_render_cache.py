@@ -347,17 +347,18 @@ paths:
           description: ok
           content:
             application/json:
-              schema: {$ref: '#/components/schemas/BaseModel'}
+              schema: {$ref: '#/components/schemas/Rejected'}
 components:
   schemas:
-    BaseModel:
+    Rejected:
       type: object
+      required: x
       properties:
         x: {type: string}
     Field:
       type: object
       properties:
-        y: {$ref: '#/components/schemas/BaseModel'}
+        y: {$ref: '#/components/schemas/Rejected'}
 """
 
 
@@ -365,18 +366,20 @@ def test_speculative_plans_are_redone_when_a_class_is_missing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     # `generate` plans while the models module is generated, as if it defines every class;
-    # datamodel-code-generator names `BaseModel` `BaseModelModel`, so the plans are redone:
-    # the same trees and warnings as `apiforge server` and `apiforge client` give.
+    # datamodel-code-generator cannot take `Rejected` (`required` is not a list), which the
+    # models step leaves out, so the plans are redone: the same trees and warnings as
+    # `apiforge server` and `apiforge client` give.
     spec = tmp_path / "w.yaml"
     spec.write_text(CLASHING)
     monkeypatch.setenv("APIFORGE_NO_CACHE", "1")
     models.clear_memo()
     with caplog.at_level(logging.WARNING, logger="apiforge"):
-        generate(str(spec), tmp_path / "g")
+        generate(str(spec), tmp_path / "g", validate=False)
     warnings = [r.getMessage() for r in caplog.records]
     assert warnings == [
-        "warning: schema 'BaseModel' has no class BaseModel in models.py (datamodel-code-"
-        f"generator named or merged it differently); it is typed Any in the {where}"
+        f"warning: {spec}:15:5 (#/components/schemas/Rejected): schema 'Rejected' is left out "
+        "of models.py: datamodel-code-generator could not take it (SchemaParseError: "
+        f"ValidationError: 1 validation error for JsonSchemaObject); it is typed Any in the {where}"
         for where in ("routers", "client methods")
     ]
     runner = CliRunner()
@@ -384,8 +387,10 @@ def test_speculative_plans_are_redone_when_a_class_is_missing(
         result = runner.invoke(main, [kind, str(spec), "-o", str(tmp_path / kind)])
         assert result.exit_code == 0, result.output
         assert _snapshot(tmp_path / "g" / kind) == _snapshot(tmp_path / kind)
-    client = (tmp_path / "g" / "client" / "w_client" / "resources" / "a.py").read_text()
-    assert "models.BaseModel" not in client
+    package = tmp_path / "g" / "client" / "w_client"
+    client = "".join(p.read_text() for p in sorted((package / "resources").glob("*.py")))
+    assert "models.Rejected" not in client
+    assert "FieldModel" in client or "FieldModel" in (package / "models.py").read_text()
 
 
 # --- the lint summary ----------------------------------------------------------------------

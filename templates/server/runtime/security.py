@@ -65,6 +65,7 @@ from limits.storage import storage_from_string
 from starlette.requests import Request
 
 from .observability import record
+from .openapi_doc import with_room
 from .problems import ProblemDetail, RequestGuard
 
 logger = logging.getLogger(__name__)
@@ -625,7 +626,7 @@ def install_openapi_security(app: FastAPI, schemes: Sequence[AuthScheme]) -> Non
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is not None:
             return app.openapi_schema
-        schema = build()
+        schema = with_room(build)  # models nested deeper than the default recursion limit
         if schemes:
             components = schema.setdefault("components", {})
             components.setdefault("securitySchemes", {}).update(openapi_security(schemes))
