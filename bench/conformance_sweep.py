@@ -118,7 +118,7 @@ def run_one(path: str, operations: int, corpus: Path, work: Path, examples: int)
     result.cases, result.checks, result.by_check = outcome.cases, outcome.checks, outcome.by_check
     failures: list[Failure] = [*outcome.failures, *(f for f, _ in outcome.excluded)]
     result.failures = [
-        {k: v for k, v in asdict(f).items() if k != "body"} | {"body": f.body[:200]}
+        {k: v for k, v in asdict(f).items() if k != "body"} | {"body": f.body[:500]}
         for f in failures
     ]
     result.outcome = "ok" if outcome.checks else "no checks"
