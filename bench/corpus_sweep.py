@@ -112,7 +112,7 @@ def template(node):
 requests = set()
 try:
     resources = os.path.join(client_dir, client_pkg, "resources")
-    for module in sorted(os.listdir(resources)):
+    for module in sorted(m for m in os.listdir(resources) if m.endswith(".py")):
         tree = ast.parse(open(os.path.join(resources, module), encoding="utf-8").read())
         for node in ast.walk(tree):
             if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "RequestOptions":

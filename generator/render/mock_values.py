@@ -221,6 +221,8 @@ def shortest_match(pattern: str) -> str | None:
         text = _emit(list(parsed))
     except (re.error, ValueError, TypeError, RecursionError):
         return None
+    if any("\ud800" <= c <= "\udfff" for c in text):
+        return None  # a lone surrogate is no text a response can carry
     try:
         return text if re.search(pattern, text) else None
     except re.error:

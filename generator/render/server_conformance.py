@@ -308,7 +308,8 @@ def mock_answers(tags: Iterable[TagPlan], api: Api, job_result: Any = None) -> s
             methods[plan.name] = _answer(response, plan.status, plan.conditional, schemas)
         if methods:
             out[tag.module] = methods
-    return json.dumps(out, indent=1, sort_keys=True, ensure_ascii=False, default=str) + "\n"
+    # ASCII: a spec's example may hold a lone surrogate, which UTF-8 cannot write
+    return json.dumps(out, indent=1, sort_keys=True, default=str) + "\n"
 
 
 def _answer(
