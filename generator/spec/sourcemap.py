@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 import yaml
 
+from generator.spec.fast_yaml import RymlTree, Unlocatable
 from generator.spec.load import (
     BlockLayout,
     BlockLeaf,
@@ -87,6 +88,10 @@ class SourceMap:
             cacheable = len(doc.text) >= _CACHE_MIN_BYTES and cache_dir() is not None
             with gc_paused():
                 starts = _line_starts_str(text)
+                if isinstance(tree, RymlTree):
+                    if not cacheable:
+                        return cls({}, doc.text, starts, _RymlIndex(tree, starts).get)
+                    tree = None  # the whole map: composed by PyYAML
                 if tree is not None and not cacheable:
                     return cls({}, doc.text, starts, _TreeIndex(tree, starts).get)
                 offsets = _index_json(text) if doc.is_json else _index_yaml(text, starts, tree)
@@ -237,6 +242,35 @@ def _index_yaml(text: str, line_starts: list[int], tree: YamlTree | None = None)
                 if cls is mapping or cls is sequence:
                     todo.append((item, child))
     return offsets
+
+
+class _RymlIndex:
+    """`_TreeIndex`'s answers from the tree rapidyaml parsed (`fast_yaml.RymlTree`); for a
+    node it cannot locate, the text is composed by PyYAML once and `_TreeIndex` answers."""
+
+    def __init__(self, tree: RymlTree, line_starts: list[int]) -> None:
+        self._tree: RymlTree | None = tree
+        self._line_starts = line_starts
+        self._composed: _TreeIndex | None = None
+
+    def get(self, pointer: str) -> int | None:
+        if self._tree is not None:
+            try:
+                if any(escape(_unescape(t)) != t for t in pointer.split("/")[1:]):
+                    return None  # not a token `_index_yaml` makes (`~2`, ...)
+                return self._tree.offset(pointer)
+            except Unlocatable:
+                text = self._tree.text
+                self._tree = None
+                root = yaml.compose(text, Loader=_YamlLoader)  # it parsed: it composes
+                assert root is not None
+                self._composed = _TreeIndex(YamlTree(root, {}), self._line_starts)
+        assert self._composed is not None
+        return self._composed.get(pointer)
+
+
+def _unescape(token: str) -> str:
+    return token.replace("~1", "/").replace("~0", "~")
 
 
 class _TreeIndex:
