@@ -31,6 +31,7 @@ import argparse
 import datetime
 import gc
 import hashlib
+import json
 import math
 import random
 import re
@@ -47,11 +48,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import generator.spec.load as load  # noqa: E402
-from generator.spec.fast_yaml import load_fast  # noqa: E402
+from generator.spec.fast_yaml import json_tree, load_fast  # noqa: E402
 from generator.spec.load import load_yaml, load_yaml_blocks  # noqa: E402
 from generator.spec.sourcemap import (  # noqa: E402
     SourceMap,
     _BlockIndex,
+    _index_json,
     _index_yaml,
     _line_starts_str,
     _RymlIndex,
@@ -313,6 +315,35 @@ def compare_fast(text: str, counts: Counter[str]) -> str | None:
     return None
 
 
+def compare_json_map(text: str, counts: Counter[str]) -> str | None:
+    """None when the source map of the JSON `text` from rapidyaml's tree (what a cold run
+    uses) answers every pointer of `_index_json`'s whole map, and pointers that do not
+    exist, the same; else what differs."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        counts["JSON: not JSON (refused before any map)"] += 1
+        return None
+    tree = json_tree(text)
+    if tree is None:
+        counts["JSON: rapidyaml refused (the whole map is made)"] += 1
+        return None
+    starts = _line_starts_str(text)
+    reference = _index_json(text)
+    lazy = _RymlIndex(tree, starts, data)
+    some = list(reference)[:: max(1, len(reference) // 200)]
+    others = ("/nope", "/", "//", "/~2", *(p + "/~x" for p in some), *(p + "/9999" for p in some))
+    for pointer in (*reference, *others):
+        found = lazy.get(pointer)
+        if found != reference.get(pointer):
+            return f"JSON source map: {pointer} at {found}, not {reference.get(pointer)}"
+    counts["JSON: map from rapidyaml's tree, the same"] += 1
+    if lazy._tree is None:
+        counts["  of which needed the whole map for some pointer"] += 1
+    counts["  JSON pointers compared"] += len(reference) + len(others)
+    return None
+
+
 _DESCRIPTION = re.compile(rb"^ *(?:- )?description:", re.M)
 
 
@@ -407,12 +438,26 @@ def main() -> None:
             differences.append((path, diff))
             print(f"DIFFERENT {path}: {diff}", flush=True)
         gc.collect()
+        done = same + len(differences) + undecodable
+        if done % 250 == 0:
+            print(f"... {done} of {len(files)} files, {len(differences)} different", flush=True)
     elapsed = time.perf_counter() - start
     print(
         f"{len(files)} YAML files: {same} identical (of which {rejected} rejected by both with "
         f"the same error), {len(differences)} different, {undecodable} not UTF-8 (skipped); "
         f"{elapsed:.0f} s"
     )
+    if args.fast and not args.files:
+        for path in sorted(args.corpus.rglob("*.json")):
+            try:
+                text = path.read_bytes().decode("utf-8-sig")
+            except UnicodeDecodeError:
+                continue
+            diff = compare_json_map(text, fast)
+            if diff is not None:
+                differences.append((path, diff))
+                print(f"DIFFERENT {path}: {diff}", flush=True)
+            gc.collect()
     if args.fast:
         print("rapidyaml reader:")
         for kind, count in fast.items():

@@ -19,10 +19,12 @@ last, and the source map answers differently for them). Those checks are on the 
 they also refuse texts that only look like they have those things.
 
 The source map is looked up in rapidyaml's tree, only for the pointers asked: a mapping entry
-is located at its key, a sequence item at its first character, as PyYAML's marks say. A node
-whose PyYAML mark cannot be derived from the text rapidyaml points at (an empty key or item,
-a block scalar, a flow collection or a sequence as a sequence item) raises `Unlocatable`, and
-the caller composes the text with PyYAML for that answer.
+is located at its key, a sequence item at its first character, as PyYAML's marks say (a
+scalar's address in the parsed buffer is its offset; a flow collection's bracket is the first
+thing before its first item). A node whose mark cannot be derived that way (an empty key or
+item, a block scalar, a block sequence or an empty collection as a sequence item, a comment
+after a bracket) raises `Unlocatable`, and the caller makes the whole map the usual way. JSON
+documents get their source map the same way (`json_tree`), as `_index_json` would give it.
 
 `bench/yaml_equality.py --fast` checks data and every pointer of the source map against the
 PyYAML path on every YAML file of the corpus.
@@ -38,6 +40,7 @@ import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from itertools import accumulate
 from typing import Any
 
 from generator.spec import yaml12
@@ -136,6 +139,24 @@ def load_fast(text: str) -> tuple[Any, RymlTree] | None:
     return data, result
 
 
+def json_tree(text: str) -> RymlTree | None:
+    """rapidyaml's tree of a JSON document (a mapping), for its source map; None when
+    rapidyaml does not read it."""
+    if ryml is None:
+        return None
+    body = text.encode("utf-8")
+    buffer = bytearray(body)
+    try:
+        with _stderr_silenced():
+            tree = ryml.parse_in_place(buffer)
+    except Exception:
+        return None
+    root = tree.root_id()
+    if not tree.is_map(root):
+        return None
+    return RymlTree(tree, buffer, body, text, root)
+
+
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")  # NaN or Infinity came from the writer
 
@@ -201,8 +222,8 @@ class RymlTree:
         self.text = text
         self.root = root
         self._base = _address(buffer)
+        self._ascii = text.isascii()
         self._byte_lines: list[int] | None = None  # for non-ASCII texts: bytes → characters
-        self._char_lines: list[int] = []
 
     # --- data ---------------------------------------------------------------------------
 
@@ -285,9 +306,11 @@ class RymlTree:
 
     # --- source map ---------------------------------------------------------------------
 
-    def offset(self, pointer: str) -> int | None:
+    def offset(self, pointer: str, line_starts: list[int], data: Any = None) -> int | None:
         """The character offset PyYAML's mark gives the node at `pointer` (None: no such
-        node); `Unlocatable` when it cannot be told from this tree."""
+        node); `Unlocatable` when it cannot be told from this tree. `line_starts`: the
+        text's, in characters. With `data` (what `json` read of the same text), a mapping
+        on the way with duplicate keys is `Unlocatable` too (`load_fast` refuses those)."""
         tree = self.tree
         node = self.root
         if pointer == "":
@@ -295,54 +318,69 @@ class RymlTree:
         if not pointer.startswith("/"):
             return None
         for token in pointer[1:].split("/"):
+            if data is not None and len(data) != tree.num_children(node):
+                raise Unlocatable("duplicate keys")
             if tree.is_map(node):
                 key = token.replace("~1", "/").replace("~0", "~")
                 child = tree.find_child(node, key.encode("utf-8"))
+                if data is not None:
+                    data = data.get(key) if isinstance(data, dict) else None
             elif tree.is_seq(node) and token.isdigit() and token == str(int(token)):
                 position = int(token)
                 child = tree.child(node, position) if position < tree.num_children(node) else -1
+                if data is not None:
+                    data = data[position] if isinstance(data, list) and child != -1 else None
             else:
                 return None
             if child < 0 or child == ryml.NONE:
                 return None
             node = child
-        return self._characters(self._start(node))
+            if data is not None and not isinstance(data, (dict, list)):
+                data = None  # a scalar: nothing below it to check
+        return self._characters(self._start(node), line_starts)
 
     def _start(self, node: int) -> int:
         """The byte offset of PyYAML's mark for `node`: its key when it has one."""
         tree = self.tree
         kind = tree.type(node)
         if tree.has_key(node):
-            return self._scalar_start(tree.key(node), bool(kind & _KEY_QUOTED), kind & _KEY_PLAIN)
-        if tree.is_map(node):
-            if tree.is_flow(node) or tree.num_children(node) == 0:
-                raise Unlocatable("a flow mapping as a sequence item")
-            return self._start(tree.first_child(node))  # a block mapping starts at its key
-        if tree.is_seq(node):
-            raise Unlocatable("a sequence as a sequence item")
-        return self._scalar_start(tree.val(node), bool(kind & _VAL_QUOTED), kind & _VAL_PLAIN)
+            return self._scalar_start(tree.key(node), kind & _KEY_QUOTED, kind & _KEY_PLAIN)
+        if tree.is_container(node):
+            if tree.num_children(node) == 0:
+                raise Unlocatable("an empty collection as a sequence item")
+            first = self._start(tree.first_child(node))
+            if not tree.is_flow(node):
+                if tree.is_seq(node):
+                    raise Unlocatable("a block sequence as a sequence item")
+                return first  # a block mapping starts at its first key
+            # a flow collection starts at its bracket: the first thing before its first item
+            # that is not white space (a comment in between: not told here)
+            at = first - 1
+            while at >= 0 and self.buffer[at] in b" \t\r\n":
+                at -= 1
+            if at < 0 or self.buffer[at] != (ord("[") if tree.is_seq(node) else ord("{")):
+                raise Unlocatable("a flow collection with a comment before its first item")
+            return at
+        return self._scalar_start(tree.val(node), kind & _VAL_QUOTED, kind & _VAL_PLAIN)
 
-    def _scalar_start(self, view: Any, quoted: bool, plain: int) -> int:
-        if view is None or len(view) == 0 or not (quoted or plain):
-            raise Unlocatable("an empty scalar or a block scalar")
-        at = _address(view) - self._base - quoted  # a quoted scalar's mark is at its quote
-        if not 0 <= at < len(self.buffer):
+    def _scalar_start(self, view: Any, quoted: int, plain: int) -> int:
+        if view is None or not (quoted or plain) or (plain and len(view) == 0):
+            raise Unlocatable("an empty plain scalar or a block scalar")
+        at = _address(view) - self._base - (1 if quoted else 0)  # a quoted one: its quote
+        if not 0 <= at < len(self.buffer) or (quoted and self.buffer[at] not in b"'\""):
             raise Unlocatable("a scalar rapidyaml filtered outside the text")
         return at
 
-    def _characters(self, at: int) -> int:
-        """A byte offset of the text as a character offset."""
-        if self.text.isascii():
+    def _characters(self, at: int, line_starts: list[int]) -> int:
+        """A byte offset of the text as a character offset (`line_starts`: the text's)."""
+        if self._ascii:
             return at
         if self._byte_lines is None:
-            self._byte_lines = [0]
-            self._char_lines = [0]
-            for chunk in self.body.split(b"\n")[:-1]:
-                self._byte_lines.append(self._byte_lines[-1] + len(chunk) + 1)
-                self._char_lines.append(self._char_lines[-1] + len(chunk.decode("utf-8")) + 1)
+            lengths = map(len, self.body.split(b"\n"))
+            self._byte_lines = list(accumulate(lengths, lambda a, n: a + n + 1, initial=0))
         line = bisect.bisect_right(self._byte_lines, at) - 1
         start = self._byte_lines[line]
-        return self._char_lines[line] + len(self.body[start:at].decode("utf-8"))
+        return line_starts[line] + len(self.body[start:at].decode("utf-8"))
 
 
 def _text(view: Any) -> str:

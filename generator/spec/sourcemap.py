@@ -21,11 +21,11 @@ import re
 from collections.abc import Callable
 from itertools import accumulate, repeat
 from operator import add
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from generator.spec.fast_yaml import RymlTree, Unlocatable
+from generator.spec.fast_yaml import RymlTree, Unlocatable, json_tree
 from generator.spec.load import (
     BlockLayout,
     BlockLeaf,
@@ -92,6 +92,11 @@ class SourceMap:
                     if not cacheable:
                         return cls({}, doc.text, starts, _RymlIndex(tree, starts).get)
                     tree = None  # the whole map: composed by PyYAML
+                if doc.is_json and not cacheable:
+                    found = json_tree(text)
+                    if found is not None:
+                        lazy = _RymlIndex(found, starts, doc.data)
+                        return cls({}, doc.text, starts, lazy.get)
                 if tree is not None and not cacheable:
                     return cls({}, doc.text, starts, _TreeIndex(tree, starts).get)
                 offsets = _index_json(text) if doc.is_json else _index_yaml(text, starts, tree)
@@ -245,28 +250,33 @@ def _index_yaml(text: str, line_starts: list[int], tree: YamlTree | None = None)
 
 
 class _RymlIndex:
-    """`_TreeIndex`'s answers from the tree rapidyaml parsed (`fast_yaml.RymlTree`); for a
-    node it cannot locate, the text is composed by PyYAML once and `_TreeIndex` answers."""
+    """`_TreeIndex`'s answers (`_index_json`'s for JSON, given its `data`) from the tree
+    rapidyaml parsed (`fast_yaml.RymlTree`); for a node it cannot locate, the whole map is
+    made the usual way once (YAML composed by PyYAML) and answers instead."""
 
-    def __init__(self, tree: RymlTree, line_starts: list[int]) -> None:
+    def __init__(self, tree: RymlTree, line_starts: list[int], data: Any = None) -> None:
         self._tree: RymlTree | None = tree
         self._line_starts = line_starts
-        self._composed: _TreeIndex | None = None
+        self._data = data  # JSON: what `json` read, to see duplicate keys
+        self._instead: Callable[[str], int | None] | None = None
 
     def get(self, pointer: str) -> int | None:
         if self._tree is not None:
             try:
                 if any(escape(_unescape(t)) != t for t in pointer.split("/")[1:]):
-                    return None  # not a token `_index_yaml` makes (`~2`, ...)
-                return self._tree.offset(pointer)
+                    return None  # not a token the whole map has (`~2`, ...)
+                return self._tree.offset(pointer, self._line_starts, self._data)
             except Unlocatable:
                 text = self._tree.text
                 self._tree = None
-                root = yaml.compose(text, Loader=_YamlLoader)  # it parsed: it composes
-                assert root is not None
-                self._composed = _TreeIndex(YamlTree(root, {}), self._line_starts)
-        assert self._composed is not None
-        return self._composed.get(pointer)
+                if self._data is not None:
+                    self._instead = _index_json(text).get
+                else:
+                    root = yaml.compose(text, Loader=_YamlLoader)  # it parsed: it composes
+                    assert root is not None
+                    self._instead = _TreeIndex(YamlTree(root, {}), self._line_starts).get
+        assert self._instead is not None
+        return self._instead(pointer)
 
 
 def _unescape(token: str) -> str:

@@ -256,3 +256,28 @@ def test_corpus_files_same_data_and_source_map(path: Path) -> None:
     counts = EQ.Counter()
     assert EQ.compare_fast(path.read_text(encoding="utf-8-sig"), counts) is None
     assert counts["read by rapidyaml, the same"] == 1
+
+
+JSON_TEXTS = {
+    "nested arrays and objects": '{"a": [{"b": 1}, [2, [3]], "s", 4.5, null, true], "c": {}}',
+    "empty containers and strings as items": '{"a": [[], {}, "", ""], "b": [{}]}',
+    "escapes and unicode": '{"k\\u00e9y": ["\\u2603", "a\\"b"], "a/b~c": {"x\\ty": 1}}',
+    "duplicate keys": '{"a": 1, "b": {"c": 2}, "a": {"d": 3}}',
+    "tabs and CRLF": '{\r\n\t"a": [\r\n\t\t{"b": 1}\r\n\t]\r\n}',
+}
+
+
+@pytest.mark.parametrize("text", JSON_TEXTS.values(), ids=list(JSON_TEXTS))
+def test_json_source_map_from_rapidyaml_is_the_whole_maps(text: str) -> None:
+    counts = EQ.Counter()
+    assert EQ.compare_json_map(text, counts) is None
+    assert counts["JSON: map from rapidyaml's tree, the same"] == 1
+
+
+def test_json_locations_in_a_document() -> None:
+    text = JSON_TEXTS["nested arrays and objects"]
+    doc = parse_document("t.json", None, text.encode())
+    assert doc.locate("/a/1/1") == (1, text.index("[3]") + 1)
+    assert doc.locate("/c") == (1, text.index('"c"') + 1)
+    assert doc.locate("/a/0/b") == (1, text.index('"b"') + 1)
+    assert doc.locate("/a/0/zz") == (1, text.index('{"b"') + 1)  # at /a/0
