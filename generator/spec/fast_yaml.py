@@ -12,11 +12,12 @@ taken from there: resolved when it was plain, as it is when quoted. Plain scalar
 are JSON's own spellings of core-schema values and mean the same in both.
 
 What is not read here (None: the caller parses with PyYAML): texts that may hold anchors or
-aliases, tags, merge keys, explicit `?` keys, document markers or directives, tabs, or line
-breaks other than `\\n`/`\\r\\n`; texts rapidyaml rejects (PyYAML then gives the error) or
-whose JSON `json` rejects; a root that is not a mapping; and duplicate keys (PyYAML keeps the
-last, and the source map answers differently for them). Those checks are on the text, so
-they also refuse texts that only look like they have those things.
+aliases, tags, merge keys, explicit `?` keys, document markers or directives, tabs, line
+breaks other than `\\n`/`\\r\\n`, or no line break at the end (rapidyaml then adds one to
+a last block scalar); texts rapidyaml rejects (PyYAML then gives the error) or whose JSON
+`json` rejects; a root that is not a mapping; and duplicate keys (PyYAML keeps the last, and
+the source map answers differently for them). Those checks are on the text, so they also
+refuse texts that only look like they have those things.
 
 The source map is looked up in rapidyaml's tree, only for the pointers asked: a mapping entry
 is located at its key, a sequence item at its first character, as PyYAML's marks say (a
@@ -65,6 +66,8 @@ def _refused(body: bytes) -> bool:
 
     if b"\t" in body or _MERGE_KEY.search(body) or not blockable(body):
         return True  # tabs: rapidyaml and libyaml differ on some; `\n` lines: libyaml's
+    if not body.endswith(b"\n"):
+        return True  # a block scalar at the very end: rapidyaml adds the missing line break
     if body.startswith((b"---", b"...", b"%")) or any(
         mark in body for mark in (b"\n---", b"\n...", b"\n%")
     ):

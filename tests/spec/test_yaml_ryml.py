@@ -214,6 +214,7 @@ REFUSED = {
     "a plain and a quoted key alike": "1: a\n'1': b\n",
     "root sequence": "- a\n- b\n",
     "root scalar": "just text\n",
+    "no line break at the end (rapidyaml would add one to this block scalar)": "a: |\n  x",
     "invalid YAML": "a: [1, 2\nb: 3\n",
     "bad indentation": "a:\n  k: 1\n j: 2\n",
 }
