@@ -6,8 +6,11 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from generator.errors import ApiforgeError
 from generator.spec.fast_yaml import RymlTree, load_fast
@@ -282,3 +285,54 @@ def test_json_locations_in_a_document() -> None:
     assert doc.locate("/c") == (1, text.index('"c"') + 1)
     assert doc.locate("/a/0/b") == (1, text.index('"b"') + 1)
     assert doc.locate("/a/0/zz") == (1, text.index('{"b"') + 1)  # at /a/0
+
+
+# --- random documents: the reader agrees with the PyYAML path or refuses -------------------
+
+_WORDS = [*SCALARS, *QUOTED, "plain text", "a: b", "'it''s'", '"x\\ty"', "é ü", "#x", "x #c"]
+
+
+def _render(node: Any, indent: int) -> list[str]:
+    pad = " " * indent
+    if isinstance(node, dict):
+        lines = []
+        for key, value in node.items():
+            if isinstance(value, (dict, list)) and value:
+                lines.append(f"{pad}{key}:")
+                lines += _render(value, indent + 2)
+            else:
+                lines.append(f"{pad}{key}: {_flow(value)}")
+        return lines
+    lines = []
+    for item in node:
+        if isinstance(item, (dict, list)) and item:
+            lines.append(f"{pad}-")
+            lines += _render(item, indent + 2)
+        else:
+            lines.append(f"{pad}- {_flow(item)}")
+    return lines
+
+
+def _flow(value: Any) -> str:
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_flow(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_flow(v) for v in value) + "]"
+    return str(value)
+
+
+_leaf = st.sampled_from([w for w in _WORDS if w not in ("-", "*nope")])
+_key = st.sampled_from(["a", "b", "'q'", '"d"', "200", "no", "on", "~", "1.5", "x y", "é"])
+_tree = st.recursive(
+    _leaf,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_key, inner, max_size=4),
+    max_leaves=24,
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.dictionaries(_key, _tree, min_size=1, max_size=5))
+def test_random_documents_read_the_same_or_refused(document: dict[str, Any]) -> None:
+    text = "\n".join(_render(document, 0)) + "\n"
+    counts = EQ.Counter()
+    assert EQ.compare_fast(text, counts) is None, text
