@@ -41,7 +41,8 @@ import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from itertools import accumulate
+from itertools import accumulate, repeat
+from operator import add
 from typing import Any
 
 from generator.spec import yaml12
@@ -244,12 +245,11 @@ class RymlTree:
             count += len(container)
             odd = False
             if container.__class__ is dict:
-                for i, (key, value) in enumerate(container.items()):
-                    if suspect(key):
-                        odd = True
+                odd = any(map(suspect, container))  # the keys, without a Python loop
+                for i, value in enumerate(container.values()):
                     cls = value.__class__
                     if cls is str:
-                        if suspect(value):
+                        if not odd and suspect(value):
                             odd = True
                     elif cls is dict or cls is list:
                         todo.append((value, [-1], entry, i))
@@ -378,9 +378,9 @@ class RymlTree:
         """A byte offset of the text as a character offset (`line_starts`: the text's)."""
         if self._ascii:
             return at
-        if self._byte_lines is None:
+        if self._byte_lines is None:  # as `sourcemap._line_starts_str`, in bytes
             lengths = map(len, self.body.split(b"\n"))
-            self._byte_lines = list(accumulate(lengths, lambda a, n: a + n + 1, initial=0))
+            self._byte_lines = list(accumulate(map(add, lengths, repeat(1)), initial=0))
         line = bisect.bisect_right(self._byte_lines, at) - 1
         start = self._byte_lines[line]
         return line_starts[line] + len(self.body[start:at].decode("utf-8"))
