@@ -103,10 +103,6 @@ class Unlocatable(Exception):
     """This node's PyYAML mark is not derivable from the rapidyaml tree."""
 
 
-def available() -> bool:
-    return ryml is not None
-
-
 def load_fast(text: str) -> tuple[Any, RymlTree] | None:
     """`load.load_yaml(text)`'s data and a tree for its source map, or None when this reader
     does not take the text (see the module docstring)."""
