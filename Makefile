@@ -48,6 +48,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/fix_bench.py
 	$(BIN)/python bench/run.py
 	$(BIN)/python bench/server_bench.py
+	$(BIN)/python bench/ratelimit_redis_bench.py
 
 # the real-world corpus sweep (`apiforge generate` on every spec, long) → docs/corpus.md;
 # re-run what was not ok: make corpus CORPUS_ARGS="--specs-from bench/results/corpus.failed.txt"

@@ -31,12 +31,14 @@ import argparse
 import datetime
 import gc
 import hashlib
+import json
 import math
 import random
 import re
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -46,27 +48,39 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import generator.spec.load as load  # noqa: E402
+from generator.spec.fast_yaml import json_tree, load_fast  # noqa: E402
 from generator.spec.load import load_yaml, load_yaml_blocks  # noqa: E402
 from generator.spec.sourcemap import (  # noqa: E402
     SourceMap,
     _BlockIndex,
+    _index_json,
     _index_yaml,
     _line_starts_str,
+    _RymlIndex,
 )
 
 CORPUS = ROOT.parent / "shared" / "corpus"
 _SCALARS = (str, int, float, bool, bytes, type(None), datetime.date, datetime.datetime)
 
 
-def difference(a: Any, b: Any) -> str | None:
+def difference(
+    a: Any, b: Any, allowed: Callable[[Any, Any], str | None] | None = None, seen: Any = None
+) -> str | None:
     """Where and how `a` and `b` differ (a JSON-pointer-like path and the two values), or
-    None when they are the same data, types and sharing included."""
+    None when they are the same data, types and sharing included. `allowed(x, y)` names a
+    documented difference between two scalars (None: not one); each one met is counted in
+    the Counter `seen` instead of being a difference."""
     seen_a: dict[int, int] = {}  # id in a → id in b, for containers (sharing must match)
     seen_b: dict[int, int] = {}
     keep: list[Any] = []  # keep ids stable while comparing
     todo: list[tuple[Any, Any, str]] = [(a, b, "")]
     while todo:
         x, y, path = todo.pop()
+        if allowed is not None and (type(x) is not type(y) or _scalar_diff(x, y)):
+            kind = allowed(x, y)
+            if kind is not None:
+                seen[kind] += 1
+                continue
         if type(x) is not type(y):
             return f"{path or '/'}: {type(x).__name__} {x!r:.80} vs {type(y).__name__} {y!r:.80}"
         if isinstance(x, (dict, list, set)):
@@ -133,7 +147,7 @@ def outcome(parse: Any, text: str) -> tuple[str, Any]:
 def compare(text: str) -> tuple[str | None, bool]:
     """(None when both loaders agree on `text`, else what differs; whether PyYAML rejected
     the text)."""
-    kind_a, ref = outcome(lambda t: yaml.load(t, Loader=yaml.CSafeLoader), text)
+    kind_a, ref = outcome(lambda t: yaml.load(t, Loader=load.Yaml12Loader), text)
     kind_b, ours = outcome(lambda t: load_yaml(t)[0], text)
     rejected = kind_a == "error"
     if kind_a == "error" or kind_b == "error":
@@ -200,6 +214,136 @@ def compare_blocks(
     return "blocks", None, entries, counts
 
 
+# --- against ruamel.yaml's YAML 1.2 reading (--ruamel) -------------------------------------
+#
+# ruamel.yaml in 1.2 mode goes beyond the core schema in a few ways; where the two readings
+# differ in one of these ways, the difference is counted by kind, not reported:
+_BEYOND_CORE_NUMBER = re.compile(r"[-+]?(?:0b[01_]+|0o[0-7_]+|0x[0-9a-fA-F_]+)|[-+]?[0-9._eE+-]+")
+
+
+def ruamel_allowed(ours: Any, theirs: Any) -> str | None:
+    """The documented difference between our scalar and ruamel.yaml's, if it is one."""
+    if type(ours) is str and isinstance(theirs, datetime.date):
+        return "timestamp: ruamel.yaml still reads dates in 1.2 mode; a str for us"
+    if (
+        type(ours) is str
+        and type(theirs) in (int, float)
+        and ("_" in ours or "0b" in ours or ours[:1] in "+-")
+        and _BEYOND_CORE_NUMBER.fullmatch(ours)
+    ):
+        return "number with `_`, `0b` or a signed `0x`/`0o`: a str in the core schema"
+    return None
+
+
+def ruamel_load(text: str) -> Any:
+    from ruamel.yaml import YAML  # a dev dependency: only this check needs it
+
+    reader = YAML(typ="safe", pure=True)  # pure: the C reader follows YAML 1.1
+    return reader.load(text)
+
+
+def _tab(message: str) -> bool:
+    return "tab character" in message or "'\\t'" in message
+
+
+def compare_ruamel(text: str, seen: Counter[str]) -> str | None:
+    """None when our reading of `text` is ruamel.yaml's 1.2 reading, but for the documented
+    differences (counted in `seen`), else what differs."""
+    kind_a, theirs = outcome(ruamel_load, text)
+    kind_b, ours = outcome(lambda t: load_yaml(t)[0], text)
+    tab = [x for k, x in ((kind_a, theirs), (kind_b, ours)) if k == "error" and _tab(str(x))]
+    if tab and kind_a != kind_b:
+        seen["file: a tab libyaml and ruamel.yaml read differently (syntax, not the schema)"] += 1
+        return None
+    if kind_a == "error" and kind_b == "error":
+        seen["rejected by both (messages differ: two libraries)"] += 1
+        return None
+    if kind_a == "error":
+        name = type(theirs).__name__
+        if name == "DuplicateKeyError":
+            seen["file: duplicate keys (ruamel.yaml refuses them; the last wins for us)"] += 1
+            return None
+        if name == "ConstructorError" and "tag:yaml.org,2002:value" in str(theirs):
+            seen["file: a plain `=` (YAML 1.1's value key) ruamel.yaml refuses (a str for us)"] += 1
+            return None
+        if isinstance(theirs, ValueError) and re.search(r"out of range|must be in", str(theirs)):
+            seen["file: an impossible date ruamel.yaml refuses (a str for us)"] += 1
+            return None
+        return f"only ruamel.yaml raised {name}: {str(theirs)[:200]}"
+    if kind_b == "error":
+        return f"only ours raised {type(ours).__name__}: {str(ours)[:200]}"
+    return difference(ours, theirs, ruamel_allowed, seen)
+
+
+# --- the rapidyaml reader (--fast) against the PyYAML one -----------------------------------
+
+
+def compare_fast(text: str, counts: Counter[str]) -> str | None:
+    """None when `fast_yaml.load_fast` refuses `text` or reads exactly what `load_yaml`
+    reads, with a source map answering every pointer of the whole map (and pointers that do
+    not exist) with the same offset; else what differs."""
+    gc.disable()
+    try:
+        fast = load_fast(text)
+    except Exception as exc:  # it must never raise: refusing is how it reports trouble
+        return f"load_fast raised {type(exc).__name__}: {exc}"
+    finally:
+        gc.enable()
+    kind, ref = outcome(load_yaml, text)
+    if fast is None:
+        counts["refused (read by PyYAML)"] += 1
+        return None
+    if kind == "error":
+        return f"read by rapidyaml, but PyYAML raised: {ref}"
+    data, tree = fast
+    diff = difference(ref[0], data)
+    if diff is not None:
+        return f"data: {diff}"
+    starts = _line_starts_str(text)
+    reference = _index_yaml(text, starts, ref[1])
+    index = _RymlIndex(tree, starts)
+    some = list(reference)[:: max(1, len(reference) // 200)]
+    others = ("/nope", "/", "//", "/~2", *(p + "/~x" for p in some), *(p + "/9999" for p in some))
+    for pointer in (*reference, *others):
+        found = index.get(pointer)
+        if found != reference.get(pointer):
+            return f"source map: {pointer} at {found}, not {reference.get(pointer)}"
+    counts["read by rapidyaml, the same"] += 1
+    if index._tree is None:
+        counts["  of which the source map needed PyYAML's compose"] += 1
+    counts["  pointers compared"] += len(reference) + len(others)
+    return None
+
+
+def compare_json_map(text: str, counts: Counter[str]) -> str | None:
+    """None when the source map of the JSON `text` from rapidyaml's tree (what a cold run
+    uses) answers every pointer of `_index_json`'s whole map, and pointers that do not
+    exist, the same; else what differs."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        counts["JSON: not JSON (refused before any map)"] += 1
+        return None
+    tree = json_tree(text)
+    if tree is None:
+        counts["JSON: rapidyaml refused (the whole map is made)"] += 1
+        return None
+    starts = _line_starts_str(text)
+    reference = _index_json(text)
+    lazy = _RymlIndex(tree, starts, data)
+    some = list(reference)[:: max(1, len(reference) // 200)]
+    others = ("/nope", "/", "//", "/~2", *(p + "/~x" for p in some), *(p + "/9999" for p in some))
+    for pointer in (*reference, *others):
+        found = lazy.get(pointer)
+        if found != reference.get(pointer):
+            return f"JSON source map: {pointer} at {found}, not {reference.get(pointer)}"
+    counts["JSON: map from rapidyaml's tree, the same"] += 1
+    if lazy._tree is None:
+        counts["  of which needed the whole map for some pointer"] += 1
+    counts["  JSON pointers compared"] += len(reference) + len(others)
+    return None
+
+
 _DESCRIPTION = re.compile(rb"^ *(?:- )?description:", re.M)
 
 
@@ -236,6 +380,12 @@ def main() -> None:
     parser.add_argument("files", nargs="*", type=Path)
     parser.add_argument("--corpus", type=Path, default=CORPUS)
     parser.add_argument("--blocks", action="store_true", help="check the block-by-block reader")
+    parser.add_argument(
+        "--ruamel", action="store_true", help="also compare with ruamel.yaml's 1.2 reading (slow)"
+    )
+    parser.add_argument(
+        "--fast", action="store_true", help="also check the rapidyaml reader, source map included"
+    )
     parser.add_argument("--split-bytes", type=int, default=1024)
     parser.add_argument("--mutations", type=int, default=9, help="per big file (--blocks)")
     parser.add_argument("--mutate-min", type=int, default=load.CACHE_MIN_BYTES)
@@ -249,6 +399,9 @@ def main() -> None:
     differences: list[tuple[Path, str]] = []
     read: Counter[str] = Counter()
     leaves: list[int] = []
+    beyond: Counter[str] = Counter()  # documented differences from ruamel.yaml, by kind
+    fast: Counter[str] = Counter()
+    ruamel_same = 0
     for path in files:
         raw = path.read_bytes()
         try:
@@ -257,6 +410,15 @@ def main() -> None:
             undecodable += 1  # apiforge refuses these before any YAML parser sees them
             continue
         diff, was_rejected = compare(text)
+        if diff is None and args.fast:
+            diff = compare_fast(text, fast)
+            if diff is not None:
+                diff = f"rapidyaml reader: {diff}"
+        if diff is None and args.ruamel:
+            diff = compare_ruamel(text, beyond)
+            ruamel_same += diff is None
+            if diff is not None:
+                diff = f"against ruamel.yaml: {diff}"
         if diff is None and args.blocks:
             production = load.BLOCK_SPLIT_BYTES
             load.BLOCK_SPLIT_BYTES = args.split_bytes
@@ -276,12 +438,40 @@ def main() -> None:
             differences.append((path, diff))
             print(f"DIFFERENT {path}: {diff}", flush=True)
         gc.collect()
+        done = same + len(differences) + undecodable
+        if done % 250 == 0:
+            print(f"... {done} of {len(files)} files, {len(differences)} different", flush=True)
     elapsed = time.perf_counter() - start
     print(
         f"{len(files)} YAML files: {same} identical (of which {rejected} rejected by both with "
         f"the same error), {len(differences)} different, {undecodable} not UTF-8 (skipped); "
         f"{elapsed:.0f} s"
     )
+    if args.fast and not args.files:
+        for path in sorted(args.corpus.rglob("*.json")):
+            try:
+                text = path.read_bytes().decode("utf-8-sig")
+            except UnicodeDecodeError:
+                continue
+            diff = compare_json_map(text, fast)
+            if diff is not None:
+                differences.append((path, diff))
+                print(f"DIFFERENT {path}: {diff}", flush=True)
+            gc.collect()
+    if args.fast:
+        print("rapidyaml reader:")
+        order = [
+            "read by rapidyaml, the same",
+            "  of which the source map needed PyYAML's compose",
+            "  pointers compared",
+            "refused (read by PyYAML)",
+        ]
+        for kind in order + sorted(set(fast) - set(order)):
+            print(f"  {fast[kind]:8d}  {kind}")
+    if args.ruamel:
+        print(f"ruamel.yaml (1.2): {ruamel_same} files the same but for these differences:")
+        for kind, count in sorted(beyond.items()):
+            print(f"  {count:6d}  {kind}")
     if args.blocks:
         print(
             f"block by block (split at {args.split_bytes} bytes): {read['blocks']} read by "

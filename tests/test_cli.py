@@ -70,9 +70,9 @@ VALID = 'openapi: 3.1.0\ninfo: {title: T, version: "1"}\npaths: {}\n'
         ),
         ("scalar.yaml", b"just a string\n", ["not an OpenAPI object"]),
         (
-            "timestamp.yaml",
-            VALID.encode() + b"x-when: 2001-12-14 25:00:00\n",
-            ["invalid YAML value"],
+            "badint.yaml",
+            VALID.encode() + b"x-count: !!int 12ab\n",
+            ["invalid YAML", "not a YAML 1.2 integer", "badint.yaml:4:"],
         ),
     ],
 )

@@ -9,12 +9,14 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from generator.errors import ApiforgeError, Problem
 from generator.lint.config import LintConfig, resolve_config
 from generator.lint.engine import LintResult
-from generator.lint.fix import FixResult
+
+if TYPE_CHECKING:  # `lint` without --fix does not import the fixer (~0.05 s of a cold lint)
+    from generator.lint.fix import FixResult
 
 Mode = Literal["lint", "fix", "diff"]
 SPEC_SUFFIXES = (".yaml", ".yml", ".json")
@@ -127,7 +129,6 @@ def run_lint(
     command line, a missing --config file, a directory without specs) raises; a spec that
     cannot be read or written is that spec's error."""
     from generator.lint.engine import lint_path
-    from generator.lint.fix import fix_spec
 
     select, ignore = tuple(select), tuple(ignore)
     LintConfig().with_cli(select, ignore, fail_on)  # unknown ids on the command line: now
@@ -147,6 +148,8 @@ def run_lint(
             if mode == "lint":
                 runs.append(SpecRun(spec, config, lint_path(spec, config)))
             else:
+                from generator.lint.fix import fix_spec
+
                 fixed = fix_spec(spec, config, write=mode == "fix")
                 runs.append(SpecRun(spec, config, fixed.after, fixed))
         except ApiforgeError as exc:

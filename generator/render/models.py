@@ -53,7 +53,6 @@ would otherwise take from the name in the subset. Instance data (`default`, `exa
 from __future__ import annotations
 
 import contextlib
-import datetime
 import gc
 import hashlib
 import io
@@ -635,15 +634,6 @@ def _unescape(token: str) -> str:
     return unquote(token).replace("~1", "/").replace("~0", "~")
 
 
-def _json_scalar(value: Any) -> Any:
-    """A YAML timestamp as the string JSON would have held (OpenAPI is JSON): as a date the
-    library wrote `datetime.date(...)` defaults without importing datetime, and enum members
-    like `2010-04-01` that are not Python (linode, telnyx, xero)."""
-    if isinstance(value, datetime.date):
-        return value.isoformat()
-    return value
-
-
 def schema_subset(
     data: Any, class_names: Mapping[str, str], *, placeholders: Placeholders | None = None
 ) -> dict[str, Any] | None:
@@ -704,14 +694,14 @@ def schema_subset(
             }
         if isinstance(node, list):
             return [copy(v) for v in node]
-        return _json_scalar(node)
+        return node
 
     def data_copy(node: Any) -> Any:
         if isinstance(node, dict):
             return {k: data_copy(v) for k, v in node.items()}
         if isinstance(node, list):
             return [data_copy(v) for v in node]
-        return _json_scalar(node)
+        return node
 
     def component(value: Any) -> str | None:
         # the component schema a `$ref` value or a mapping value names, if it names one

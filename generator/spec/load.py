@@ -1,11 +1,13 @@
 """Reading one spec file: bytes → JSON-like data, with clear errors and a parse cache.
 
-YAML is read with PyYAML's safe loader (the C one when available) so the data is exactly
-what the rest of the ecosystem sees, but faster and only once: libyaml composes the node tree
+YAML is read with PyYAML's safe loader (the C one when available) with the YAML 1.2 core
+schema's resolution (`yaml12`: `no` is a string, there are no dates), faster and only once:
+libyaml composes the node tree
 (with the implicit-tag resolution memoised), a tight loop constructs the plain str/map/seq
 nodes and hands every other tag to PyYAML's own `SafeConstructor`, and the node tree is kept
 so the source map is built from the same parse, lazily, when a message needs a location.
-`bench/yaml_equality.py` proves the data equal to `yaml.load(..., CSafeLoader)` over the
+`bench/yaml_equality.py` proves the data equal to `yaml.load(..., Yaml12Loader)` (PyYAML's
+own construction) and, but for documented differences, to ruamel.yaml's 1.2 reading over the
 whole corpus. Parsing runs with the cyclic garbage collector paused: it only allocates
 acyclic data, and collections over the growing tree were most of PyYAML's time. Big files
 are cached by content hash: the Stripe YAML takes ~0.6 s to parse and 0.05 s to unpickle.
@@ -25,25 +27,27 @@ import pickle
 import re
 import sys
 import time
-from collections.abc import Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import GeneratorType
-from typing import Any
+from typing import Any, ClassVar
 
 import yaml
 from yaml.constructor import ConstructorError
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from generator.errors import ApiforgeError, Problem
+from generator.spec import yaml12
+from generator.spec.fast_yaml import RymlTree, load_fast
 
 _YamlLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when built with it
 
 MAX_SPEC_BYTES = int(os.environ.get("APIFORGE_MAX_SPEC_BYTES", 32 * 1024 * 1024))
 CACHE_MIN_BYTES = 256 * 1024  # smaller files parse faster than a cache lookup pays off
 _PRUNE_EVERY_SECONDS = 3600
-_CACHE_VERSION = "1"
+_CACHE_VERSION = "2"  # 2: YAML 1.2 core schema (1: PyYAML's 1.1 resolution)
 
 
 def cache_dir() -> Path | None:
@@ -318,7 +322,13 @@ def _parse_yaml(name: str, text: str) -> Any:
     return _parse_yaml_tree(name, text)[0]
 
 
-def _parse_yaml_tree(name: str, text: str) -> tuple[Any, YamlTree | None]:
+def _parse_yaml_tree(name: str, text: str) -> tuple[Any, YamlTree | RymlTree | None]:
+    """A whole YAML document: rapidyaml when it takes the text (`fast_yaml`), else PyYAML."""
+    if os.environ.get("APIFORGE_YAML_READER", "") != "pyyaml":
+        with gc_paused():
+            fast = load_fast(text)
+        if fast is not None:
+            return fast
     try:
         with gc_paused():
             return load_yaml(text)
@@ -371,8 +381,11 @@ _resolve: Any = yaml.resolver.BaseResolver.resolve
 
 
 class _PlainLoader(_YamlLoader):  # type: ignore[misc]
-    """The safe loader; `flatten_mapping` (merge keys) is wrapped to keep each mapping's
-    entries as written, for the source map."""
+    """The safe loader with the YAML 1.2 core schema's implicit tags and numbers (see
+    `yaml12`); a `!!timestamp` written out is its text (JSON has no dates). `flatten_mapping`
+    (merge keys) is wrapped to keep each mapping's entries as written, for the source map."""
+
+    yaml_implicit_resolvers: ClassVar[dict[str, list[tuple[str, re.Pattern[str]]]]] = {}
 
     def __init__(self, stream: str) -> None:
         super().__init__(stream)
@@ -382,6 +395,27 @@ class _PlainLoader(_YamlLoader):  # type: ignore[misc]
         if node not in self.unflattened and any(k.tag in (_MERGE, _VALUE) for k, _ in node.value):
             self.unflattened[node] = list(node.value)
         super().flatten_mapping(node)
+
+
+for _tag, _pattern, _firsts in yaml12.IMPLICIT:
+    _PlainLoader.add_implicit_resolver(_tag, _pattern, _firsts)
+
+
+def _scalar_constructor(convert: Callable[[str], Any]) -> Callable[[Any, Node], Any]:
+    def construct(loader: Any, node: Node) -> Any:
+        text = loader.construct_scalar(node)
+        try:
+            return convert(text)
+        except ValueError as exc:
+            raise ConstructorError(None, None, str(exc), node.start_mark) from None
+
+    return construct
+
+
+_PlainLoader.add_constructor("tag:yaml.org,2002:int", _scalar_constructor(yaml12.construct_int))
+_PlainLoader.add_constructor("tag:yaml.org,2002:float", _scalar_constructor(yaml12.construct_float))
+_PlainLoader.add_constructor("tag:yaml.org,2002:timestamp", _scalar_constructor(str))
+Yaml12Loader: Any = _PlainLoader  # `yaml.load(text, Loader=Yaml12Loader)` is what `load_yaml` reads
 
 
 class _FastLoader(_PlainLoader):

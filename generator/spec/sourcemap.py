@@ -21,10 +21,11 @@ import re
 from collections.abc import Callable
 from itertools import accumulate, repeat
 from operator import add
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from generator.spec.fast_yaml import RymlTree, Unlocatable, json_tree
 from generator.spec.load import (
     BlockLayout,
     BlockLeaf,
@@ -87,6 +88,15 @@ class SourceMap:
             cacheable = len(doc.text) >= _CACHE_MIN_BYTES and cache_dir() is not None
             with gc_paused():
                 starts = _line_starts_str(text)
+                if isinstance(tree, RymlTree):
+                    if not cacheable:
+                        return cls({}, doc.text, starts, _RymlIndex(tree, starts).get)
+                    tree = None  # the whole map: composed by PyYAML
+                if doc.is_json and not cacheable:
+                    found = json_tree(text)
+                    if found is not None:
+                        lazy = _RymlIndex(found, starts, doc.data)
+                        return cls({}, doc.text, starts, lazy.get)
                 if tree is not None and not cacheable:
                     return cls({}, doc.text, starts, _TreeIndex(tree, starts).get)
                 offsets = _index_json(text) if doc.is_json else _index_yaml(text, starts, tree)
@@ -237,6 +247,40 @@ def _index_yaml(text: str, line_starts: list[int], tree: YamlTree | None = None)
                 if cls is mapping or cls is sequence:
                     todo.append((item, child))
     return offsets
+
+
+class _RymlIndex:
+    """`_TreeIndex`'s answers (`_index_json`'s for JSON, given its `data`) from the tree
+    rapidyaml parsed (`fast_yaml.RymlTree`); for a node it cannot locate, the whole map is
+    made the usual way once (YAML composed by PyYAML) and answers instead."""
+
+    def __init__(self, tree: RymlTree, line_starts: list[int], data: Any = None) -> None:
+        self._tree: RymlTree | None = tree
+        self._line_starts = line_starts
+        self._data = data  # JSON: what `json` read, to see duplicate keys
+        self._instead: Callable[[str], int | None] | None = None
+
+    def get(self, pointer: str) -> int | None:
+        if self._tree is not None:
+            try:
+                if any(escape(_unescape(t)) != t for t in pointer.split("/")[1:]):
+                    return None  # not a token the whole map has (`~2`, ...)
+                return self._tree.offset(pointer, self._line_starts, self._data)
+            except Unlocatable:
+                text = self._tree.text
+                self._tree = None
+                if self._data is not None:
+                    self._instead = _index_json(text).get
+                else:
+                    root = yaml.compose(text, Loader=_YamlLoader)  # it parsed: it composes
+                    assert root is not None
+                    self._instead = _TreeIndex(YamlTree(root, {}), self._line_starts).get
+        assert self._instead is not None
+        return self._instead(pointer)
+
+
+def _unescape(token: str) -> str:
+    return token.replace("~1", "/").replace("~0", "~")
 
 
 class _TreeIndex:

@@ -241,7 +241,7 @@ def _structural(data: Any, file: str, v30: bool) -> Iterator[SpecError]:
 
 
 def _rs_errors(validator: Any, value: Any) -> list[Any]:
-    """jsonschema-rs's errors for `value`; YAML gives values JSON has not (dates, binary,
+    """jsonschema-rs's errors for `value`; YAML gives values JSON has not (binary,
     sets, non-string keys), which jsonschema-rs cannot take: see `_plain`."""
     try:
         return list(validator.iter_errors(value))
@@ -251,7 +251,7 @@ def _rs_errors(validator: Any, value: Any) -> list[Any]:
 
 def _plain(value: Any) -> Any:
     """`value` as JSON data. A non-string key becomes its str (as JSON would write it); any
-    other non-JSON value (a YAML date, binary, set, ...) becomes the object
+    other non-JSON value (a YAML binary, set, ...) becomes the object
     `{"$yaml": "<repr>"}`, which — like the original in Python's `jsonschema` — is refused
     wherever a string, number or boolean is required and accepted where anything goes."""
     if isinstance(value, dict):
@@ -264,7 +264,7 @@ def _plain(value: Any) -> Any:
 
 
 class _Shown(str):
-    """A YAML value `_plain` wrapped, shown as Python shows the original (`datetime.date(...)`)."""
+    """A YAML value `_plain` wrapped, shown as Python shows the original (`{'a', 'b'}`)."""
 
     def __repr__(self) -> str:
         return str(self)

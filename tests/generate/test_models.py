@@ -542,20 +542,16 @@ def test_the_collector_is_paused_during_a_run_and_back_after(
 
 
 def test_yaml_timestamps_reach_the_library_as_the_strings_json_would_hold() -> None:
-    """As dates, the library wrote `datetime.date(...)` defaults without importing datetime
-    and enum members like `2010-04-01` that do not compile (linode, telnyx, xero)."""
-    import datetime
+    """YAML 1.2 has no dates, so the loader gives the strings JSON would hold. (As dates,
+    the library wrote `datetime.date(...)` defaults without importing datetime and enum
+    members like `2010-04-01` that do not compile: linode, telnyx, xero.)"""
+    from generator.spec.load import load_yaml
 
-    day = datetime.date(2010, 4, 1)
-    data = {
-        "openapi": "3.0.3",
-        "components": {
-            "schemas": {
-                "Version": {"type": "string", "enum": [day], "default": day},
-                "Holiday": {"type": "object", "properties": {"on": {"example": day}}},
-            }
-        },
-    }
+    data = load_yaml(
+        "openapi: 3.0.3\ncomponents:\n  schemas:\n"
+        "    Version: {type: string, enum: [2010-04-01], default: 2010-04-01}\n"
+        "    Holiday: {type: object, properties: {on: {example: 2010-04-01}}}\n"
+    )[0]
     subset = schema_subset(data, model_class_names(data["components"]["schemas"]))
     assert subset is not None
     text = repr(subset)

@@ -112,21 +112,23 @@ components:
       properties:
         day: {type: string, format: date, example: 2019-09-15}
         first: {type: string, format: date, default: 2020-01-01}
+        raw: {type: string, default: !!binary aGk=}
         ref: {allOf: [{$ref: '#/components/schemas/Name'}], default: x}
       example: {day: 2019-09-15, stamps: [2019-09-15 10:00:00]}
     Name: {type: string, enum: [x, y], example: 2020-02-02}
 """
 
 
-def test_yaml_dates_are_values_not_a_crash(tmp_path: Path) -> None:
+def test_yaml_dates_are_strings_and_other_yaml_values_not_a_crash(tmp_path: Path) -> None:
     errors = _errors(tmp_path, DATES)
-    # examples may be anything; a date as a string's default is refused, worded as Python's
+    # YAML 1.2 has no dates: `default: 2020-01-01` is a string's valid default. A YAML value
+    # JSON has not (`!!binary`) as a string's default is refused, worded as Python's
     # `jsonschema` words it (not as the `{"$yaml": ...}` stand-in jsonschema-rs was given)
     assert [(e.kind, e.where.pointer, e.message) for e in errors] == [
         (
             "default",
-            "/components/schemas/Day/properties/first/default",
-            "default: datetime.date(2020, 1, 1) is not of type 'string'",
+            "/components/schemas/Day/properties/raw/default",
+            "default: b'hi' is not of type 'string'",
         )
     ]
 

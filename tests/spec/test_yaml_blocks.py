@@ -216,7 +216,7 @@ ERRORS = [
     "a:\n  k: 1\nb:\n  j: !foo x\n",  # an unknown tag in one block
     "a:\n  k: &x 1\nb:\n  j: &x 2\n",  # an anchor defined twice: PyYAML's error
     "a:\n  k: *nope\n",
-    "a:\n  k: 2001-12-14 25:00:00\nb: 1\n",
+    "a:\n  k: !!int 1_000\nb: 1\n",  # not a YAML 1.2 integer
     "a:\n  k: [1, 2\nb:\n  j: 3\n",
     "a:\n\tk: 1\nb: 1\n",
     "a:\n  k: 1\n j: 2\n",  # bad indentation

@@ -143,6 +143,60 @@ def test_redis_sliding_window_is_one_round_trip_and_agrees_with_limits(
     print(f"\nredis hit+stats: one trip {one_took * 1e6:.0f} µs, two calls {two_took * 1e6:.0f} µs")
 
 
+def test_redis_concurrent_hits_share_pipelines_and_decide_exactly(
+    rt: RuntimeModules, redis_url: str
+) -> None:
+    """Concurrent requests' script calls go out in shared pipelines (auto-pipelining), one
+    EVALSHA per request still: exactly the limit is let through, each remaining count once."""
+    client = redis.Redis.from_url(redis_url)
+
+    def evalsha_calls() -> int:
+        stats = client.info("commandstats").get("cmdstat_evalsha", {})
+        return int(stats.get("calls", 0)) if isinstance(stats, dict) else 0
+
+    async def run() -> tuple[list[Any], int, int, int]:
+        limiter = rt.ratelimit.RateLimiter(
+            storage_url=redis_url, default="5/minute", key_prefix=f"t{uuid.uuid4().hex}"
+        )
+        await limiter.hit(make_request(rt, client="10.0.0.2"))  # the script loaded
+        one_trip = limiter._one_trip
+        before = (evalsha_calls(), one_trip.calls, one_trip.batches)
+        request = make_request(rt, {"X-API-Key": "k"})
+        results = list(await asyncio.gather(*(limiter.hit(request) for _ in range(20))))
+        calls = evalsha_calls() - before[0]
+        await limiter.storage.reset()
+        return results, calls, one_trip.calls - before[1], one_trip.batches - before[2]
+
+    results, evalsha, calls, batches = asyncio.run(run())
+    assert evalsha == calls == 20
+    assert batches < 20  # shared round trips
+    assert sum(r.allowed for r in results) == 5
+    assert sorted(r.remaining for r in results if r.allowed) == [0, 1, 2, 3, 4]
+
+
+def test_redis_script_flushed_is_loaded_again_without_double_counting(
+    rt: RuntimeModules, redis_url: str
+) -> None:
+    """A Redis that lost its scripts (restarted, SCRIPT FLUSH) answers NOSCRIPT: the script is
+    loaded and only the calls that did not run are sent again."""
+    client = redis.Redis.from_url(redis_url)
+
+    async def run() -> list[Any]:
+        limiter = rt.ratelimit.RateLimiter(
+            storage_url=redis_url, default="5/minute", key_prefix=f"t{uuid.uuid4().hex}"
+        )
+        request = make_request(rt, {"X-API-Key": "k"})
+        first = await limiter.hit(request)
+        client.script_flush()
+        rest = list(await asyncio.gather(*(limiter.hit(request) for _ in range(3))))
+        await limiter.storage.reset()
+        return [first, *rest]
+
+    results = asyncio.run(run())
+    assert all(r is not None and r.allowed for r in results)
+    assert sorted(r.remaining for r in results) == [1, 2, 3, 4]
+
+
 def test_storage_outage_fails_open(rt: RuntimeModules, caplog: pytest.LogCaptureFixture) -> None:
     limiter = rt.ratelimit.RateLimiter(
         storage_url=f"redis://127.0.0.1:{free_port()}/0", default="1/minute"

@@ -1,0 +1,386 @@
+"""A whole YAML document read with rapidyaml (C++): the data and source map `load.load_yaml`
+gives, about four times faster, for the documents it can prove it reads the same way.
+
+How. rapidyaml parses the text into its own tree and writes it out as JSON, which `json`
+reads: the structure, keys and strings (escapes, folding and block scalars already applied)
+come out that way. What the JSON cannot say is whether a scalar was plain (so the YAML 1.2
+core schema gives it a meaning: `yaml12`) and what a plain scalar's text was; rapidyaml's
+JSON writer also has rules of its own (`~`, `Null`, `007` come out as strings, `nan` and
+even a quoted `'nan'` as ".nan"). So every key or string value that could mean something
+other than itself (`yaml12.NOT_STR_PATTERN`) is looked up in rapidyaml's tree and its text
+taken from there: resolved when it was plain, as it is when quoted. Plain scalars the writer puts out as JSON numbers, `true`, `false`, `null`
+are JSON's own spellings of core-schema values and mean the same in both.
+
+What is not read here (None: the caller parses with PyYAML): texts that may hold anchors or
+aliases, tags, merge keys, explicit `?` keys, document markers or directives, tabs, line
+breaks other than `\\n`/`\\r\\n`, or no line break at the end (rapidyaml then adds one to
+a last block scalar); texts rapidyaml rejects (PyYAML then gives the error) or whose JSON
+`json` rejects; a root that is not a mapping; and duplicate keys (PyYAML keeps the last, and
+the source map answers differently for them). Those checks are on the text, so they also
+refuse texts that only look like they have those things.
+
+The source map is looked up in rapidyaml's tree, only for the pointers asked: a mapping entry
+is located at its key, a sequence item at its first character, as PyYAML's marks say (a
+scalar's address in the parsed buffer is its offset; a flow collection's bracket is the first
+thing before its first item). A node whose mark cannot be derived that way (an empty key or
+item, a block scalar, a block sequence or an empty collection as a sequence item, a comment
+after a bracket) raises `Unlocatable`, and the caller makes the whole map the usual way. JSON
+documents get their source map the same way (`json_tree`), as `_index_json` would give it.
+
+`bench/yaml_equality.py --fast` checks data and every pointer of the source map against the
+PyYAML path on every YAML file of the corpus.
+"""
+
+from __future__ import annotations
+
+import bisect
+import ctypes
+import json
+import os
+import re
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from itertools import accumulate, repeat
+from operator import add
+from typing import Any
+
+from generator.spec import yaml12
+
+try:
+    import ryml  # type: ignore[import-untyped]
+except ImportError:  # a platform without a wheel: PyYAML reads everything
+    ryml = None
+
+# what may come before a tag (`!`) or an explicit key (`?`) on its line: where a node starts
+_NODE_START = re.compile(rb"(?:[ ]*(?:-[ ]+)*|.*(?::[ ]+|[\[{,][ ]*))\Z", re.S)
+_MERGE_KEY = re.compile(rb"<<[ ]*:")
+# a string `settle` looks up: one that may be a plain scalar meaning something else, or an
+# alias (rapidyaml writes `*name` for it)
+_SUSPECT = re.compile(rf"(?:{yaml12.NOT_STR_PATTERN})\Z|\*")
+
+
+def _refused(body: bytes) -> bool:
+    """Whether the text may hold what this reader does not take (see the module docstring):
+    a superset, so a description that merely looks so is refused too."""
+    from generator.spec.load import _names_after, blockable
+
+    if b"\t" in body or _MERGE_KEY.search(body) or not blockable(body):
+        return True  # tabs: rapidyaml and libyaml differ on some; `\n` lines: libyaml's
+    if not body.endswith(b"\n"):
+        return True  # a block scalar at the very end: rapidyaml adds the missing line break
+    if body.startswith((b"---", b"...", b"%")) or any(
+        mark in body for mark in (b"\n---", b"\n...", b"\n%")
+    ):
+        return True  # document markers (or what starts like one) and directives
+    for sign in (b"!", b"?"):
+        at = body.find(sign)
+        while at != -1:
+            line = body.rfind(b"\n", 0, at) + 1
+            after = body[at + 1 : at + 2]
+            if _NODE_START.match(body, line, at) and (sign == b"!" or after in b" \r\n"):
+                return True
+            at = body.find(sign, at + 1)
+    return bool(_names_after(body, b"&"))  # an anchor (aliases: see `settle`)
+
+
+_KEY_QUOTED = 0
+_VAL_QUOTED = 0
+_VAL_PLAIN = 0
+_KEY_PLAIN = 0
+if ryml is not None:
+    _KEY_QUOTED = ryml.KEY_SQUO | ryml.KEY_DQUO
+    _VAL_QUOTED = ryml.VAL_SQUO | ryml.VAL_DQUO
+    _VAL_PLAIN = ryml.VAL_PLAIN
+    _KEY_PLAIN = ryml.KEY_PLAIN
+
+
+class _Refused(Exception):
+    """`settle` met what this reader does not take."""
+
+
+class Unlocatable(Exception):
+    """This node's PyYAML mark is not derivable from the rapidyaml tree."""
+
+
+def load_fast(text: str) -> tuple[Any, RymlTree] | None:
+    """`load.load_yaml(text)`'s data and a tree for its source map, or None when this reader
+    does not take the text (see the module docstring)."""
+    if ryml is None:
+        return None
+    body = text.encode("utf-8")
+    if _refused(body):
+        return None
+    buffer = bytearray(body)
+    try:
+        with _stderr_silenced():  # rapidyaml prints its parse errors to stderr
+            tree = ryml.parse_in_place(buffer)
+    except Exception:  # PyYAML gives the error, or reads what rapidyaml would not
+        return None
+    root = tree.root_id()
+    nodes = tree.size() - 1  # the nodes below the root
+    if tree.is_stream(root):
+        if tree.num_children(root) != 1:
+            return None
+        root = tree.first_child(root)
+        nodes -= 1
+    if not tree.is_map(root):
+        return None
+    try:
+        data = json.loads(ryml.emit_json(tree, root), parse_constant=_no_constant)
+    except (ValueError, RecursionError):
+        return None
+    result = RymlTree(tree, buffer, body, text, root)
+    try:
+        if not isinstance(data, dict) or not result.settle(data, nodes):
+            return None
+    except _Refused:
+        return None
+    return data, result
+
+
+def json_tree(text: str) -> RymlTree | None:
+    """rapidyaml's tree of a JSON document (a mapping), for its source map; None when
+    rapidyaml does not read it."""
+    if ryml is None:
+        return None
+    body = text.encode("utf-8")
+    buffer = bytearray(body)
+    try:
+        with _stderr_silenced():
+            tree = ryml.parse_in_place(buffer)
+    except Exception:
+        return None
+    root = tree.root_id()
+    if not tree.is_map(root):
+        return None
+    return RymlTree(tree, buffer, body, text, root)
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")  # NaN or Infinity came from the writer
+
+
+@contextmanager
+def _stderr_silenced() -> Iterator[None]:
+    """File descriptor 2 pointed at /dev/null (process-wide, for the parse's few ms)."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
+
+
+class _PyBuffer(ctypes.Structure):
+    """CPython's `Py_buffer`: where a memoryview's bytes are (`buf`)."""
+
+    _fields_ = [
+        ("buf", ctypes.c_void_p),
+        ("obj", ctypes.c_void_p),
+        ("len", ctypes.c_ssize_t),
+        ("itemsize", ctypes.c_ssize_t),
+        ("readonly", ctypes.c_int),
+        ("ndim", ctypes.c_int),
+        ("format", ctypes.c_char_p),
+        ("shape", ctypes.c_void_p),
+        ("strides", ctypes.c_void_p),
+        ("suboffsets", ctypes.c_void_p),
+        ("internal", ctypes.c_void_p),
+    ]
+
+
+_get_buffer = ctypes.pythonapi.PyObject_GetBuffer
+_get_buffer.argtypes = [ctypes.py_object, ctypes.POINTER(_PyBuffer), ctypes.c_int]
+_release_buffer = ctypes.pythonapi.PyBuffer_Release
+_release_buffer.argtypes = [ctypes.POINTER(_PyBuffer)]
+
+
+def _address(view: Any) -> int:
+    """The address of the first byte of a buffer (a memoryview rapidyaml gave)."""
+    info = _PyBuffer()
+    if _get_buffer(view, ctypes.byref(info), 0) != 0:
+        raise Unlocatable("no buffer")
+    try:
+        return int(info.buf or 0)
+    finally:
+        _release_buffer(ctypes.byref(info))
+
+
+class RymlTree:
+    """A document rapidyaml parsed: the tree (and the buffer its scalars point into) for the
+    source map, and the checks `load_fast` runs on the JSON data."""
+
+    def __init__(self, tree: Any, buffer: bytearray, body: bytes, text: str, root: int):
+        self.tree = tree
+        self.buffer = buffer  # parsed in place: the tree's scalars are views of it
+        self.body = body
+        self.text = text
+        self.root = root
+        self._base = _address(buffer)
+        self._ascii = text.isascii()
+        self._byte_lines: list[int] | None = None  # for non-ASCII texts: bytes → characters
+
+    # --- data ---------------------------------------------------------------------------
+
+    def settle(self, data: dict[str, Any], nodes: int) -> bool:
+        """Give every plain scalar of `data` its core-schema meaning (see the module
+        docstring); False when `data` cannot be the document's (duplicate keys, keys equal
+        once resolved, an alias)."""
+        suspect = _SUSPECT.match
+        # (container, [its tree node, or -1 until needed], the parent's entry, its index there)
+        todo: list[tuple[Any, list[int], Any, int]] = [(data, [self.root], None, -1)]
+        count = 0
+        while todo:
+            entry = todo.pop()
+            container = entry[0]
+            count += len(container)
+            odd = False
+            if container.__class__ is dict:
+                odd = any(map(suspect, container))  # the keys, without a Python loop
+                for i, value in enumerate(container.values()):
+                    cls = value.__class__
+                    if cls is str:
+                        if not odd and suspect(value):
+                            odd = True
+                    elif cls is dict or cls is list:
+                        todo.append((value, [-1], entry, i))
+                if odd and not self._settle_mapping(entry):
+                    return False
+            else:
+                for i, value in enumerate(container):
+                    cls = value.__class__
+                    if cls is str:
+                        if suspect(value):
+                            container[i] = self._value(entry, i, value)
+                    elif cls is dict or cls is list:
+                        todo.append((value, [-1], entry, i))
+        return count == nodes  # fewer: duplicate keys, merged by `json`
+
+    def _settle_mapping(self, entry: tuple[Any, list[int], Any, int]) -> bool:
+        tree = self.tree
+        container = entry[0]
+        suspect = _SUSPECT.match
+        pairs = list(container.items())
+        keys: list[Any] = []
+        for i, (key, value) in enumerate(pairs):
+            if suspect(key):
+                child = tree.child(self._node(entry), i)
+                kind = tree.type(child)
+                if tree.is_key_ref(child):
+                    return False  # an alias (with no anchor: PyYAML's error)
+                if not kind & (_KEY_PLAIN | _KEY_QUOTED):
+                    return False
+                key = _text(tree.key(child))  # not the JSON writer's (`'nan'` → ".nan")
+                if kind & _KEY_PLAIN:
+                    key = yaml12.resolve_plain(key)
+            keys.append(key)
+            if value.__class__ is str and suspect(value):
+                pairs[i] = (key, self._value(entry, i, value))
+        container.clear()
+        for key, (_, value) in zip(keys, pairs, strict=True):
+            container[key] = value
+        return len(container) == len(pairs)  # else `1` and `01`: one key once resolved
+
+    def _node(self, entry: tuple[Any, list[int], Any, int]) -> int:
+        """The tree node of a container on `settle`'s list (found once, from its parent's)."""
+        slot = entry[1]
+        if slot[0] == -1:
+            slot[0] = self.tree.child(self._node(entry[2]), entry[3])
+        return slot[0]
+
+    def _value(self, entry: tuple[Any, list[int], Any, int], index: int, value: str) -> Any:
+        """What the string `value`, item `index` of the container, means: itself when it
+        was quoted or a block scalar, its core-schema meaning when it was plain."""
+        tree = self.tree
+        child = tree.child(self._node(entry), index)
+        if tree.is_val_ref(child):
+            raise _Refused("an alias")
+        text = _text(tree.val(child))  # not the JSON writer's (`'nan'` → ".nan")
+        return yaml12.resolve_plain(text) if tree.type(child) & _VAL_PLAIN else text
+
+    # --- source map ---------------------------------------------------------------------
+
+    def offset(self, pointer: str, line_starts: list[int], data: Any = None) -> int | None:
+        """The character offset PyYAML's mark gives the node at `pointer` (None: no such
+        node); `Unlocatable` when it cannot be told from this tree. `line_starts`: the
+        text's, in characters. With `data` (what `json` read of the same text), a mapping
+        on the way with duplicate keys is `Unlocatable` too (`load_fast` refuses those)."""
+        tree = self.tree
+        node = self.root
+        if pointer == "":
+            return 0
+        if not pointer.startswith("/"):
+            return None
+        for token in pointer[1:].split("/"):
+            if data is not None and len(data) != tree.num_children(node):
+                raise Unlocatable("duplicate keys")
+            if tree.is_map(node):
+                key = token.replace("~1", "/").replace("~0", "~")
+                child = tree.find_child(node, key.encode("utf-8"))
+                if data is not None:
+                    data = data.get(key) if isinstance(data, dict) else None
+            elif tree.is_seq(node) and token.isdigit() and token == str(int(token)):
+                position = int(token)
+                child = tree.child(node, position) if position < tree.num_children(node) else -1
+                if data is not None:
+                    data = data[position] if isinstance(data, list) and child != -1 else None
+            else:
+                return None
+            if child < 0 or child == ryml.NONE:
+                return None
+            node = child
+            if data is not None and not isinstance(data, (dict, list)):
+                data = None  # a scalar: nothing below it to check
+        return self._characters(self._start(node), line_starts)
+
+    def _start(self, node: int) -> int:
+        """The byte offset of PyYAML's mark for `node`: its key when it has one."""
+        tree = self.tree
+        kind = tree.type(node)
+        if tree.has_key(node):
+            return self._scalar_start(tree.key(node), kind & _KEY_QUOTED, kind & _KEY_PLAIN)
+        if tree.is_container(node):
+            if tree.num_children(node) == 0:
+                raise Unlocatable("an empty collection as a sequence item")
+            first = self._start(tree.first_child(node))
+            if not tree.is_flow(node):
+                if tree.is_seq(node):
+                    raise Unlocatable("a block sequence as a sequence item")
+                return first  # a block mapping starts at its first key
+            # a flow collection starts at its bracket: the first thing before its first item
+            # that is not white space (a comment in between: not told here)
+            at = first - 1
+            while at >= 0 and self.buffer[at] in b" \t\r\n":
+                at -= 1
+            if at < 0 or self.buffer[at] != (ord("[") if tree.is_seq(node) else ord("{")):
+                raise Unlocatable("a flow collection with a comment before its first item")
+            return at
+        return self._scalar_start(tree.val(node), kind & _VAL_QUOTED, kind & _VAL_PLAIN)
+
+    def _scalar_start(self, view: Any, quoted: int, plain: int) -> int:
+        if view is None or not (quoted or plain) or (plain and len(view) == 0):
+            raise Unlocatable("an empty plain scalar or a block scalar")
+        at = _address(view) - self._base - (1 if quoted else 0)  # a quoted one: its quote
+        if not 0 <= at < len(self.buffer) or (quoted and self.buffer[at] not in b"'\""):
+            raise Unlocatable("a scalar rapidyaml filtered outside the text")
+        return at
+
+    def _characters(self, at: int, line_starts: list[int]) -> int:
+        """A byte offset of the text as a character offset (`line_starts`: the text's)."""
+        if self._ascii:
+            return at
+        if self._byte_lines is None:  # as `sourcemap._line_starts_str`, in bytes
+            lengths = map(len, self.body.split(b"\n"))
+            self._byte_lines = list(accumulate(map(add, lengths, repeat(1)), initial=0))
+        line = bisect.bisect_right(self._byte_lines, at) - 1
+        start = self._byte_lines[line]
+        return line_starts[line] + len(self.body[start:at].decode("utf-8"))
+
+
+def _text(view: Any) -> str:
+    return "" if view is None else str(view, "utf-8")
