@@ -179,16 +179,10 @@ def normalize(path: str) -> str:
 
 
 def _load(path: Path) -> Any:
-    import yaml
+    """The spec's data as apiforge reads it (YAML 1.2: `no:` is a key, a date a string)."""
+    from generator.spec.load import load_document
 
-    text = path.read_bytes()
-    if path.suffix == ".json":
-        try:
-            return json.loads(text)
-        except ValueError:
-            pass
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    return yaml.load(text, Loader=loader)
+    return load_document(str(path)).data
 
 
 def _pointer(doc: Any, fragment: str) -> Any:
