@@ -128,7 +128,7 @@ def load_fast(text: str) -> tuple[Any, RymlTree] | None:
         return None
     try:
         data = json.loads(ryml.emit_json(tree, root), parse_constant=_no_constant)
-    except (ValueError, RecursionError):
+    except Exception:  # rapidyaml's emitter gives up on deep trees (ExceptionVisit): PyYAML's
         return None
     result = RymlTree(tree, buffer, body, text, root)
     try:

@@ -218,9 +218,8 @@ def test_valid_spec_is_cached_and_yaml_dates_do_not_crash(tmp_path: Path) -> Non
         "components:\n  schemas:\n    D: {type: string, format: date, example: 2020-01-01}\n"
     )
     errors = _errors(tmp_path, text)
-    # a YAML date where a string is required: refused, as openapi-spec-validator refused it
-    assert [(e.where.pointer, e.kind) for e in errors] == [("/info/version", "structural")]
-    assert [p for p, _ in _old(tmp_path)] == ["/info/version"]
+    # YAML 1.2 has no dates: an unquoted date is the string OpenAPI asks for
+    assert errors == []
     ok = _resolver(tmp_path, text.replace("2020-01-01}", "'1'}"), "ok.yaml")
     validate(ok)  # valid: no error, and cached
     from generator.spec.load import cache_get

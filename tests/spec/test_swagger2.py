@@ -60,7 +60,7 @@ def test_definitions_become_component_schemas_and_refs_follow() -> None:
               tag: {type: string, x-nullable: true}
               owner: {$ref: "#/definitions/Owner", x-nullable: true}
               photo: {type: file}
-          Owner: {type: object, x-internal: yes}
+          Owner: {type: object, x-internal: true}
         """)
     data = doc.data
     assert data["openapi"] == "3.0.3"

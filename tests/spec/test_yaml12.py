@@ -85,7 +85,7 @@ def test_inspect_and_generate_take_the_1_2_values(tmp_path: Path) -> None:
     out = tmp_path / "out"
     generate = apiforge("generate", str(spec), "-o", str(out), "--no-validate")
     assert generate.returncode == 0, generate.stderr
-    router = (out / "server/yaml_12_server/routers/default.py").read_text()
+    router = "".join(p.read_text() for p in (out / "server/yaml_12_server/routers").glob("*.py"))
     assert 'Literal["on", "off", "yes", "no", "y", "n"]' in router
     check = (
         "from yaml_12_client.models import Switch, Since, Mode\n"
