@@ -54,10 +54,10 @@ from generator.render.server_conformance import (
     moved_own_paths,
     plan_job_view,
 )
-from generator.render.server_conformance import resolved_data as _resolved_data
 from generator.render.server_events import EventPlan, EventPlanner
 from generator.render.server_events import is_json as _is_json
 from generator.render.server_events import resolved as _resolved
+from generator.render.server_events import resolved_data as _resolved_data
 from generator.render.server_handlers import (
     MissingHandler,
     misplaced_handlers,

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from generator.ir import Api, MediaType, Operation, Response, Schema, Where
 from generator.render.mock_values import value_of
-from generator.render.server_events import resolved
+from generator.render.server_events import is_json, resolved, resolved_data
 
 if TYPE_CHECKING:
     from generator.render.server import TagPlan
@@ -176,19 +176,6 @@ def _map_states(prop: Any, schemas: Mapping[str, Schema], where: Where) -> dict[
     return statuses
 
 
-def resolved_data(node: Any, schemas: Mapping[str, Schema]) -> Mapping[str, Any]:
-    """`node` (a schema's JSON) after following `$ref`s to components."""
-    for _ in range(8):
-        if not isinstance(node, Mapping):
-            return {}
-        ref = node.get("$ref")
-        if not isinstance(ref, str) or not ref.startswith("#/components/schemas/"):
-            return node
-        target = schemas.get(ref.rsplit("/", 1)[-1].replace("~1", "/").replace("~0", "~"))
-        node = target.data if target else {}
-    return {}
-
-
 def _properties(data: Mapping[str, Any], schemas: Mapping[str, Schema]) -> dict[str, Any]:
     props: dict[str, Any] = {}
     for part in data.get("allOf") or ():
@@ -215,12 +202,7 @@ def _may_be(data: Mapping[str, Any], types: frozenset[str]) -> bool:
 def _json_media(response: Response | None) -> MediaType | None:
     if response is None:
         return None
-    return next((m for m in response.content if _is_json(m.content_type)), None)
-
-
-def _is_json(content_type: str) -> bool:
-    base = content_type.split(";", 1)[0].strip().lower()
-    return base == "application/json" or base.endswith("+json") or base == "*/*"
+    return next((m for m in response.content if is_json(m)), None)
 
 
 # --- request errors in the declared status -------------------------------------------------
@@ -323,7 +305,7 @@ def _answer(
         data = media.schema.data if media.schema else {}
         made = [value_of(data, schemas), value_of(data, schemas, examples=False)]
         answer["candidates"] = _unique([*media.examples, *made])
-        if not _is_json(media.content_type):
+        if not is_json(media):
             answer["media_type"] = media.content_type
     headers = {}
     for header in response.headers:

@@ -26,6 +26,19 @@ def is_json(media: MediaType) -> bool:
     return ct == "application/json" or ct.endswith("+json") or ct == "*/*"
 
 
+def resolved_data(node: Any, schemas: Mapping[str, Schema]) -> Mapping[str, Any]:
+    """`node` (a schema's JSON) after following `$ref`s to components."""
+    for _ in range(8):
+        if not isinstance(node, Mapping):
+            return {}
+        ref = node.get("$ref")
+        if not isinstance(ref, str) or not ref.startswith("#/components/schemas/"):
+            return node
+        target = schemas.get(ref.rsplit("/", 1)[-1].replace("~1", "/").replace("~0", "~"))
+        node = target.data if target else {}
+    return {}
+
+
 def resolved(schema: Schema | None, schemas: Mapping[str, Schema]) -> Mapping[str, Any] | None:
     if schema is None:
         return None

@@ -177,7 +177,7 @@ def test_job_view_maps_states_and_fields(project: Path, caplog: pytest.LogCaptur
     assert '"id": "jobId"' in jobs and '"status": "state"' in jobs
     assert '"result": "output"' in jobs and '"createdAt": "submitted_at"' in jobs
     assert '"completed": "succeeded"' in jobs
-    # the enumeration has no cancelled: shown as failed, and said so with the location
+    # the enumeration has no cancelled: shown as failed (the warning: the next test)
     assert '"cancelled": "failed"' in jobs
 
 
