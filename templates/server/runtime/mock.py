@@ -42,6 +42,9 @@ class MockAnswer:
     job: bool = False
     etag: bool = False
     media_type: str | None = None  # a non-JSON answer's (its text, or no bytes)
+    #: the candidate the route's response model took, chosen on the first call (one operation:
+    #: one route), so later calls do not validate the candidates again
+    chosen: dict[str, Any] = dataclasses.field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> MockAnswer:
@@ -61,11 +64,10 @@ class MockAnswer:
         field = getattr(request.scope.get("route"), "response_field", None) if request else None
         if field is None:
             return self.candidates[0]
-        for candidate in self.candidates:
-            _, errors = field.validate(candidate, {}, loc=("response",))
-            if not errors:
-                return candidate
-        return self.candidates[-1]
+        if "value" not in self.chosen:
+            fits = (c for c in self.candidates if not field.validate(c, {}, loc=("response",))[1])
+            self.chosen["value"] = next(fits, self.candidates[-1])
+        return self.chosen["value"]
 
     def answer(self, ctx: Any) -> Any:
         value = self.value_for(ctx)
