@@ -220,37 +220,65 @@ def test_put_if_none_match_star_and_delete(server: httpx.Client) -> None:
     assert server.get("/widgets/d1").status_code == 404
 
 
+async def _connections_on_both_workers(base: str, path: str, n: int) -> list[httpx.AsyncClient]:
+    """n keep-alive connections, at least one on each worker process.
+
+    The kernel picks the process that accepts a connection, so a burst of new connections can
+    all land on one; a kept-alive connection stays with its process, so learn each one's
+    process with a GET and keep opening connections until both are among them."""
+    opened: list[httpx.AsyncClient] = []
+    pid_of: dict[httpx.AsyncClient, str] = {}
+    for _ in range(20):
+        batch = [httpx.AsyncClient(base_url=base, timeout=30) for _ in range(n)]
+        opened += batch
+        answers = await asyncio.gather(*(c.get(path) for c in batch))
+        for c, r in zip(batch, answers, strict=True):
+            pid_of[c] = r.headers["x-worker-pid"]
+        by_pid: dict[str, list[httpx.AsyncClient]] = {}
+        for c, pid in pid_of.items():
+            by_pid.setdefault(pid, []).append(c)
+        if len(by_pid) == 2:
+            first, second = by_pid.values()
+            chosen = first[: n // 2] + second[: n - n // 2]
+            chosen += [c for c in pid_of if c not in chosen][: n - len(chosen)]
+            for c in opened:
+                if c not in chosen:
+                    await c.aclose()
+            return chosen
+    for c in opened:
+        await c.aclose()
+    raise AssertionError("20 bursts of connections never reached both worker processes")
+
+
 def test_concurrent_writers_exactly_one_wins(served: tuple[str, httpx.Client]) -> None:
     """N PATCHes holding the same ETag, spread over both worker processes: one 2xx, N-1 412."""
     base, client = served
     n = 12
-    pids: set[str] = set()
-    for attempt in range(4):  # until both processes took part (usually the first time)
-        path = f"/widgets/race{attempt}"
-        assert client.put(path, json={"name": "r", "size": 0}).status_code == 201
-        etag = client.get(path).headers["etag"]
-        assert etag == '"v1"'
+    path = "/widgets/race"
+    assert client.put(path, json={"name": "r", "size": 0}).status_code == 201
+    etag = client.get(path).headers["etag"]
+    assert etag == '"v1"'
 
-        async def race(path: str, etag: str) -> list[httpx.Response]:
-            # n requests at once open n connections, which both worker processes accept
-            async with httpx.AsyncClient(base_url=base, timeout=30) as c:
-                patches = [
-                    c.patch(path, json={"size": i + 1}, headers={"If-Match": etag})
-                    for i in range(n)
-                ]
-                return list(await asyncio.gather(*patches))
+    async def race() -> list[httpx.Response]:
+        writers = await _connections_on_both_workers(base, path, n)
+        try:
+            patches = [
+                c.patch(path, json={"size": i + 1}, headers={"If-Match": etag})
+                for i, c in enumerate(writers)
+            ]
+            return list(await asyncio.gather(*patches))
+        finally:
+            for c in writers:
+                await c.aclose()
 
-        responses = asyncio.run(race(path, etag))
-        statuses = sorted(r.status_code for r in responses)
-        assert statuses == [200] + [412] * (n - 1), statuses
-        winner = next(r for r in responses if r.status_code == 200)
-        assert winner.headers["etag"] == '"v2"'
-        for r in responses:
-            if r.status_code == 412:
-                assert r.json() == {**PRECONDITION_FAILED, "instance": path}
-        final = client.get(path)
-        assert final.headers["etag"] == '"v2"' and final.json() == winner.json()
-        pids |= {r.headers["x-worker-pid"] for r in responses}
-        if len(pids) == 2:
-            break
-    assert len(pids) == 2, "the writers never reached both worker processes"
+    responses = asyncio.run(race())
+    assert len({r.headers["x-worker-pid"] for r in responses}) == 2
+    statuses = sorted(r.status_code for r in responses)
+    assert statuses == [200] + [412] * (n - 1), statuses
+    winner = next(r for r in responses if r.status_code == 200)
+    assert winner.headers["etag"] == '"v2"'
+    for r in responses:
+        if r.status_code == 412:
+            assert r.json() == {**PRECONDITION_FAILED, "instance": path}
+    final = client.get(path)
+    assert final.headers["etag"] == '"v2"' and final.json() == winner.json()
