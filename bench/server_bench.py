@@ -9,7 +9,8 @@
 2. Starts one uvicorn worker per configuration on 127.0.0.1 (each with its own SQLite file):
 
    - GET, layer off (`APIFORGE_PATTERNS_ENABLED=0`) / on (rate limit + ETag; limits in
-     memory) / on with the rate limits in Redis;
+     memory) / on with the rate limits in Redis (leases on, the default; and lease 1: one
+     round trip per request);
    - POST, layer off (no key: the layer does not look at it) / on with a unique
      Idempotency-Key per request (wrk Lua script), records in SQLite / in Redis
      (`APIFORGE_REDIS_URL`, a throwaway redis-server; resources stay in SQLite).
@@ -186,6 +187,7 @@ class Config:
     redis: bool = False
     key: bool = False
     baseline: str | None = None  # the "off" twin this is compared against
+    lease: int | None = None  # APIFORGE_RATE_LIMIT_LEASE (None: the default)
     app: str = f"{PACKAGE}.main:app"
     runs: list[float] = field(default_factory=list)
     cpu: list[float] = field(default_factory=list)  # server CPU µs per request
@@ -198,6 +200,14 @@ CONFIGS = [
     Config("GET off", "get", patterns=False),
     Config("GET rate limit + ETag", "get", patterns=True, baseline="GET off"),
     Config("GET rate limit (Redis) + ETag", "get", patterns=True, redis=True, baseline="GET off"),
+    Config(
+        "GET rate limit (Redis, lease 1: a round trip per request) + ETag",
+        "get",
+        patterns=True,
+        redis=True,
+        lease=1,
+        baseline="GET off",
+    ),
     Config("POST off", "post", patterns=False),
     Config("POST idempotency (SQLite)", "post", patterns=True, key=True, baseline="POST off"),
     Config(
@@ -270,6 +280,8 @@ def env_for(config: Config, state: Path, redis_url: str) -> dict[str, str]:
     }
     if config.redis:
         env["APIFORGE_REDIS_URL"] = redis_url
+    if config.lease is not None:
+        env["APIFORGE_RATE_LIMIT_LEASE"] = str(config.lease)
     return env
 
 

@@ -33,7 +33,10 @@ its storage twice (`hit`, then `get_window_stats`). On Redis with the default sl
 counter, `RateLimiter` instead runs one Lua script — `limits`' own acquire script, returning
 the window it decided on — registered on `limits`' own connection and keys: one script call per
 request, and the calls of concurrent requests share one pipelined round trip (see
-`_OneTripSlidingWindow`; each decision stays exact and atomic: no overshoot). Other strategies
+`_OneTripSlidingWindow`; each decision stays exact and atomic: no overshoot). While a caller's
+window has room to spare, one call takes up to `lease` units ahead (`APIFORGE_RATE_LIMIT_LEASE`,
+default 32, at most 1/16 of what is left) for the caller's next requests in this worker: no
+round trip for those; near the limit every request is one exact call again. Other strategies
 and storages use the two calls; on memory the second call is a dictionary read.
 
 Integration surface:
@@ -182,6 +185,18 @@ return {acquired, previous_count, previous_ttl, current_count, current_ttl}
 """
 
 
+_LEASE_SECONDS = 1.0  # how long leased units stay usable
+
+
+@dataclass(slots=True)
+class _Lease:
+    """Units of one caller's window this worker holds, and the window when it took them."""
+
+    units: int
+    until: float  # time.monotonic() after which the units are dropped
+    stats: WindowStats
+
+
 class _OneTripSlidingWindow:
     """Sliding-window-counter hit + window stats in one Redis round trip, on the redis-py
     connection and with the keys of `limits`' own Redis storage (so counters stay compatible
@@ -194,9 +209,19 @@ class _OneTripSlidingWindow:
     alone) and, while that pipeline is out, the next calls queue for the one after. Alone, a
     request waits for no one; under load, one send, one receive and one wake-up of the event
     loop serve a whole batch. The script is sent by its SHA (a pipeline of redis-py's
-    `Script` objects would ask `SCRIPT EXISTS` first: a second round trip)."""
+    `Script` objects would ask `SCRIPT EXISTS` first: a second round trip).
 
-    def __init__(self, storage: AsyncStorage) -> None:
+    Leases: while a caller's window has room to spare, one script call takes several units
+    at once (`amount` k, counted in Redis at once like k hits) and the next k-1 requests of
+    that caller in this worker use them without a round trip. k is at most `max_lease` and at
+    most 1/16 of what the window had left at the last call, so near the limit every request
+    is one exact call again (k = 1) and small limits (< 32 per window) are never leased.
+    Bounds: a lease is used within `_LEASE_SECONDS` (or a tenth of the window, if shorter) or
+    dropped; a unit counted early can let at most k extra requests per worker into the window
+    that follows, and units a worker leased but never used can refuse at most that many of
+    another worker's requests before they expire. `max_lease=1`: one call per request."""
+
+    def __init__(self, storage: AsyncStorage, max_lease: int = 1) -> None:
         bridge = storage.bridge  # type: ignore[attr-defined]
         self._storage = storage
         self._bridge = bridge
@@ -205,9 +230,14 @@ class _OneTripSlidingWindow:
         self._flusher: asyncio.Task[None] | None = None
         self.batches = 0  # pipelines sent (with `calls`, the mean batch size: tests, benches)
         self.calls = 0
+        self.max_lease = max_lease
+        self._leases: dict[str, _Lease] = {}
+        self._leasing: dict[str, asyncio.Event] = {}  # callers with a lease call in flight
 
     @classmethod
-    def attach(cls, storage: AsyncStorage, strategy: str) -> _OneTripSlidingWindow | None:
+    def attach(
+        cls, storage: AsyncStorage, strategy: str, max_lease: int = 1
+    ) -> _OneTripSlidingWindow | None:
         bridge = getattr(storage, "bridge", None)
         if (
             strategy != "sliding-window-counter"
@@ -217,17 +247,63 @@ class _OneTripSlidingWindow:
             or not hasattr(storage, "_previous_window_key")
         ):
             return None
-        return cls(storage)
+        return cls(storage, max_lease)
 
     async def hit(self, item: RateLimitItem, *identifiers: str) -> tuple[bool, WindowStats]:
         key = item.key_for(*identifiers)
+        while True:
+            now = time.monotonic()
+            lease = self._leases.get(key)
+            if lease is not None and lease.units and now < lease.until:
+                lease.units -= 1
+                return True, WindowStats(
+                    lease.stats.reset_time, lease.stats.remaining + lease.units
+                )
+            leasing = self._leasing.get(key)
+            if leasing is None:
+                break
+            await leasing.wait()  # a lease for this caller is on its way: share it
+        amount = 1
+        if lease is not None and self.max_lease > 1:
+            amount = max(1, min(self.max_lease, lease.stats.remaining // 16))
+        if amount == 1:  # exact calls of concurrent requests go out side by side
+            return await self._take(key, item, amount, now)
+        self._leasing[key] = done = asyncio.Event()
+        try:
+            return await self._take(key, item, amount, now)
+        finally:
+            del self._leasing[key]
+            done.set()
+
+    async def _take(
+        self, key: str, item: RateLimitItem, amount: int, now: float
+    ) -> tuple[bool, WindowStats]:
+        """One unit for this request and `amount` - 1 more for the lease."""
+        acquired, stats = await self._acquire(key, item, amount)
+        if not acquired and amount > 1:  # the window cannot spare a lease: one exact unit
+            amount = 1
+            acquired, stats = await self._acquire(key, item, amount)
+        if len(self._leases) > 10_000:  # callers seen once in a while: forget the stale
+            self._leases = {k: v for k, v in self._leases.items() if v.until > now}
+        spare = amount - 1 if acquired else 0
+        held = self._leases.get(key)  # a concurrent request of the caller may have leased too
+        if held is not None and held.units and held.until > now:
+            spare += held.units
+        ttl = min(_LEASE_SECONDS, item.get_expiry() / 10)
+        self._leases[key] = _Lease(spare, now + ttl, stats)
+        return acquired, WindowStats(stats.reset_time, stats.remaining + spare)
+
+    async def _acquire(
+        self, key: str, item: RateLimitItem, amount: int
+    ) -> tuple[bool, WindowStats]:
+        """`amount` units of `key`'s window, all or none, and the window after."""
         storage: Any = self._storage
         keys = [
             self._bridge.prefixed_key(storage._previous_window_key(key)),
             self._bridge.prefixed_key(storage._current_window_key(key)),
         ]
         expiry = item.get_expiry()
-        reply = await self._call(keys, [item.amount, expiry, 1])
+        reply = await self._call(keys, [item.amount, expiry, amount])
         acquired, prev_count, prev_ttl, cur_count, cur_ttl = reply
         return bool(acquired), _window_stats(
             item, int(prev_count), int(prev_ttl) / 1000, int(cur_count), int(cur_ttl) / 1000
@@ -322,6 +398,7 @@ class RateLimiter:
         tiers: Mapping[str, str] | None = None,
         enabled: bool = True,
         key_prefix: str = "apiforge",
+        lease: int = 32,
     ) -> None:
         if strategy not in STRATEGIES:
             raise ValueError(f"rate-limit strategy {strategy!r}: use one of {sorted(STRATEGIES)}")
@@ -341,7 +418,9 @@ class RateLimiter:
             raise ValueError(f"rate-limit storage {storage_url!r} has no async implementation")
         self.storage = storage
         self.strategy = STRATEGIES[strategy](storage)
-        self._one_trip = _OneTripSlidingWindow.attach(storage, strategy)
+        if lease < 1:
+            raise ValueError(f"rate-limit lease {lease}: must be 1 (no lease) or more")
+        self._one_trip = _OneTripSlidingWindow.attach(storage, strategy, lease)
         self._storage_failed = False
 
     @classmethod
@@ -353,6 +432,7 @@ class RateLimiter:
             "anonymous": settings.rate_limit_anonymous or None,
             "tiers": settings.rate_limit_tiers,
             "enabled": settings.rate_limit_enabled and settings.patterns_enabled,
+            "lease": settings.rate_limit_lease,
         }
         options.update(overrides)
         return cls(**options)  # type: ignore[arg-type]

@@ -65,6 +65,11 @@ class Settings:
     rate_limit_enabled: bool = True
     #: `sliding-window-counter` (default), `fixed-window` or `moving-window`.
     rate_limit_strategy: str = "sliding-window-counter"
+    #: On Redis (sliding window counter): the most units one round trip may take ahead for a
+    #: caller whose window has room to spare (at most 1/16 of what is left), used by the
+    #: caller's next requests in this worker without a round trip; 1: one round trip per
+    #: request. Exact near the limit; see runtime/ratelimit.py for the bounds.
+    rate_limit_lease: int = 32
     #: The realm of `WWW-Authenticate` challenges; empty: the API's title.
     auth_realm: str = ""
     #: Rejected credentials a client IP may send per window before it gets 429 without its
@@ -188,6 +193,8 @@ class Settings:
             found.append(f"APIFORGE_LOG_FORMAT: {self.log_format!r} is not 'text' or 'json'")
         if self.log_level.lower() not in ("debug", "info", "warning", "error", "critical"):
             found.append(f"APIFORGE_LOG_LEVEL: {self.log_level!r} is not a log level")
+        if self.rate_limit_lease < 1:
+            found.append(f"APIFORGE_RATE_LIMIT_LEASE: {self.rate_limit_lease} is not 1 or more")
         if not 0 <= self.metrics_port <= 65535:
             found.append(f"APIFORGE_METRICS_PORT: {self.metrics_port} is not a port")
         return found

@@ -197,6 +197,97 @@ def test_redis_script_flushed_is_loaded_again_without_double_counting(
     assert sorted(r.remaining for r in results) == [1, 2, 3, 4]
 
 
+def _evalsha_calls(client: redis.Redis) -> int:
+    stats = client.info("commandstats").get("cmdstat_evalsha", {})
+    return int(stats.get("calls", 0)) if isinstance(stats, dict) else 0
+
+
+def test_redis_leases_units_while_the_window_has_room(rt: RuntimeModules, redis_url: str) -> None:
+    """A caller far from its limit: one script call takes up to `lease` units ahead, the next
+    requests of this worker use them without a round trip, and every request still sees
+    exactly one unit less remaining (Redis counted the leased units at once)."""
+    client = redis.Redis.from_url(redis_url)
+
+    async def run(lease: int) -> tuple[list[Any], int, int]:
+        prefix = f"t{uuid.uuid4().hex}"
+        limiter = rt.ratelimit.RateLimiter(
+            storage_url=redis_url, default="10000/minute", key_prefix=prefix, lease=lease
+        )
+        await limiter.hit(make_request(rt, client="10.0.0.2"))  # the script loaded
+        request = make_request(rt, {"X-API-Key": "k"})
+        before = _evalsha_calls(client)
+        results = [await limiter.hit(request) for _ in range(200)]
+        calls = _evalsha_calls(client) - before
+        counted = sum(int(client.get(k) or 0) for k in client.keys(f"{prefix}*") if b"/-1" not in k)
+        await limiter.storage.reset()
+        return results, calls, counted
+
+    leased, leased_calls, counted = asyncio.run(run(32))
+    exact, exact_calls, _ = asyncio.run(run(1))
+    assert all(r.allowed for r in leased + exact)
+    assert (
+        [r.remaining for r in leased] == [r.remaining for r in exact] == list(range(9999, 9799, -1))
+    )
+    assert exact_calls == 200
+    assert leased_calls == 1 + -(-199 // 32)  # the first call learns the window, then 32 each
+    assert 200 <= counted < 200 + 32  # the units of the last lease are counted, unused yet
+
+
+def test_redis_leases_never_let_more_than_the_limit(rt: RuntimeModules, redis_url: str) -> None:
+    """Two workers (two limiters on one Redis) hitting one caller concurrently past its limit:
+    exactly the limit is let through, as without leases; near the limit leases shrink to one
+    unit, so the last requests are exact calls."""
+
+    async def run() -> tuple[list[Any], int]:
+        prefix = f"t{uuid.uuid4().hex}"
+        workers = [
+            rt.ratelimit.RateLimiter(
+                storage_url=redis_url, default="1000/minute", key_prefix=prefix, lease=32
+            )
+            for _ in range(2)
+        ]
+        request = make_request(rt, {"X-API-Key": "k"})
+        results: list[Any] = []
+        for _ in range(60):  # waves of 12 concurrent requests per worker
+            wave = [w.hit(request) for w in workers for _ in range(12)]
+            results += await asyncio.gather(*wave)
+        calls = sum(w._one_trip.calls for w in workers)
+        await workers[0].storage.reset()
+        return results, calls
+
+    results, calls = asyncio.run(run())
+    assert sum(r.allowed for r in results) == 1000
+    assert calls < len(results) / 2  # far fewer round trips than requests
+    # refused while the other worker still held leased units: at most one lease's worth
+    last_allowed = max(i for i, r in enumerate(results) if r.allowed)
+    early_refusals = sum(not r.allowed for r in results[:last_allowed])
+    print(f"\nround trips {calls} for {len(results)} requests; early refusals {early_refusals}")
+    assert early_refusals <= 32
+
+
+def test_redis_leased_units_expire(
+    rt: RuntimeModules, redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Units a worker leased and did not use within the lease's time are dropped: the next
+    request asks Redis again."""
+    monkeypatch.setattr(rt.ratelimit, "_LEASE_SECONDS", 0.05)
+
+    async def run() -> list[int]:
+        limiter = rt.ratelimit.RateLimiter(
+            storage_url=redis_url, default="10000/minute", key_prefix=f"t{uuid.uuid4().hex}"
+        )
+        request = make_request(rt, {"X-API-Key": "k"})
+        calls = []
+        for pause in (0, 0, 0, 0.1, 0):
+            await asyncio.sleep(pause)
+            await limiter.hit(request)
+            calls.append(limiter._one_trip.calls)
+        await limiter.storage.reset()
+        return calls
+
+    assert asyncio.run(run()) == [1, 2, 2, 3, 3]
+
+
 def test_storage_outage_fails_open(rt: RuntimeModules, caplog: pytest.LogCaptureFixture) -> None:
     limiter = rt.ratelimit.RateLimiter(
         storage_url=f"redis://127.0.0.1:{free_port()}/0", default="1/minute"
@@ -222,6 +313,11 @@ def test_from_settings(rt: RuntimeModules) -> None:
     )
     assert not limiter.enabled
     assert type(limiter.strategy).__name__ == "FixedWindowRateLimiter"
+    assert rt.settings.Settings(rate_limit_lease=0).problems() == [
+        "APIFORGE_RATE_LIMIT_LEASE: 0 is not 1 or more"
+    ]
+    with pytest.raises(ValueError, match="lease"):
+        rt.ratelimit.RateLimiter(lease=0)
 
 
 # --- functional: memory (1 worker) and Redis (2 workers) ----------------------------------
