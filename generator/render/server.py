@@ -35,6 +35,7 @@ from generator.errors import ApiforgeError, Problem
 from generator.ir import Api, Operation, Parameter, Where
 from generator.render.constraint_values import constraint_problem
 from generator.render.env import TemplateFiles, operation_view, templates_root
+from generator.render.error_views import error_views_json, plan_error_views
 from generator.render.models import models_for
 from generator.render.names import NameAllocator, safe_identifier, snake_case
 from generator.render.pytypes import (
@@ -178,6 +179,8 @@ class ServerPlan:
     # operation id → its declared error responses (→ a plain JSON media type they declare),
     # where they decide 400 vs 422 or the media type of a problem
     declared_errors: dict[str, dict[str, str]] = field(default_factory=dict)
+    # whether `error_views.json` shows problems as error objects operations declare
+    has_error_views: bool = False
     # the server's own paths (probes, metrics, docs) that the spec's operations take
     moved_paths: dict[str, str] = field(default_factory=dict)
     extra_settings: tuple[tuple[str, str, str, str], ...] = EXTRA_SETTINGS
@@ -819,6 +822,7 @@ def plan_server(
     scheme, prefix = event_planner.signature()
     job_event_types, job_event_subscribed = event_planner.job_events() if has_jobs else ({}, False)
     job_view = planner.job_view() if has_jobs else JobViewPlan()
+    error_views = plan_error_views((o.op for o in all_ops), api.schemas)
     plan = ServerPlan(
         package=package,
         distribution=package.replace("_", "-"),
@@ -843,6 +847,7 @@ def plan_server(
         job_event_subscribed=job_event_subscribed,
         job_view=job_view,
         declared_errors=declared_errors(o.op for o in all_ops),
+        has_error_views=bool(error_views),
         moved_paths=moved_own_paths(api),
     )
     # Templates see each operation only as an OperationView (what they read of it), so the
@@ -907,6 +912,8 @@ def plan_server(
     if has_jobs:
         files.append(gen(f"{pkg}/jobs.py", "jobs.py.j2"))
     files.append(GeneratedFile(f"{pkg}/mocks.json", mock_answers(tags, api, job_view.result)))
+    if error_views:
+        files.append(GeneratedFile(f"{pkg}/error_views.json", error_views_json(error_views)))
     if plan.has_outbox:
         files.append(gen(f"{pkg}/events.py", "events.py.j2"))
     runtime = templates_root() / "server" / "runtime"

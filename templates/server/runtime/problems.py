@@ -62,6 +62,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from .error_view import ErrorView
 from .observability import current_request_id
 
 PROBLEM_JSON = "application/problem+json"
@@ -121,6 +122,8 @@ class ProblemDetail(Exception):
         self.extensions = dict(extensions or {})
         #: problem+json, unless the operation declares its errors as plain JSON (as_declared)
         self.media_type = PROBLEM_JSON
+        #: the operation's own error object, if its spec declares one (as_declared)
+        self.view: ErrorView | None = None
 
     def body(self, instance: str) -> dict[str, Any]:
         problem: dict[str, Any] = {
@@ -135,7 +138,7 @@ class ProblemDetail(Exception):
         if request_id is not None:  # ties the client's error to the server's log lines
             problem["requestId"] = request_id
         problem.update(self.extensions)
-        return problem
+        return problem if self.view is None else self.view.present(problem)
 
     def encode(self, instance: str) -> bytes:
         return json.dumps(self.body(instance), separators=(",", ":")).encode()
@@ -148,6 +151,8 @@ INTERCHANGEABLE: dict[int, tuple[int, ...]] = {400: (422,), 422: (400,)}
 
 #: `app.state` attribute: operation id → the error statuses its responses declare.
 _DECLARED_STATE = "apiforge_declared_errors"
+#: `app.state` attribute: operation id → {declared response key → its error object's view}.
+_VIEWS_STATE = "apiforge_error_views"
 
 
 def declared_status(status: int, declared: frozenset[str]) -> int:
@@ -160,18 +165,21 @@ def declared_status(status: int, declared: frozenset[str]) -> int:
 
 def as_declared(scope: Scope, problem: ProblemDetail) -> ProblemDetail:
     """`problem` with the status the matched operation declares for it (`declared_status`),
-    in the plain JSON media type the operation declares for that status, if it does."""
+    in the plain JSON media type and the error object the operation declares for that
+    status, if it does."""
     state = getattr(scope.get("app"), "state", None)
+    operation = operation_name(scope)
     table: Mapping[str, Mapping[str, str]] | None = getattr(state, _DECLARED_STATE, None)
-    declared = table.get(operation_name(scope)) if table else None
-    if not declared:
+    declared = table.get(operation) if table else None
+    views_table: Mapping[str, Mapping[str, ErrorView]] | None = getattr(state, _VIEWS_STATE, None)
+    views = views_table.get(operation) if views_table else None
+    if not declared and not views:
         return problem
-    status = declared_status(problem.status, frozenset(declared))
-    media = next(
-        (declared[k] for k in (str(status), f"{status // 100}XX", "default") if k in declared),
-        "",
-    )
-    if status == problem.status and not media:
+    status = declared_status(problem.status, frozenset(declared)) if declared else problem.status
+    keys = (str(status), f"{status // 100}XX", "default")
+    media = next((declared[k] for k in keys if k in declared), "") if declared else ""
+    view = next((views[k] for k in keys if k in views), None) if views else None
+    if status == problem.status and not media and view is None:
         return problem
     changed = ProblemDetail(
         status,
@@ -182,6 +190,7 @@ def as_declared(scope: Scope, problem: ProblemDetail) -> ProblemDetail:
         extensions=problem.extensions,
     )
     changed.media_type = media or problem.media_type
+    changed.view = view
     return changed
 
 
@@ -435,16 +444,20 @@ def install_problem_handlers(
     *,
     max_body_bytes: int,
     declared_errors: Mapping[str, Mapping[str, str]] | None = None,
+    error_views: Mapping[str, Mapping[str, ErrorView]] | None = None,
 ) -> None:
     """Make every error of `app` an `application/problem+json` response (see module doc).
 
     `declared_errors`: operation id → {response key its spec declares ("400", "4XX",
     "default", …) → the plain JSON media type it declares, or ""}: a request error answers
     with the declared one of `INTERCHANGEABLE`, a problem in the declared media type.
+    `error_views`: operation id → {response key → the `ErrorView` of the error object its
+    spec declares}: a problem answers in that object.
     Call it before adding other middleware: `ProblemMiddleware` must sit outside everything
     that can fail, and middleware added later wraps it."""
     table = {op: dict(keys) for op, keys in (declared_errors or {}).items()}
     setattr(app.state, _DECLARED_STATE, table)
+    setattr(app.state, _VIEWS_STATE, {op: dict(keys) for op, keys in (error_views or {}).items()})
     app.add_exception_handler(ProblemDetail, _problem_handler)
     app.add_exception_handler(StarletteHTTPException, _http_exception_handler)
     app.add_exception_handler(RequestValidationError, _validation_handler)

@@ -33,6 +33,7 @@ from .routers.widgets import router as widgets_router
 from .runtime.context import Services, install_method_not_allowed, install_services
 from .runtime.delivery import WebhookDispatcher
 from .runtime.destinations import DestinationPolicy
+from .runtime.error_view import load_error_views
 from .runtime.health import install_probes, serve_metrics_port, service_checks, store_checks
 from .runtime.idempotency import install_idempotency
 from .runtime.mock import mocking
@@ -170,6 +171,7 @@ def create_app(settings: Settings | None = None, *, handlers: Handlers | None = 
         app,
         max_body_bytes=settings.max_body_bytes,
         declared_errors=DECLARED_ERRORS,
+        error_views=load_error_views(Path(__file__).with_name("error_views.json")),
     )
     app.add_middleware(RequestIdMiddleware)  # outside everything: every answer has its id
     stores = {

@@ -28,6 +28,7 @@ from .routers.events import router as events_router
 from .routers.files import router as files_router
 from .routers.reports import router as reports_router
 from .runtime.context import Services, install_method_not_allowed, install_services
+from .runtime.error_view import load_error_views
 from .runtime.health import install_probes, serve_metrics_port, service_checks, store_checks
 from .runtime.mock import mocking
 from .runtime.observability import (
@@ -122,6 +123,7 @@ def create_app(settings: Settings | None = None, *, handlers: Handlers | None = 
         app,
         max_body_bytes=settings.max_body_bytes,
         declared_errors=DECLARED_ERRORS,
+        error_views=load_error_views(Path(__file__).with_name("error_views.json")),
     )
     app.add_middleware(RequestIdMiddleware)  # outside everything: every answer has its id
     stores = {
