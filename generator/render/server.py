@@ -50,6 +50,7 @@ from generator.render.resources import group_operations
 from generator.render.server_conformance import (
     JobViewPlan,
     declared_errors,
+    job_result_schema,
     job_schema,
     mock_answers,
     moved_own_paths,
@@ -622,19 +623,14 @@ class _Planner:
         return " | ".join(unique)
 
     def job_result(self, op: Operation) -> str:
+        """The type of a job's result: the job schema's `result` (or `output`, `data`, … as
+        the job view maps it)."""
         job = op.patterns.async_job
         status = self.api.operation(job.status_operation) if job and job.status_operation else None
         if status is None:
             return "Any"
-        for response in sorted(status.success_responses, key=lambda r: r.status):
-            media = next((m for m in response.content if _is_json(m)), None)
-            if media is None or media.schema is None:
-                continue
-            data = _resolved(media.schema, self.api.schemas) or {}
-            props = data.get("properties")
-            if isinstance(props, Mapping) and "result" in props:
-                return self.types.type_of(props["result"])
-        return "Any"
+        result = job_result_schema(job_schema(status, op), self.api.schemas)
+        return "Any" if result is None else self.types.type_of(result)
 
     def job_view(self) -> JobViewPlan:
         """The job resource as the first job's status operation shows it."""
@@ -689,7 +685,8 @@ class _Planner:
         callback_property: str | None = None
         if kind == "job":
             result_type = self.job_result(op)
-            result = result_type if result_type == "Any" else f"{result_type} | dict[str, Any]"
+            plain = ("Any", "dict[str, Any]")
+            result = result_type if result_type in plain else f"{result_type} | dict[str, Any]"
             response_model = None
             if job and job.callback_url and op.request_body is not None:
                 callback_property = self._callback_property(op)

@@ -116,15 +116,7 @@ def plan_job_view(schema: Schema | None, schemas: Mapping[str, Schema]) -> JobVi
     props = _properties(data, schemas)
     if schema is None or not props:
         return JobViewPlan()
-    fields: dict[str, str] = {}
-    by_norm = {_norm(name): name for name in props}
-    for runtime, (names, types) in FIELD_SYNONYMS.items():
-        name = next((by_norm[n] for n in names if n in by_norm), None)
-        if name is None or name in fields.values():
-            continue
-        if types and not _may_be(resolved_data(props[name], schemas), types):
-            continue
-        fields[runtime] = name
+    fields = _job_fields(props, schemas)
     where = schema.where
     missing = sorted(set(_required(data, schemas)) - set(fields.values()))
     if missing:
@@ -147,6 +139,28 @@ def plan_job_view(schema: Schema | None, schemas: Mapping[str, Schema]) -> JobVi
             _label(where),
         )
     return JobViewPlan(fields, statuses, props.get(fields.get("result", "")))
+
+
+def _job_fields(props: Mapping[str, Any], schemas: Mapping[str, Schema]) -> dict[str, str]:
+    """Runtime job field → the job schema's property that shows it."""
+    fields: dict[str, str] = {}
+    by_norm = {_norm(name): name for name in props}
+    for runtime, (names, types) in FIELD_SYNONYMS.items():
+        name = next((by_norm[n] for n in names if n in by_norm), None)
+        if name is None or name in fields.values():
+            continue
+        if types and not _may_be(resolved_data(props[name], schemas), types):
+            continue
+        fields[runtime] = name
+    return fields
+
+
+def job_result_schema(schema: Schema | None, schemas: Mapping[str, Schema]) -> Any:
+    """The schema of the property that shows a job's result (`result`, `output`, …), or
+    None; what `plan_job_view` maps, without its warnings."""
+    props = _properties(resolved(schema, schemas) or {}, schemas)
+    name = _job_fields(props, schemas).get("result")
+    return props[name] if name else None
 
 
 def _map_states(prop: Any, schemas: Mapping[str, Schema], where: Where) -> dict[str, str]:

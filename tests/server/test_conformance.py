@@ -195,6 +195,22 @@ def test_job_view_warns_where_no_state_fits(
     assert "no value for a running job: it is shown as `waiting`" in text
 
 
+def test_the_job_result_is_typed_by_the_mapped_property(tmp_path: Path) -> None:
+    """The job's result shows in `output` here: the handler returns its model, not `Any`."""
+    spec = tmp_path / "s.yaml"
+    inline = "output:\n          type: object\n          required: [url]"
+    assert inline in SPEC
+    text = SPEC.replace(inline, "output:\n          $ref: '#/components/schemas/ExportOutput'")
+    text += (
+        "    ExportOutput:\n      type: object\n      required: [url]\n"
+        "      properties: {url: {type: string, format: uri}}\n"
+    )
+    spec.write_text(text)
+    generate(spec, tmp_path / "out", "s_srv")
+    interfaces = (tmp_path / "out" / "s_srv" / "interfaces.py").read_text()
+    assert ") -> models.ExportOutput | dict[str, Any]:" in interfaces
+
+
 def test_mock_answers_the_declared_example_with_headers(mock_base: str) -> None:
     reply = httpx.get(f"{mock_base}/widgets", timeout=10)
     assert reply.status_code == 200
