@@ -172,9 +172,12 @@ def _fields(
                 continue
             node = resolved_data(props[found], schemas)
             if _fits(node, types, member):
-                fields[found] = (
-                    _errors_member(node, schemas, data) if member == "errors" else member
-                )
+                if member == "errors":
+                    fields[found] = _errors_member(node, schemas, data)
+                elif member == "location" and _holds_strings_only(node, schemas):
+                    fields[found] = "location_strings"  # ["query", "ids", "0"]
+                else:
+                    fields[found] = member
                 break
     return {name: fields[name] for name in sorted(fields) if fields[name]}
 
@@ -189,6 +192,11 @@ def _fits(node: Mapping[str, Any], types: frozenset[str], member: str) -> bool:
     if member == "instance":
         return node.get("format") not in ("uri", "url")  # the problem's is a path
     return True
+
+
+def _holds_strings_only(node: Mapping[str, Any], schemas: Mapping[str, Schema]) -> bool:
+    items = resolved_data(node.get("items"), schemas) if "items" in node else {}
+    return items.get("type") == "string"
 
 
 def _errors_member(

@@ -24,7 +24,8 @@ class ErrorView:
     ``title``, ``kind`` (the last segment of the problem's ``type``), ``status`` (a number),
     ``status_text``, ``request_id``, ``instance``, ``timestamp`` (now, ISO 8601), ``errors``
     (the validation errors) or ``messages`` (their messages), or, for an array of error
-    objects, ``{"each": {property → location, location_text, message or type}, "constants":
+    objects, ``{"each": {property → location, location_strings, location_text, message or
+    type}, "constants":
     {…}}``. ``constants``: property → value.
     """
 
@@ -67,6 +68,7 @@ def _each(view: Mapping[str, Any], errors: list[Any]) -> list[dict[str, Any]]:
         location = location if isinstance(location, list) else []
         members = {
             "location": location,
+            "location_strings": [str(part) for part in location],
             "location_text": ".".join(str(part) for part in location),
             "message": error.get("message"),
             "type": error.get("type"),
