@@ -42,7 +42,7 @@ from generator.render.client_servers import ServersPlan, plan_servers
 from generator.render.env import TemplateFiles, operation_view, templates_root
 from generator.render.escape import py_string
 from generator.render.models import models_for
-from generator.render.names import NameAllocator, safe_identifier, snake_case
+from generator.render.names import NameAllocator, package_version, safe_identifier, snake_case
 from generator.render.pytypes import TypeMapper, is_plain_class, query_shape, query_style
 from generator.render.resources import Resource, group_operations
 from generator.render.writer import (
@@ -189,7 +189,8 @@ class WebhookPlan:
 class ClientPlan:
     package: str
     distribution: str
-    version: str
+    version: str  # the package's
+    api_version: str  # the spec's info.version, as written
     title: str
     description: str
     spec_name: str
@@ -547,15 +548,6 @@ def _module_of(groups: Sequence[Resource], path: tuple[str, ...]) -> str:
     return next(g.module for g in groups if g.path == path)
 
 
-def _version(api: Api) -> str:
-    if re.fullmatch(r"\d+(\.\d+){0,3}", api.version):
-        return api.version
-    digits = re.fullmatch(r"(\d+)[-.](\d+)[-.](\d+)", api.version)
-    if digits:
-        return ".".join(str(int(g)) for g in digits.groups())
-    return "0.1.0"
-
-
 def plan_client(
     api: Api,
     *,
@@ -581,13 +573,14 @@ def plan_client(
         models_source, classes = models
     mapper = TypeMapper({k: s.data for k, s in api.schemas.items()}, classes)
     planner = _Planner(api, mapper)
-    version = _version(api)
+    version = package_version(api.version)
     taken = [*CONSTRUCTOR_ARGUMENTS, *(a.argument for a in planner.auth if a.argument)]
     servers = plan_servers(api, taken)
     plan = ClientPlan(
         package=package,
         distribution=package.replace("_", "-"),
         version=version,
+        api_version=api.version,
         title=api.title,
         description=api.description,
         spec_name=spec_name,

@@ -99,3 +99,14 @@ class NameAllocator:
 
     def __contains__(self, name: str) -> bool:
         return name in self._taken
+
+
+def package_version(api_version: str) -> str:
+    """A PEP 440 version for a generated package from the spec's `info.version`: as is when
+    it is one (`1.2.3`), a date's numbers (`2023-09-12` → `2023.9.12`), else `0.1.0`."""
+    if re.fullmatch(r"\d+(\.\d+){0,3}", api_version):
+        return api_version
+    digits = re.fullmatch(r"(\d+)[-.](\d+)[-.](\d+)", api_version)
+    if digits:
+        return ".".join(str(int(g)) for g in digits.groups())
+    return "0.1.0"

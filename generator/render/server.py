@@ -37,7 +37,7 @@ from generator.render.constraint_values import constraint_problem
 from generator.render.env import TemplateFiles, operation_view, templates_root
 from generator.render.error_views import error_views_json, plan_error_views
 from generator.render.models import models_for
-from generator.render.names import NameAllocator, safe_identifier, snake_case
+from generator.render.names import NameAllocator, package_version, safe_identifier, snake_case
 from generator.render.pytypes import (
     TypeMapper,
     is_plain_class,
@@ -211,15 +211,6 @@ def check_package_name(name: str) -> str:
             "use lower-case letters, digits and underscores, e.g. `--package acme_server`",
         )
     return name
-
-
-def _version(api: Api) -> str:
-    if re.fullmatch(r"\d+(\.\d+){0,3}", api.version):
-        return api.version
-    digits = re.fullmatch(r"(\d+)[-.](\d+)[-.](\d+)", api.version)
-    if digits:
-        return ".".join(str(int(g)) for g in digits.groups())
-    return "0.1.0"
 
 
 def _number(value: Any) -> bool:
@@ -823,7 +814,7 @@ def plan_server(
     plan = ServerPlan(
         package=package,
         distribution=package.replace("_", "-"),
-        version=_version(api),
+        version=package_version(api.version),
         api_version=api.version,
         title=api.title or "API",  # FastAPI refuses an empty title
         description=api.description,

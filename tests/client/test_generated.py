@@ -124,3 +124,22 @@ def test_naming(acme: object) -> None:
             assert callable(getattr(getattr(client, resource).with_raw_response, m))
             assert not hasattr(getattr(client, resource), m + "_raw")  # no twin methods
     client.close()
+
+
+def test_readme_names_the_apis_own_version(tmp_path: Path) -> None:
+    """The spec's `info.version` as written (the package's version is PEP 440's); none when
+    the spec gives none."""
+    from tests.client.conftest import generate
+
+    for version, shown in (("2023-09-12", "(API version 2023-09-12)"), ("", None)):
+        spec = tmp_path / f"v{version or 'none'}.yaml"
+        spec.write_text(
+            f"openapi: 3.1.0\ninfo: {{title: Versioned, version: '{version}'}}\npaths: {{}}\n"
+        )
+        readme = (generate(spec, tmp_path / spec.stem).out / "README.md").read_text()
+        first = next(line for line in readme.splitlines() if line.startswith("A typed client"))
+        assert first.startswith("A typed client for Versioned")
+        if shown:
+            assert shown in first
+        else:
+            assert "API version" not in readme.split("\n## ", 1)[0]
