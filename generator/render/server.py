@@ -250,9 +250,12 @@ def _constraints(
         return reason is not None
 
     if base in ("int", "float"):
+        # OpenAPI 3.0 says an exclusive bound with a flag: `minimum: 0, exclusiveMinimum: true`
+        lower = "gt" if schema.get("exclusiveMinimum") is True else "ge"
+        upper = "lt" if schema.get("exclusiveMaximum") is True else "le"
         for key, kw in (
-            ("minimum", "ge"),
-            ("maximum", "le"),
+            ("minimum", lower),
+            ("maximum", upper),
             ("exclusiveMinimum", "gt"),
             ("exclusiveMaximum", "lt"),
         ):

@@ -354,3 +354,28 @@ def test_multipart_forms_are_checked_too(mock_base: str) -> None:
     assert good.status_code == 200, good.text
     wrong = httpx.post(url, data={"text": "hi", "level": "x"}, files=doc, timeout=10)
     assert wrong.status_code == 422 and wrong.json()["errors"][0]["location"] == ["body", "level"]
+
+
+def test_openapi_30_exclusive_bounds_are_flags(tmp_path: Path) -> None:
+    """3.0's `minimum: 0, exclusiveMinimum: true` is 0 < x: a page of 0 is refused (it was
+    let through as 0 <= x), on parameters as in body models."""
+    spec = tmp_path / "s.yaml"
+    spec.write_text(
+        "openapi: 3.0.3\ninfo: {title: Ex, version: '1'}\npaths:\n  /things:\n    post:\n"
+        "      operationId: makeThing\n      parameters:\n        - name: page\n"
+        "          in: query\n          schema: {type: integer, minimum: 0, exclusiveMinimum: "
+        "true, maximum: 10, exclusiveMaximum: true}\n      requestBody:\n        content:\n"
+        "          application/json:\n            schema:\n              type: object\n"
+        "              properties: {size: {$ref: '#/components/schemas/Size'}}\n"
+        "      responses:\n        '200': {description: ok}\ncomponents:\n  schemas:\n"
+        "    Size: {type: number, minimum: 0, exclusiveMinimum: true}\n"
+    )
+    generate(spec, tmp_path / "out", "ex_srv")
+    with serve(tmp_path / "out", "ex_srv", tmp_path / "state", env={"APIFORGE_MOCK": "1"}) as url:
+        answers = {
+            page: httpx.post(f"{url}/things", params={"page": page}, json={}, timeout=10)
+            for page in (0, 1, 9, 10)
+        }
+    assert {p: r.status_code for p, r in answers.items()} == {0: 422, 1: 200, 9: 200, 10: 422}
+    models = (tmp_path / "out" / "ex_srv" / "models.py").read_text()
+    assert "gt=0" in models
