@@ -12,6 +12,8 @@
     when it has no GET: GET → `list`, POST → `create`, PUT/PATCH → `update`, DELETE →
     `delete`; otherwise it is a singleton (`/v1/account`): GET → `retrieve`, POST/PUT/PATCH →
     `update`, DELETE → `delete`;
+  - a last segment that is a call, not a thing: a custom method (`/{spec}:rollback`) or a
+    phrase led by a verb (`/sendMessage`) → the call (`rollback`, `send_message`);
   - HEAD, OPTIONS and TRACE have no such name.
 - A tagged operation keeps snake_case of its operationId: people wrote it, and it means
   something.
@@ -70,6 +72,83 @@ _COLLECTION = {
     "patch": "update",
     "delete": "delete",
 }
+# First words that make a path segment a call (RPC style: `/sendMessage`), not a resource.
+_VERBS = frozenset(
+    {
+        "get",
+        "set",
+        "send",
+        "add",
+        "remove",
+        "delete",
+        "create",
+        "update",
+        "edit",
+        "answer",
+        "forward",
+        "copy",
+        "export",
+        "import",
+        "kick",
+        "ban",
+        "unban",
+        "leave",
+        "join",
+        "pin",
+        "unpin",
+        "promote",
+        "restrict",
+        "stop",
+        "start",
+        "close",
+        "open",
+        "log",
+        "upload",
+        "download",
+        "search",
+        "find",
+        "list",
+        "check",
+        "verify",
+        "cancel",
+        "approve",
+        "reject",
+        "run",
+        "execute",
+        "validate",
+        "generate",
+        "reset",
+        "refresh",
+        "revoke",
+        "fetch",
+        "query",
+        "submit",
+        "mark",
+        "move",
+        "rename",
+        "archive",
+        "restore",
+        "enable",
+        "disable",
+        "register",
+        "subscribe",
+        "unsubscribe",
+        "invite",
+        "accept",
+        "decline",
+        "assign",
+        "attach",
+        "detach",
+        "publish",
+        "lock",
+        "unlock",
+        "sync",
+        "trigger",
+        "retry",
+        "resend",
+        "count",
+    }
+)
 _LIST_FIELDS = frozenset({"data", "items", "results", "entries", "records", "values"})
 
 
@@ -111,10 +190,11 @@ def _collections(operations: Sequence[Operation], api: Api) -> frozenset[str]:
     by_path: dict[str, list[Operation]] = {}
     for op in operations:
         by_path.setdefault(op.path, []).append(op)
-    with_items = {
-        tuple(parts[:-1])
+    with_items = {  # `/a/b` of `/a/b/{id}`, `/a/b/{id}/c`…: paths that hold items
+        tuple(parts[:n])
         for parts in (_segments(p) for p in by_path)
-        if len(parts) > 1 and _is_param(parts[-1])
+        for n in range(1, len(parts))
+        if _is_param(parts[n])
     }
     found = set()
     for path, ops in by_path.items():
@@ -138,16 +218,30 @@ def _lists(op: Operation, api: Api) -> bool:
     return found is not None and (not found[0] or found[0][0].lower() in _LIST_FIELDS)
 
 
-def derived_name(op: Operation, *, actions: frozenset[str], collections: frozenset[str]) -> str:
-    """What an operation on a path-derived resource does to it ("" when nothing fits)."""
+def _call(segment: str) -> str:
+    """The call a last path segment names, "" when it names a thing: a custom method
+    (`{spec}:deleteRevision`, `:rollback`) or a verb phrase (`getMe`, `send_message`)."""
+    if ":" in segment:
+        return "_".join(words(segment.rsplit(":", 1)[1]))
+    said = words(segment)
+    return "_".join(said) if len(said) > 1 and said[0] in _VERBS else ""
+
+
+def derived_name(
+    op: Operation, *, actions: frozenset[str], collections: frozenset[str]
+) -> tuple[str, str]:
+    """What an operation on a path-derived resource does to it, and whether that is a "crud"
+    name or an "action"'s; ("", "") when nothing fits."""
     parts = _segments(op.path)
-    if op.path in actions:
-        action = "_".join(words(parts[-1]))
-        return action if plain_identifier(action) else ""
+    call = _call(parts[-1]) if parts else ""
+    if op.path in actions or call:
+        action = call or "_".join(words(parts[-1]))
+        return (action, "action") if plain_identifier(action) else ("", "")
     if parts and _is_param(parts[-1]):
-        return _ITEM.get(op.method, "")
-    table = _COLLECTION if op.path in collections else _ITEM  # a singleton is like an item
-    return table.get(op.method, "")
+        table = _ITEM
+    else:
+        table = _COLLECTION if op.path in collections else _ITEM  # a singleton is like an item
+    return (table[op.method], "crud") if op.method in table else ("", "")
 
 
 def _fallback(op: Operation) -> str:
@@ -233,9 +327,9 @@ def client_methods(api: Api, reserved: frozenset[str] | None = None) -> ClientMe
             if stated is not None:
                 wanted[op.id] = (stated, "extension")
             elif not op.tags:
-                name = derived_name(op, actions=actions, collections=collections)
+                name, kind = derived_name(op, actions=actions, collections=collections)
                 if name:
-                    wanted[op.id] = (name, "action" if op.path in actions else "crud")
+                    wanted[op.id] = (name, kind)
         taken = (*CLASS_SCOPE_NAMES, *RESOURCE_NAMES, *resource.children)
         named = name_methods(resource.operations, wanted, taken)
         for op in resource.operations:

@@ -6,6 +6,7 @@ server, checked by `mypy --strict`; Stripe's names."""
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -63,6 +64,14 @@ paths:
   /v1/exports:
     get: {{operationId: GetExports, {_OK}}}
     post: {{operationId: PostExports, responses: {{'201': {{description: created}}}}}}
+  /v1/distributions:
+    get: {{operationId: GetDistributions, {_OK}}}
+  /v1/distributions/{{distribution}}/links:
+    get: {{operationId: GetDistributionLinks, parameters: {_param("distribution")}, {_OK}}}
+  /sendMessage:
+    post: {{operationId: post_sendMessage, {_OK}}}
+  /v1/specs/{{spec}}:rollback:
+    post: {{operationId: RollbackSpec, parameters: {_param("spec")}, {_OK}}}
   /v1/account:
     get: {{operationId: GetAccount, {_OK}}}
     post: {{operationId: PostAccount, {_OK}}}
@@ -137,6 +146,12 @@ def test_operations_are_named_by_what_they_do_to_their_resource(tmp_path: Path) 
         # a POST answering 201 Created makes a collection, whatever its GET answers
         "GetExports": "client.exports.list",
         "PostExports": "client.exports.create",
+        # so does another path going on from it with a parameter
+        "GetDistributions": "client.distributions.list",
+        "GetDistributionLinks": "client.distributions.links.retrieve",
+        # a call (RPC style, a custom method): named by it
+        "post_sendMessage": "client.send_message.send_message",
+        "RollbackSpec": "client.specs.spec_rollback.rollback",
         # a singleton: one thing, no parameter; HEAD has no such name
         "GetAccount": "client.account.retrieve",
         "PostAccount": "client.account.update",
@@ -264,6 +279,14 @@ paths:
   /v1/exports:
     get: {{operationId: GetExports, {_OK}}}
     post: {{operationId: PostExports, responses: {{'201': {{description: created}}}}}}
+  /v1/distributions:
+    get: {{operationId: GetDistributions, {_OK}}}
+  /v1/distributions/{{distribution}}/links:
+    get: {{operationId: GetDistributionLinks, parameters: {_param("distribution")}, {_OK}}}
+  /sendMessage:
+    post: {{operationId: post_sendMessage, {_OK}}}
+  /v1/specs/{{spec}}:rollback:
+    post: {{operationId: RollbackSpec, parameters: {_param("spec")}, {_OK}}}
   /v1/account:
     get: {{operationId: GetAccount, {_OK}}}
     post: {{operationId: PostAccount, x-apiforge-method-name: modify, {_OK}}}
@@ -432,3 +455,32 @@ def test_stripe_gets_stainless_style_names(tmp_path: Path) -> None:
         assert sources.count(f"def {name}(") == 2, name  # sync and async
     fell_back = [m for m in client_methods(loaded.api).names.values() if m.source == "operation_id"]
     assert len(fell_back) == 3  # the three `.../{id}/return` actions: `return` is a keyword
+
+
+def test_inspect_shows_each_client_method_and_the_unusable_extensions(tmp_path: Path) -> None:
+    spec = tmp_path / "table.yaml"
+    spec.write_text(TABLE)
+    proc = subprocess.run(
+        [sys.executable, "-m", "generator.cli", "inspect", str(spec)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert "CLIENT METHOD" in lines[2]
+    row = next(line for line in lines if line.startswith("GET /v1/customers/{customer}/sources "))
+    assert "client.customers.sources.list " in row
+    # the table's list of what the client cannot express locates each extension it ignores
+    located = [line for line in lines if "x-apiforge-method-name" in line]
+    assert len(located) == 4 and all(line.strip().startswith(f"{spec}:") for line in located)
+    as_json = subprocess.run(
+        [sys.executable, "-m", "generator.cli", "inspect", str(spec), "--format", "json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    operations = {o["id"]: o for o in json.loads(as_json.stdout)["operations"]}
+    assert operations["PostChargesChargeCapture"]["client"] == "client.charges.capture"
