@@ -2,13 +2,15 @@
 
 Naming (stable, documented in the generated README):
 
-- resource: snake_case of the operation's first tag, `default` when untagged; two tags with the
-  same snake_case get `_2`, `_3`… in sorted tag order; names the runtime base classes use are
-  avoided (a trailing `_`);
-- method: snake_case of the operationId, unique within its resource (`_2`… in operation
-  order); every method has a `<method>_raw` twin returning `Raw[T]` (status, headers, ETag,
-  replay flag, rate limit and the parsed value); an operation answering with bytes, or with
-  events beside JSON, has a `<method>_stream` twin reading the body as it arrives;
+- resource: snake_case of the operation's first tag, or from its path when untagged
+  (`resources`); two tags with the same snake_case get `_2`, `_3`… in sorted tag order; names
+  the runtime base classes use are avoided (a trailing `_`);
+- method: on a tagged resource snake_case of the operationId, on a path-derived one what it does
+  (`list`, `create`, `retrieve`, `update`, `delete`, the action's name), collisions falling back
+  to the operationId's name (`method_names`); `with_raw_response.<method>` returns `Raw[T]`
+  (status, headers, ETag, replay flag, rate limit and the parsed value); an operation answering
+  with bytes, or with events beside JSON, has a `<method>_stream` twin reading the body as it
+  arrives;
 - keyword arguments: snake_case of the parameter name, unique within the operation, never one of
   the fixed arguments (`body`, `idempotency_key`, `if_match`, `if_none_match`, `extra_headers`,
   `max_retries`, `timeout`);
