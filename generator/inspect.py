@@ -12,6 +12,7 @@ from typing import Any
 
 from generator.ir import Api, OperationPatterns, Where
 from generator.render.client_gaps import client_gaps, location
+from generator.render.method_names import client_methods
 
 FORMAT = "apiforge-inspect/1"
 PATTERN_NAMES = (
@@ -39,12 +40,14 @@ def to_json_value(value: Any) -> Any:
 
 
 def inspect_data(api: Api) -> dict[str, Any]:
+    methods = client_methods(api).paths()
     operations = [
         {
             "id": op.id,
             "method": op.method.upper(),
             "path": op.path,
             "tags": list(op.tags),
+            "client": methods[op.id],
             "where": to_json_value(op.where),
             "patterns": to_json_value(op.patterns),
         }
@@ -154,6 +157,7 @@ def render_table(api: Api, locate: Callable[[Where], tuple[int, int]] | None = N
     header = [
         "OPERATION",
         "ID",
+        "CLIENT METHOD",
         "SECURITY",
         "IDEMPOTENCY",
         "RATE LIMIT",
@@ -162,11 +166,13 @@ def render_table(api: Api, locate: Callable[[Where], tuple[int, int]] | None = N
         "PROBLEMS",
         "PAGINATION",
     ]
-    rows = [[op.label, op.id, *_cells(op.patterns)] for op in api.operations]
+    methods = client_methods(api).paths()
+    rows = [[op.label, op.id, methods[op.id], *_cells(op.patterns)] for op in api.operations]
     rows += [
         [
             f"WEBHOOK {h.name}",
             h.operation.id,
+            "-",
             "-",
             "-",
             "-",

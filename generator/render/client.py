@@ -2,13 +2,15 @@
 
 Naming (stable, documented in the generated README):
 
-- resource: snake_case of the operation's first tag, `default` when untagged; two tags with the
-  same snake_case get `_2`, `_3`… in sorted tag order; names the runtime base classes use are
-  avoided (a trailing `_`);
-- method: snake_case of the operationId, unique within its resource (`_2`… in operation
-  order); every method has a `<method>_raw` twin returning `Raw[T]` (status, headers, ETag,
-  replay flag, rate limit and the parsed value); an operation answering with bytes, or with
-  events beside JSON, has a `<method>_stream` twin reading the body as it arrives;
+- resource: snake_case of the operation's first tag, or from its path when untagged
+  (`resources`); two tags with the same snake_case get `_2`, `_3`… in sorted tag order; names
+  the runtime base classes use are avoided (a trailing `_`);
+- method: on a tagged resource snake_case of the operationId, on a path-derived one what it does
+  (`list`, `create`, `retrieve`, `update`, `delete`, the action's name), collisions falling back
+  to the operationId's name (`method_names`); `with_raw_response.<method>` returns `Raw[T]`
+  (status, headers, ETag, replay flag, rate limit and the parsed value); an operation answering
+  with bytes, or with events beside JSON, has a `<method>_stream` twin reading the body as it
+  arrives;
 - keyword arguments: snake_case of the parameter name, unique within the operation, never one of
   the fixed arguments (`body`, `idempotency_key`, `if_match`, `if_none_match`, `extra_headers`,
   `max_retries`, `timeout`);
@@ -19,7 +21,6 @@ Naming (stable, documented in the generated README):
 from __future__ import annotations
 
 import ast
-import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -41,10 +42,17 @@ from generator.render.client_pages import PagePlan, plan_page
 from generator.render.client_servers import ServersPlan, plan_servers
 from generator.render.env import TemplateFiles, operation_view, templates_root
 from generator.render.escape import py_string
+from generator.render.method_names import (
+    CLASS_SCOPE_NAMES,
+    RESOURCE_NAMES,
+    SHADOWABLE_BUILTINS,
+    class_scope_safe,
+    client_methods,
+)
 from generator.render.models import models_for
 from generator.render.names import NameAllocator, package_version, safe_identifier, snake_case
 from generator.render.pytypes import TypeMapper, is_plain_class, query_shape, query_style
-from generator.render.resources import Resource, group_operations
+from generator.render.resources import Resource
 from generator.render.writer import (
     Deferred,
     GeneratedFile,
@@ -52,11 +60,6 @@ from generator.render.writer import (
     marker_line,
     write_tree,
 )
-
-# Module names that annotations inside generated classes use: no method may shadow them.
-_CLASS_SCOPE_NAMES = ("models", "httpx", "pydantic")
-# What every resource class has beside its methods.
-_RESOURCE_NAMES = ("with_raw_response",)
 
 FIXED_ARGUMENTS = (
     "body",
@@ -149,6 +152,9 @@ class OperationPlan:
     # what it answers with (JSON, text, bytes, events)
     media: MediaPlan = field(default_factory=lambda: MediaPlan("none", ""))
     stream_name: str = ""  # the `<method>_stream` twin, for bytes and events beside JSON
+    # where the method's name comes from (`method_names`): "crud", "action", "extension", or
+    # "operation_id" (the docstring names the operationId when the method is not named after it)
+    named_by: str = "operation_id"
 
 
 @dataclass(frozen=True)
@@ -169,6 +175,7 @@ class ResourcePlan:
     label: str  # what it groups: a tag or a path
     operations: tuple[OperationPlan, ...]
     children: tuple[ChildPlan, ...] = ()
+    uses_builtins: bool = False  # its annotations say `builtins.list` (a method is `list`)
 
     @property
     def top_level(self) -> bool:
@@ -216,33 +223,6 @@ def check_package_name(name: str) -> str:
             "use lower-case letters, digits and underscores, e.g. `--package acme_client`",
         )
     return name
-
-
-def runtime_reserved() -> frozenset[str]:
-    """Public names of the runtime's client base classes (methods, properties, attributes)."""
-    return _reserved_in((templates_root() / "client" / "runtime" / "_base.py").read_text())
-
-
-@functools.lru_cache(maxsize=4)
-def _reserved_in(source: str) -> frozenset[str]:
-    tree = ast.parse(source)
-    names: set[str] = set()
-    for node in tree.body:
-        if isinstance(node, ast.ClassDef) and node.name in (
-            "_BaseClient",
-            "SyncAPIClient",
-            "AsyncAPIClient",
-        ):
-            for item in ast.walk(node):
-                if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
-                    names.add(item.name)
-                elif (
-                    isinstance(item, ast.Attribute)
-                    and isinstance(item.value, ast.Name)
-                    and item.value.id == "self"
-                ):
-                    names.add(item.attr)
-    return frozenset(n for n in names if not n.startswith("_"))
 
 
 def _is_json(media: MediaType) -> bool:
@@ -396,9 +376,8 @@ class _Planner:
                 return self.types.type_of(props["result"])
         return "Any"
 
-    def operation(self, op: Operation, allocator: NameAllocator) -> OperationPlan:
+    def operation(self, op: Operation, name: str) -> OperationPlan:
         params = self.params(op)
-        name = allocator.allocate(op.id, snake_case(op.id, fallback="operation"))
         body_type: str | None = None
         body_kind = "json"
         body_media = ""
@@ -478,17 +457,23 @@ class _Planner:
             errors=self.error_types(op),
         )
 
-    def resources(self, reserved: frozenset[str]) -> list[ResourcePlan]:
-        nested = frozenset({*_CLASS_SCOPE_NAMES, *_RESOURCE_NAMES})
-        groups = group_operations(self.api, reserved=reserved | nested, reserved_nested=nested)
+    def resources(self) -> list[ResourcePlan]:
+        layout = client_methods(self.api)
+        groups = layout.resources
         classes = NameAllocator(
             {"Client", "AsyncClient", "Raw", "JobHandle", "AsyncJobHandle", "SyncPage"}
         )
         names = {g.path: classes.allocate(g.path, f"{g.pascal}Resource") for g in groups}
         plans = []
         for group in groups:
-            methods = NameAllocator((*_CLASS_SCOPE_NAMES, *_RESOURCE_NAMES, *group.children))
-            ops = [self.operation(op, methods) for op in group.operations]
+            methods = NameAllocator((*CLASS_SCOPE_NAMES, *RESOURCE_NAMES, *group.children))
+            ops = [
+                replace(
+                    self.operation(op, methods.allocate(op.id, layout.names[op.id].name)),
+                    named_by=layout.names[op.id].source,
+                )
+                for op in group.operations
+            ]
             ops = [
                 replace(
                     plan,
@@ -587,7 +572,7 @@ def plan_client(
         base_url=servers.default_url,
         servers=servers,
         user_agent=f"{package}/{version}",
-        resources=planner.resources(runtime_reserved()),
+        resources=planner.resources(),
         auth=planner.auth,
         auth_example=example_arguments(api, planner.auth),
         log_env=f"{package.upper()}_LOG",
@@ -628,7 +613,7 @@ def plan_client(
                 f"{pkg}/resources/{resource.module}.py",
                 "resource.py.j2",
                 format=True,
-                extra={"resource": resource},
+                extra={"resource": _class_scope_view(resource)},
             )
         )
     if plan.webhooks:
@@ -659,6 +644,34 @@ def _resource_view(resource: ResourcePlan) -> ResourcePlan:
         replace(o, op=cast(Operation, operation_view(o.op))) for o in resource.operations
     )
     return replace(resource, operations=operations)
+
+
+def _class_scope_view(resource: ResourcePlan) -> ResourcePlan:
+    """`resource` with its signatures' types safe inside its class body: where a method is
+    named after a builtin (`list`), the annotations spell the builtin `builtins.list`."""
+    shadowed = SHADOWABLE_BUILTINS.intersection(o.name for o in resource.operations)
+    if not shadowed:
+        return resource
+
+    def safe(type_expr: str) -> str:
+        return class_scope_safe(type_expr, shadowed)
+
+    operations = tuple(
+        replace(
+            o,
+            params=tuple(replace(p, type=safe(p.type)) for p in o.params),
+            body=safe(o.body) if o.body else o.body,
+            result=safe(o.result),
+            media=replace(o.media, event_type=safe(o.media.event_type)),
+        )
+        for o in resource.operations
+    )
+    uses = any(
+        "builtins." in t
+        for o in operations
+        for t in (o.body or "", o.result, o.media.event_type, *(p.type for p in o.params))
+    )
+    return replace(resource, operations=operations, uses_builtins=uses)
 
 
 def write_client(

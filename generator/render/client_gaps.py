@@ -14,7 +14,9 @@ choices (`client.py`, `client_media.py`, `client_auth.py`, `pytypes.query_style`
 - a request body the client sends as raw bytes although it declares a schema (XML, …);
 - a success response with a schema in a text type (XML, YAML, …): returned as `str`, unparsed;
 - a security scheme the client cannot send itself (mutualTLS, http digest, …): configure
-  it on the `http_client`.
+  it on the `http_client`;
+- an `x-apiforge-method-name` that is not a usable identifier, or that collides: the method
+  keeps its operationId's name (`method_names`).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from typing import Any
 
 from generator.ir import Api, Operation, Parameter, Where
 from generator.render.client_media import essence, is_json, is_text
+from generator.render.method_names import client_methods
 
 _log = logging.getLogger("apiforge")
 _QUERY_STYLES = ("form", "spaceDelimited", "pipeDelimited", "deepObject")
@@ -132,7 +135,13 @@ def client_gaps(api: Api) -> list[Gap]:
         for s in api.security_schemes
         if not s.kind
     ]
+    names: dict[str, list[Gap]] = {}  # `x-apiforge-method-name` not honoured, by operation
+    for problem in client_methods(api).problems:
+        names.setdefault(problem.subject, []).append(
+            Gap(problem.where, problem.subject, problem.what)
+        )
     for op in api.operations:
+        gaps.extend(names.get(op.label, ()))
         for p in op.parameters:
             gaps.extend(_parameter_gaps(op, p))
         gaps.extend(_body_gaps(op))

@@ -114,8 +114,8 @@ def test_the_generated_shape(shop: tuple[Generated, Any]) -> None:
     ]
     sources = (package / "resources" / "customers_sources.py").read_text()
     # one method per operation per class: no `*_raw` twins
-    assert sources.count("def list_sources(") == 2  # sync and async
-    assert "def list_sources_raw" not in sources and "def create_source_raw" not in sources
+    assert sources.count("def list(") == 2  # sync and async
+    assert "def list_raw" not in sources and "def create_raw" not in sources
 
 
 def test_nested_resources_and_raw_access_against_a_real_server(
@@ -132,18 +132,18 @@ def test_nested_resources_and_raw_access_against_a_real_server(
     script.on("POST", "/v2/charges/ch_1/capture", Reply(204))
     with serving(script) as server:
         with module.Client(base_url=server.url) as client:
-            assert client.customers.sources.list_sources(customer="c/1").id == "src_1"
-            raw = client.customers.sources.with_raw_response.create_source(
+            assert client.customers.sources.list(customer="c/1").id == "src_1"
+            raw = client.customers.sources.with_raw_response.create(
                 customer="c1", body={"id": "src_2"}
             )
             assert isinstance(raw, module.Raw)
             assert (raw.status_code, raw.etag, raw.parsed.id) == (201, '"e1"', "src_2")
-            assert client.charges.with_raw_response.capture_charge(charge="ch_1").parsed is None
+            assert client.charges.with_raw_response.capture(charge="ch_1").parsed is None
 
         async def run() -> tuple[str, int, str]:
             async with module.AsyncClient(base_url=server.url) as client:
-                plain = await client.customers.sources.list_sources(customer="c/1")
-                raw = await client.customers.sources.with_raw_response.create_source(
+                plain = await client.customers.sources.list(customer="c/1")
+                raw = await client.customers.sources.with_raw_response.create(
                     customer="c1", body={"id": "src_2"}
                 )
                 return plain.id, raw.status_code, raw.parsed.id
@@ -175,7 +175,7 @@ def test_concurrent_raw_calls_each_get_their_own_response(shop: tuple[Generated,
             async with module.AsyncClient(base_url=server.url) as client:
                 raws = await asyncio.gather(
                     *(
-                        client.customers.sources.with_raw_response.list_sources(customer=f"c{n}")
+                        client.customers.sources.with_raw_response.list(customer=f"c{n}")
                         for n in range(6)
                     )
                 )

@@ -425,13 +425,13 @@ def test_argument_names_avoid_the_constructors_own_and_unsendable_schemes_get_no
         for path in ("/tls", "/default"):
             server.on("GET", path, Reply(204))
         with module.Client(base_url=server.url) as client:
-            client.tls.via_tls()  # mutual TLS is the http_client's business: not blocked
+            client.tls.retrieve()  # mutual TLS is the http_client's business: not blocked
             with pytest.raises(module.MissingCredentials, match="`timeout_2=` \\(timeout\\)"):
-                client.default.by_default()
+                client.default.retrieve()
             with pytest.raises(module.MissingCredentials, match="does not define: ghost"):
-                client.ghost.ghost()
+                client.ghost.retrieve()
         with module.Client(base_url=server.url, timeout_2="tok") as client:
-            client.default.by_default()
+            client.default.retrieve()
     finally:
         sys.path.remove(str(edge.out))
     assert [(r.path, carried(r)) for r in server.requests] == [
