@@ -7,7 +7,10 @@ server's router and handler modules share.
   after any version prefix (`/v1/customers/{customer}/sources` → `customers.sources`), nested
   resources being attributes of their parent. A last literal segment right after a parameter,
   on a path that only answers POST and that no other path extends, is an action on the
-  resource it follows (`/v1/charges/{charge}/capture` → `charges`), not a resource of its own.
+  resource it follows (`/v1/charges/{charge}/capture` → `charges`), not a resource of its own;
+  so is a last literal segment after a collection's path (one with items), on a path with one
+  operation that no other path extends (`GET /v1/customers/search` → `customers`), or after
+  any other path when that operation is a POST (`POST /v1/apps/secrets/delete`).
   A path with no literal segment belongs to `default`.
 - Every resource has a flat module name (its path joined by `_`), unique among all resources.
 
@@ -54,21 +57,36 @@ def _segments(path: str) -> list[str]:
 
 
 def _actions(operations: Sequence[Operation]) -> frozenset[str]:
-    """Paths whose last literal segment is an action on the resource before it."""
+    """Paths whose last literal segment is an action on the resource before it: a POST after
+    an item (`/charges/{charge}/capture`), or the one operation of a path that ends a
+    collection's path with a word (`GET /customers/search`, `POST /secrets/delete`)."""
     methods: dict[str, set[str]] = {}
     for op in operations:
         methods.setdefault(op.path, set()).add(op.method.lower())
     segments = {p: _segments(p) for p in methods}
     extended = {tuple(parts[:n]) for parts in segments.values() for n in range(1, len(parts))}
-    return frozenset(
-        path
-        for path, verbs in methods.items()
-        if verbs == {"post"}
-        and len(parts := segments[path]) >= 2
-        and not _is_param(parts[-1])
-        and _is_param(parts[-2])
-        and tuple(parts) not in extended  # no other path goes on from it
-    )
+    paths = {tuple(parts) for parts in segments.values()}
+    # collections of items: the prefixes an item parameter follows
+    collections = {
+        tuple(parts[:n])
+        for parts in segments.values()
+        for n in range(1, len(parts))
+        if _is_param(parts[n])
+    }
+
+    def is_action(path: str, verbs: set[str]) -> bool:
+        parts = segments[path]
+        if len(parts) < 2 or _is_param(parts[-1]) or tuple(parts) in extended:
+            return False  # an item, or a resource other paths go on from
+        if _is_param(parts[-2]):
+            return verbs == {"post"}
+        parent = tuple(parts[:-1])
+        # a GET under a plain path (`/preview/lines`) is a list of its own, not an action
+        return len(verbs) == 1 and (
+            parent in collections or (verbs == {"post"} and parent in paths)
+        )
+
+    return frozenset(path for path, verbs in methods.items() if is_action(path, verbs))
 
 
 def _path_key(path: str, is_action: bool) -> tuple[str, ...]:

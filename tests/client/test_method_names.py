@@ -95,6 +95,11 @@ paths:
     get: {{operationId: GetInvoicesSearch, {_ENVELOPE}}}
   /v1/invoices/{{invoice}}:
     get: {{operationId: GetInvoice, parameters: {_param("invoice")}, {_OK}}}
+  /v1/invoices/{{invoice}}/lines:
+    post: {{operationId: PostInvoicesInvoiceLines, parameters: {_param("invoice")}, {_OK}}}
+  /v1/invoices/lines:
+    get: {{operationId: GetInvoicesLines, {_ENVELOPE}}}
+    post: {{operationId: PostInvoicesLines, {_OK}}}
   /v1/orders:
     get: {{operationId: GetOrders, x-apiforge-method-name: list, {_MANY}}}
     post: {{operationId: PostOrders, x-apiforge-method-name: place, {_OK}}}
@@ -166,9 +171,15 @@ def test_operations_are_named_by_what_they_do_to_their_resource(tmp_path: Path) 
         "listPetsV2": "client.pets.list_pets_v_2",
         "replacePet": "client.pets.replace_pet",
         "patchPet": "client.pets.patch_pet",
-        # `search` is a nested resource of `invoices`: the action does not shadow it
+        # `search` on the collection (one GET after its path: an action, as
+        # `client.customers.search(...)`) and on an item: both actions want it, both fall back
         "PostInvoicesInvoiceSearch": "client.invoices.post_invoices_invoice_search",
-        "GetInvoicesSearch": "client.invoices.search.list",
+        "GetInvoicesSearch": "client.invoices.get_invoices_search",
+        # `lines` is a nested resource of `invoices` (two operations): the action does not
+        # shadow it
+        "PostInvoicesInvoiceLines": "client.invoices.post_invoices_invoice_lines",
+        "GetInvoicesLines": "client.invoices.lines.list",
+        "PostInvoicesLines": "client.invoices.lines.create",
         "GetInvoice": "client.invoices.retrieve",
         # the extension: stated names win over derived ones (`list` action on /orders/{order}
         # yields), a stated name two operations share or that is no identifier is ignored
@@ -442,6 +453,11 @@ def test_stripe_gets_stainless_style_names(tmp_path: Path) -> None:
         "client.balance.history.list": "GetBalanceHistory",
         "client.payment_intents.confirm": "PostPaymentIntentsIntentConfirm",
         "client.checkout.sessions.expire": "PostCheckoutSessionsSessionExpire",
+        # one operation after a collection's path: an action on it
+        "client.customers.search": "GetCustomersSearch",
+        "client.apps.secrets.delete": "PostAppsSecretsDelete",
+        "client.tax.transactions.create_reversal": "PostTaxTransactionsCreateReversal",
+        "client.charges.dispute.close": "PostChargesChargeDisputeClose",
     }.items():
         assert methods.get(path) == op_id, path
     # every operation has a method, and no two of one resource share a name
