@@ -906,8 +906,7 @@ def plan_server(
             )
     if has_jobs:
         files.append(gen(f"{pkg}/jobs.py", "jobs.py.j2"))
-    mocks = mock_answers(tags, api, job_view.result, scope=f"{marker}\0{package}")
-    files.append(GeneratedFile(f"{pkg}/mocks.json", mocks))
+    files.append(GeneratedFile(f"{pkg}/mocks.json", mock_answers(tags, api, job_view.result)))
     if plan.has_outbox:
         files.append(gen(f"{pkg}/events.py", "events.py.j2"))
     runtime = templates_root() / "server" / "runtime"

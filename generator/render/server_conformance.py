@@ -277,14 +277,16 @@ def moved_own_paths(api: Api) -> dict[str, str]:
 
 
 def mock_answers(
-    tags: Iterable[TagPlan], api: Api, job_result: Any = None, *, scope: str = ""
+    tags: Iterable[TagPlan], api: Api, job_result: Any = None, *, scope: str | None = None
 ) -> str:
     """`mocks.json`: handler attribute → method → its answer (see runtime/mock.py).
 
     Each answer is made from a few plain inputs (`_answer_inputs`) and the components its
-    values look up, and kept between runs by those (`_MockMemo`, under `scope`): a
-    regeneration makes only new or changed answers (Stripe's 470 take ~1 s to make), and the
-    file is put together from their texts, byte for byte what one `json.dumps` gives."""
+    values look up, and kept between runs by those (`_MockMemo`, under `scope`: by default
+    the API's title, which edits rarely change): a regeneration makes only new or changed
+    answers (Stripe's 470 take ~1 s to make), and the file is put together from their texts,
+    byte for byte what one `json.dumps` gives."""
+    scope = f"title\0{api.title}" if scope is None else scope
     memo = _MockMemo({name: s.data for name, s in api.schemas.items()}, scope)
     modules: dict[str, str] = {}
     for tag in tags:
