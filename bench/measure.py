@@ -16,6 +16,7 @@ class Run:
     seconds: float
     peak_mb: float
     returncode: int
+    cpu_s: float = 0.0  # user + system, the child's and those of the processes it waited for
 
 
 def run_once(
@@ -32,7 +33,8 @@ def run_once(
     _, status, usage = os.wait4(proc.pid, 0)
     elapsed = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)
-    return Run(elapsed, usage.ru_maxrss / 1024, proc.returncode)
+    cpu = usage.ru_utime + usage.ru_stime
+    return Run(elapsed, usage.ru_maxrss / 1024, proc.returncode, cpu)
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/run.py [--specs stripe,github,cloudflare] [--tools SUBSTRINGS]
                                   [--skip-install] [--no-lint] [--no-regen] [--write-docs]
+                                  [--only-regen] [--regen-baseline REF]
 
 1. Installs the peers into bench/.peers/ (git-ignored), each Python tool in its own venv so
    their pins do not fight ours: openapi-python-client, fastapi-code-generator,
@@ -26,9 +27,16 @@
      as well: the workaround variant has both.
    JAVA_OPTS, JAVA_TOOL_OPTIONS and _JAVA_OPTIONS are removed from every other tool's
    environment, so "default" means default.
-3. Regeneration: the spec copied to a temporary folder, generated once with a private cache,
-   then timed after a one-line description change and after adding one operation, a new edit
-   in every repetition (the copy is edited; ../shared is never touched).
+3. Regeneration, paired: this checkout's code against `--regen-baseline` (a git ref, default
+   `main`; extracted with `git archive`, both with their bytecode compiled, each run as
+   `python -c ...generator.cli...` with its own tree first on PYTHONPATH, so a worktree times
+   its own code and not the venv's editable install). Each tree gets its own copy of the
+   spec and private cache; in every repetition (`BENCH_REGEN_REPEAT`, default 5) and kind
+   (unchanged, one description edited, one GET operation added under a new path) both
+   trees go back to the original (a warm regeneration) and are timed on the same new edit,
+   taking turns; wall and CPU seconds (user + system, with the processes each run waits
+   for), the median of the per-pair ratios, and the load average (the machine is shared).
+   `--only-regen` runs this part alone (the copy is edited; ../shared is never touched).
 4. Prints Markdown tables; `--write-docs` puts them into docs/performance.md's "Generation"
    section (other sections are left as they are); then runs bench/lint_bench.py unless
    `--no-lint`.
@@ -37,12 +45,15 @@
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
 import venv
 from collections.abc import Callable
@@ -266,17 +277,59 @@ def _add_operation(text: str, is_json: bool, rep: int = 0) -> str:
     return text.replace("\npaths:\n", "\npaths:\n" + block, 1)
 
 
-def regeneration(spec: Path, reps: int, extra: list[str]) -> dict[str, Run]:
-    """Seconds for: an unchanged spec, a one-line description change, one added operation."""
-    results: dict[str, list[Run]] = {"unchanged": [], "description": [], "operation": []}
+REGEN_KINDS = ("unchanged", "description", "operation")
+
+
+def code_tree(ref: str, dest: Path) -> Path:
+    """apiforge's code at git `ref` in `dest`, its bytecode compiled (as `pip install` leaves
+    it)."""
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", "--format=tar", ref], check=True, capture_output=True
+    ).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(dest, filter="data")
+    compile_tree(dest)
+    return dest
+
+
+def compile_tree(tree: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", str(tree / "generator")],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        env=env,
+    )
+
+
+def apiforge_in(tree: Path) -> tuple[list[str], dict[str, str]]:
+    """How to run the `apiforge` command of the code in `tree` (argv head, environment)."""
+    argv = [
+        sys.executable,
+        "-c",
+        "import sys; from generator.cli import run; sys.argv[0] = 'apiforge'; run()",
+    ]
+    return argv, {**base_env(), "PYTHONPATH": str(tree)}
+
+
+def regeneration(
+    spec: Path, reps: int, extra: list[str], trees: dict[str, Path]
+) -> dict[tuple[str, str], list[Run]]:
+    """(tree label, kind) → runs: an unchanged spec, a one-line description change, one added
+    operation, each timed on every tree in turn after a warm regeneration of the original."""
+    results: dict[tuple[str, str], list[Run]] = {}
     with tempfile.TemporaryDirectory(prefix="apiforge-regen-") as tmp:
-        base = Path(tmp)
-        copy = base / spec.name
         original = spec.read_text(encoding="utf-8")
         is_json = spec.suffix == ".json"
-        env = {**base_env(), "APIFORGE_CACHE_DIR": str(base / "cache")}
-        out = base / "out"
-        argv = [str(APIFORGE), "generate", str(copy), "-o", str(out), *extra]
+        sides = {}
+        for number, (label, tree) in enumerate(trees.items()):
+            folder = Path(tmp) / f"tree{number}"
+            folder.mkdir()
+            head, env = apiforge_in(tree)
+            env["APIFORGE_CACHE_DIR"] = str(folder / "cache")
+            copy = folder / spec.name
+            argv = [*head, "generate", str(copy), "-o", str(folder / "out"), *extra]
+            sides[label] = (copy, argv, env, str(folder))
         for rep in range(reps):
             # every repetition's edit is new: an edit the cache has seen before would be timed
             # as a partly unchanged spec (its validation, for one, is cached by content)
@@ -286,13 +339,69 @@ def regeneration(spec: Path, reps: int, extra: list[str]) -> dict[str, Run]:
                 "operation": _add_operation(original, is_json, rep),
             }
             for name, text in variants.items():
-                # back to the original (a warm cache of it), then the edit
-                copy.write_text(original, encoding="utf-8")
-                run_once(argv, env=env, cwd=tmp)
-                copy.write_text(text, encoding="utf-8")
-                results[name].append(run_once(argv, env=env, cwd=tmp))
+                order = list(sides) if rep % 2 == 0 else list(reversed(sides))
+                for label in order:
+                    copy, argv, env, cwd = sides[label]
+                    # back to the original (a warm cache of it), then the edit
+                    copy.write_text(original, encoding="utf-8")
+                    run_once(argv, env=env, cwd=cwd)
+                    copy.write_text(text, encoding="utf-8")
+                    results.setdefault((label, name), []).append(run_once(argv, env=env, cwd=cwd))
             log(f"regeneration {spec.name} {' '.join(extra)}: repetition {rep + 1}/{reps}")
-    return {k: summarize(v) for k, v in results.items()}  # type: ignore[misc]
+    return results
+
+
+def regeneration_table(baseline: str | None, reps: int) -> str:
+    """Both variants (validated, --no-validate) on Stripe, this tree against `baseline`."""
+    with tempfile.TemporaryDirectory(prefix="apiforge-baseline-") as tmp:
+        compile_tree(ROOT)
+        trees = {"this tree": ROOT}
+        if baseline:
+            trees[baseline] = code_tree(baseline, Path(tmp))
+        load_before = os.getloadavg()
+        rows = []
+        for extra in ([], ["--no-validate"]):
+            runs = regeneration(SPECS["stripe"], reps, extra, trees)
+            for kind in REGEN_KINDS:
+                label = f"{kind}{' (--no-validate)' if extra else ''}"
+                rows.append(_regen_row(label, [runs[(t, kind)] for t in trees]))
+        load_after = os.getloadavg()
+    if baseline:
+        head = (
+            f"| regeneration (Stripe, warm cache, n={reps} pairs) | this tree: wall s | cpu s "
+            f"| {baseline}: wall s | cpu s | wall ratio | cpu ratio | ok |\n"
+            "|---|---:|---:|---:|---:|---:|---:|---|"
+        )
+    else:
+        head = (
+            f"| regeneration (Stripe, warm cache, n={reps}) | wall s | cpu s | ok |\n"
+            "|---|---:|---:|---|"
+        )
+    loads = (
+        f"Load average (1, 5, 15 min) before: {', '.join(f'{x:.2f}' for x in load_before)}; "
+        f"after: {', '.join(f'{x:.2f}' for x in load_after)}. Medians; a ratio is the median "
+        "of the pairs' ratios (this tree / baseline); cpu counts user + system seconds of the "
+        "process and those it waits for (validation's fork, ruff)."
+    )
+    return "\n".join([head, *rows]) + "\n\n" + loads
+
+
+def _regen_row(label: str, sides: list[list[Run]]) -> str:
+    cells = []
+    for runs in sides:
+        cells += [
+            f"{statistics.median(r.seconds for r in runs):.2f}",
+            f"{statistics.median(r.cpu_s for r in runs):.2f}",
+        ]
+    if len(sides) == 2:
+        ours, theirs = sides
+        pairs = list(zip(ours, theirs, strict=True))
+        cells += [
+            f"{statistics.median(a.seconds / b.seconds for a, b in pairs):.2f}x",
+            f"{statistics.median(a.cpu_s / max(b.cpu_s, 1e-9) for a, b in pairs):.2f}x",
+        ]
+    ok = all(r.returncode == 0 for runs in sides for r in runs)
+    return f"| {label} | {' | '.join(cells)} | {'yes' if ok else 'no'} |"
 
 
 # --- reporting -----------------------------------------------------------------------------
@@ -392,7 +501,19 @@ def main() -> None:
     parser.add_argument("--no-lint", action="store_true", help="Do not run bench/lint_bench.py.")
     parser.add_argument("--no-regen", action="store_true", help="Skip the regeneration timing.")
     parser.add_argument("--write-docs", action="store_true", help="Update docs/performance.md.")
+    parser.add_argument(
+        "--only-regen", action="store_true", help="Only the regeneration timing (no peers)."
+    )
+    parser.add_argument(
+        "--regen-baseline",
+        default="main",
+        help="The git ref the regeneration is paired against ('' for none; default main).",
+    )
     args = parser.parse_args()
+    if args.only_regen:
+        regen_reps = int(os.environ.get("BENCH_REGEN_REPEAT", "5"))
+        print(f"machine: {machine()}\n\n{regeneration_table(args.regen_baseline, regen_reps)}")
+        return
     reps = int(os.environ.get("BENCH_REPEAT", "3"))
     wanted = [s for s in args.specs.split(",") if s]
     if not args.skip_install:
@@ -416,12 +537,8 @@ def main() -> None:
     if ratios := ratio_lines(results, tool_list):
         out.append(ratios)
     if not args.no_regen:
-        regen = ["", "| regeneration (Stripe, warm cache) | median s | ok |", "|---|---:|---|"]
-        for extra in ([], ["--no-validate"]):
-            for name, s in regeneration(SPECS["stripe"], reps, extra).items():
-                label = f"{name}{' (--no-validate)' if extra else ''}"
-                regen.append(f"| {label} | {s.median_s:.2f} | {'yes' if s.ok else 'no'} |")
-        out.append("\n".join(regen))
+        regen_reps = int(os.environ.get("BENCH_REGEN_REPEAT", "5"))
+        out.append(regeneration_table(args.regen_baseline, regen_reps))
     report = "\n\n".join(out)
     print(f"machine: {machine()}\n\n{report}")
     if args.write_docs:

@@ -406,6 +406,7 @@ def generate(
     """Generate (or with `check`, compare) DIR/server and DIR/client for `spec`. Validation
     errors are warnings (on the "apiforge" logger), or with `strict` an ApiforgeError."""
     from generator.spec import load_spec
+    from generator.spec.load import gc_paused
 
     progress = progress or Progress(enabled=False)
     started = time.perf_counter()
@@ -455,7 +456,10 @@ def generate(
             try:
                 models_text = _models_module(api, source, class_names, header)
                 classes = {kind: usable_classes(class_names, models_text) for kind in kinds}
-                planned = build.plan(kinds, classes, models_text)
+                # planning allocates much and frees it by reference counts: no collections
+                # (they were 40-80 ms of a Stripe regeneration)
+                with gc_paused():
+                    planned = build.plan(kinds, classes, models_text)
             except Exception as exc:
                 early_error = exc
         try:

@@ -50,9 +50,12 @@ FORMAT_VALUES: dict[str, str] = {
 
 
 class _Walker:
-    def __init__(self, schemas: Mapping[str, Mapping[str, Any]], examples: bool) -> None:
+    def __init__(
+        self, schemas: Mapping[str, Mapping[str, Any]], examples: bool, reads: set[str] | None
+    ) -> None:
         self.schemas = schemas
         self.examples = examples
+        self.reads = reads
 
     def deref(self, schema: Any) -> tuple[Mapping[str, Any], str | None]:
         name = None
@@ -63,6 +66,8 @@ class _Walker:
             if not isinstance(ref, str) or not ref.startswith(_SCHEMA_PREFIX):
                 return schema, name
             name = ref[len(_SCHEMA_PREFIX) :].replace("~1", "/").replace("~0", "~")
+            if self.reads is not None:
+                self.reads.add(name)
             schema = self.schemas.get(name, {})
         return {}, name
 
@@ -298,8 +303,14 @@ _CATEGORY_RE = {
 
 
 def value_of(
-    schema: Any, schemas: Mapping[str, Mapping[str, Any]], *, examples: bool = True
+    schema: Any,
+    schemas: Mapping[str, Mapping[str, Any]],
+    *,
+    examples: bool = True,
+    reads: set[str] | None = None,
 ) -> Any:
     """A value `schema` accepts (see the module docstring); `schemas`: the components.
-    `examples=False` ignores the schemas' own examples and defaults (specs get them wrong)."""
-    return _Walker(schemas, examples).value(schema, 0, frozenset())
+    `examples=False` ignores the schemas' own examples and defaults (specs get them wrong).
+    `reads` gets the name of every component looked up: the value depends on `schema` and
+    on those entries of `schemas` only (what a cache of it must check)."""
+    return _Walker(schemas, examples, reads).value(schema, 0, frozenset())

@@ -108,14 +108,23 @@ class TypeMapper:
                 elif mode == "param" and isinstance(props, Mapping) and props and not extra:
                     # a query object whose properties share one type (Stripe's `created[gte]`
                     # range: all integers) validates its values as that type
-                    values = {self._type(v, mode, depth + 1) for v in props.values()}
-                    value = values.pop() if len(values) == 1 else "Any"
-                    parts.append(f"dict[str, {value}]")
+                    parts.append(f"dict[str, {self._shared_type(props, mode, depth + 1)}]")
                 else:
                     parts.append("dict[str, Any]")
             else:
                 return "Any"
         return _union(parts, nullable)
+
+    def _shared_type(self, props: Mapping[str, Any], mode: Mode, depth: int) -> str:
+        """The one type all `props` have, else "Any" (known at the second type seen: Stripe's
+        form bodies have hundreds of nested properties)."""
+        shared: str | None = None
+        for value in props.values():
+            found = self._type(value, mode, depth)
+            if shared is not None and found != shared:
+                return "Any"
+            shared = found
+        return shared or "Any"
 
     def _literal(self, values: list[Any], nullable: bool) -> str:
         usable = [v for v in values if isinstance(v, str | int | bool) or v is None]

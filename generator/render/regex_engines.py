@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import ast
 import functools
+import hashlib
 import re
+import sys
 import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -94,10 +96,40 @@ class Dropped:
         )
 
 
+_PATTERNS_KIND = "patterns1"
+
+
 def drop_unrunnable_patterns(text: str) -> tuple[str, tuple[Dropped, ...]]:
     """`text` (a models module) without each `pattern=` its engine would reject, and what was
     dropped (each pattern once, in order). A module whose patterns all compile in both engines
-    is given back as it is without being parsed."""
+    is given back as it is without being parsed.
+
+    What to cut is cached by the module's text (with apiforge's code, Python's and
+    pydantic-core's versions: the engines decide): a regeneration with the same models
+    neither imports pydantic-core nor compiles a pattern."""
+    from generator.spec.load import cache_dir, cache_get, cache_put
+
+    key = None
+    if cache_dir() is not None:
+        from generator.installed import installed_version
+        from generator.render.env import code_digest
+
+        engines = f"{sys.version}\0{installed_version('pydantic_core', 'pydantic-core')}"
+        h = hashlib.sha256(f"{_PATTERNS_KIND}\0{code_digest()}\0{engines}\0".encode())
+        h.update(text.encode("utf-8", "surrogatepass"))
+        key = h.hexdigest()
+        hit = cache_get(_PATTERNS_KIND, key)
+        if isinstance(hit, tuple) and len(hit) == 2:
+            cuts, found = hit
+            return (_cut(text, cuts) if cuts else text), found
+    cuts, found = _unrunnable(text)
+    if key is not None:
+        cache_put(_PATTERNS_KIND, key, (cuts, found))
+    return (_cut(text, cuts) if cuts else text), found
+
+
+def _unrunnable(text: str) -> tuple[list[tuple[int, int, int, int]], tuple[Dropped, ...]]:
+    """The spans of `text` to cut (see `_cut`) and what they drop."""
     candidates = {
         value
         for match in _PATTERN_LITERAL.finditer(text)
@@ -105,11 +137,11 @@ def drop_unrunnable_patterns(text: str) -> tuple[str, tuple[Dropped, ...]]:
         and (rust_error(value) or python_error(value))
     }
     if not candidates:
-        return text, ()
+        return [], ()
     try:
         tree = ast.parse(text)
     except SyntaxError:
-        return text, ()
+        return [], ()
     cuts: list[tuple[int, int, int, int]] = []  # (line, column, end line, end column), 0-based
     dropped: dict[str, Dropped] = {}
     kept: set[str] = set()
@@ -129,7 +161,7 @@ def drop_unrunnable_patterns(text: str) -> tuple[str, tuple[Dropped, ...]]:
     found = tuple(
         Dropped(d.pattern, d.engine, d.reason, partly=d.pattern in kept) for d in dropped.values()
     )
-    return _cut(text, cuts), found
+    return cuts, found
 
 
 @dataclass(frozen=True)

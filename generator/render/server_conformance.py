@@ -10,9 +10,12 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
+import marshal
 import re
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -287,52 +290,180 @@ def moved_own_paths(api: Api) -> dict[str, str]:
 # --- mock mode ------------------------------------------------------------------------------
 
 
-def mock_answers(tags: Iterable[TagPlan], api: Api, job_result: Any = None) -> str:
-    """`mocks.json`: handler attribute → method → its answer (see runtime/mock.py)."""
-    schemas = {name: s.data for name, s in api.schemas.items()}
-    out: dict[str, dict[str, Any]] = {}
+def mock_answers(
+    tags: Iterable[TagPlan], api: Api, job_result: Any = None, *, scope: str | None = None
+) -> str:
+    """`mocks.json`: handler attribute → method → its answer (see runtime/mock.py).
+
+    Each answer is made from a few plain inputs (`_answer_inputs`) and the components its
+    values look up, and kept between runs by those (`_MockMemo`, under `scope`: by default
+    the API's title, which edits rarely change): a regeneration makes only new or changed
+    answers (Stripe's 470 take ~1 s to make), and the file is put together from their texts,
+    byte for byte what one `json.dumps` gives."""
+    scope = f"title\0{api.title}" if scope is None else scope
+    memo = _MockMemo({name: s.data for name, s in api.schemas.items()}, scope)
+    modules: dict[str, str] = {}
     for tag in tags:
-        methods: dict[str, Any] = {}
+        methods: dict[str, str] = {}
         for plan in tag.handler_operations:
             if plan.kind == "job":
-                candidates = _unique(
-                    [value_of(job_result, schemas), value_of(job_result, schemas, examples=False)]
-                )
-                methods[plan.name] = {"status": 202, "job": True, "candidates": candidates}
-                continue
-            response = plan.op.response(str(plan.status))
-            methods[plan.name] = _answer(response, plan.status, plan.conditional, schemas)
+                inputs: tuple[Any, ...] = ("job", job_result)
+            else:
+                response = plan.op.response(str(plan.status))
+                inputs = _answer_inputs(response, plan.status, plan.conditional)
+            methods[plan.name] = memo.text(inputs)
         if methods:
-            out[tag.module] = methods
+            modules[tag.module] = _json_object(methods)
+    memo.save()
     # ASCII: a spec's example may hold a lone surrogate, which UTF-8 cannot write
-    return json.dumps(out, indent=1, sort_keys=True, default=str) + "\n"
+    return _json_object(modules) + "\n"
 
 
-def _answer(
-    response: Response | None, status: int, conditional: bool, schemas: Mapping[str, Any]
-) -> dict[str, Any]:
+def _answer_inputs(response: Response | None, status: int, conditional: bool) -> tuple[Any, ...]:
+    """All `_answer` reads of an operation's answer, as plain data (its cache key)."""
+    if response is None:
+        return ("answer", status, None)
+    media = _json_media(response) or (response.content[0] if response.content else None)
+    chosen = None
+    if media is not None:
+        data = media.schema.data if media.schema else {}
+        chosen = (media.content_type, is_json(media), data, media.examples)
+    headers = tuple(
+        (h.name, h.schema.data)
+        for h in response.headers
+        if h.name.lower() not in RUNTIME_HEADERS and h.schema is not None
+    )
+    etag = conditional or response.header("ETag") is not None
+    return ("answer", status, (chosen, headers, etag))
+
+
+def _answer(inputs: tuple[Any, ...], schemas: Mapping[str, Any], reads: set[str]) -> dict[str, Any]:
+    """An operation's answer from its `_answer_inputs` (or a job's: `("job", result)`);
+    `reads` gets the components it looked up."""
+    if inputs[0] == "job":
+        result = inputs[1]
+        made = [
+            value_of(result, schemas, reads=reads),
+            value_of(result, schemas, examples=False, reads=reads),
+        ]
+        return {"status": 202, "job": True, "candidates": _unique(made)}
+    _, status, response = inputs
     answer: dict[str, Any] = {"status": status, "candidates": [None]}
     if response is None:
         return answer
-    media = _json_media(response) or (response.content[0] if response.content else None)
+    media, headers, etag = response
     if media is not None:
-        data = media.schema.data if media.schema else {}
-        made = [value_of(data, schemas), value_of(data, schemas, examples=False)]
-        answer["candidates"] = _unique([*media.examples, *made])
-        if not is_json(media):
-            answer["media_type"] = media.content_type
-    headers = {}
-    for header in response.headers:
-        if header.name.lower() in RUNTIME_HEADERS or header.schema is None:
-            continue
-        value = value_of(header.schema.data, schemas)
+        content_type, json_media, data, examples = media
+        made = [
+            value_of(data, schemas, reads=reads),
+            value_of(data, schemas, examples=False, reads=reads),
+        ]
+        answer["candidates"] = _unique([*examples, *made])
+        if not json_media:
+            answer["media_type"] = content_type
+    values = {}
+    for name, schema in headers:
+        value = value_of(schema, schemas, reads=reads)
         if value is not None:
-            headers[header.name] = _header_text(value)
-    if headers:
-        answer["headers"] = headers
-    if conditional or response.header("ETag") is not None:
+            values[name] = _header_text(value)
+    if values:
+        answer["headers"] = values
+    if etag:
         answer["etag"] = True
     return answer
+
+
+_MOCKS_KIND = "mocks1"
+
+
+class _MockMemo:
+    """Answers' texts from the previous run of the same spec and package (`scope`), each
+    kept with the components it looked up and a digest of them: served again only when its
+    inputs are the same (the key: their `marshal` bytes, unambiguous for plain data) and
+    every component it read is unchanged. Inputs or components that are not plain data
+    (`marshal` refuses them) are never kept."""
+
+    def __init__(self, schemas: Mapping[str, Any], scope: str) -> None:
+        from generator.spec.load import cache_dir, cache_get
+
+        self.schemas = schemas
+        self.store: str | None = None
+        self.previous: dict[str, tuple[tuple[str, ...], str, str]] = {}
+        self.used: dict[str, tuple[tuple[str, ...], str, str]] = {}
+        self.misses = 0
+        self._digests: dict[str, bytes | None] = {}
+        if cache_dir() is not None:
+            from generator.render.env import code_digest
+
+            material = f"{_MOCKS_KIND}\0{sys.version}\0{code_digest()}\0{scope}"
+            self.store = hashlib.sha256(material.encode("utf-8", "surrogatepass")).hexdigest()
+            found = cache_get(_MOCKS_KIND, self.store)
+            self.previous = found if isinstance(found, dict) else {}
+
+    def text(self, inputs: tuple[Any, ...]) -> str:
+        """`json.dumps` of the answer made from `inputs` (see `_answer`)."""
+        key = self._key(inputs) if self.store is not None else None
+        if key is not None:
+            hit = self.used.get(key) or self.previous.get(key)
+            if hit is not None and self._reads_digest(hit[0]) == hit[1]:
+                self.used[key] = hit
+                return hit[2]
+        reads: set[str] = set()
+        text = json.dumps(
+            _answer(inputs, self.schemas, reads), indent=1, sort_keys=True, default=str
+        )
+        if key is not None:
+            names = tuple(sorted(reads))
+            digest = self._reads_digest(names)
+            if digest is not None:
+                self.used[key] = (names, digest, text)
+                self.misses += 1
+        return text
+
+    def save(self) -> None:
+        """Keep this run's answers (only those: the store does not grow)."""
+        from generator.spec.load import cache_put
+
+        if self.store is not None and (self.misses or len(self.used) != len(self.previous)):
+            cache_put(_MOCKS_KIND, self.store, self.used)
+
+    def _key(self, inputs: tuple[Any, ...]) -> str | None:
+        try:
+            return hashlib.sha256(marshal.dumps(inputs, 2)).hexdigest()
+        except (ValueError, RecursionError):  # not plain data
+            return None
+
+    def _reads_digest(self, names: tuple[str, ...]) -> str | None:
+        """SHA-256 over the components `names` (an absent one counts as absent)."""
+        h = hashlib.sha256()
+        for name in names:
+            if name not in self._digests:
+                self._digests[name] = self._component(name)
+            digest = self._digests[name]
+            if digest is None:
+                return None
+            h.update(digest)
+        return h.hexdigest()
+
+    def _component(self, name: str) -> bytes | None:
+        if name not in self.schemas:
+            return hashlib.sha256(b"absent").digest()
+        try:
+            return hashlib.sha256(marshal.dumps((name, self.schemas[name]), 2)).digest()
+        except (ValueError, RecursionError):
+            return None
+
+
+def _json_object(values: Mapping[str, str]) -> str:
+    """`json.dumps(..., indent=1, sort_keys=True)` of an object whose values are given as
+    their own `json.dumps(..., indent=1)`: the same text (JSON strings hold no newline, so
+    every newline of a value is indentation to shift)."""
+    if not values:
+        return "{}"
+    items = [
+        f" {json.dumps(k)}: {values[k].replace(chr(10), chr(10) + ' ')}" for k in sorted(values)
+    ]
+    return "{\n" + ",\n".join(items) + "\n}"
 
 
 def _unique(values: list[Any]) -> list[Any]:

@@ -108,6 +108,37 @@ def test_a_model_keeps_the_patterns_its_engine_runs() -> None:
     ]
 
 
+def test_what_to_cut_is_cached_by_the_module_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A regeneration's models module seen before: its cuts come from the cache, no engine
+    runs (nor is pydantic-core imported); another text is checked by the engines again."""
+    from generator.render import regex_engines
+
+    monkeypatch.setenv("APIFORGE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("APIFORGE_NO_CACHE", raising=False)
+    text = "class A(BaseModel):\n    z: Annotated[str, Field(pattern='(?!a{N})')]\n"
+    first = drop_unrunnable_patterns(text.replace("{N}", "1"))
+    assert first[0].endswith("Field()]\n") and [d.pattern for d in first[1]] == ["(?!a1)"]
+    asked: list[str] = []
+
+    def engine(pattern: str, engine: str | None) -> str | None:
+        asked.append(pattern)
+        return "refused"
+
+    monkeypatch.setattr(regex_engines, "_engine_error", engine)
+    rust_error.cache_clear()
+    python_error.cache_clear()
+    try:
+        assert drop_unrunnable_patterns(text.replace("{N}", "1")) == first
+        assert asked == []
+        drop_unrunnable_patterns(text.replace("{N}", "2"))
+        assert asked == ["(?!a2)"]
+    finally:  # the engines' memory holds the fake answer
+        rust_error.cache_clear()
+        python_error.cache_clear()
+
+
 def test_patterns_the_engines_reject_are_named_and_the_rest_enforced(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

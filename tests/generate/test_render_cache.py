@@ -457,3 +457,89 @@ def test_ruff_is_found_once_even_when_the_format_threads_ask_together() -> None:
         t.join()
     assert not errors
     assert len(found) == 8 and all(f == found[0] for f in found)
+
+
+# --- mock answers (mocks.json): kept between runs by their inputs and the components read ---
+
+
+def test_mocks_json_put_together_from_answers_is_json_dumps_of_the_whole() -> None:
+    import json
+
+    from generator.render.server_conformance import _json_object
+
+    hostile = ['"', "\\", "\n", "\u2028", "\ud800", "é", "}", ",\n ", "{}", ""]
+    answers = {
+        f"module{i}{k}": {
+            f"method{j}{k}": {"status": 200, "candidates": [{k: [k, {}, []], "n": 1.5}, None]}
+            for j, k in enumerate(hostile)
+        }
+        for i, k in enumerate(hostile)
+    }
+    answers["empty"] = {"m": {}}
+    dumped = {
+        module: _json_object(
+            {m: json.dumps(a, indent=1, sort_keys=True) for m, a in methods.items()}
+        )
+        for module, methods in answers.items()
+    }
+    assert _json_object(dumped) == json.dumps(answers, indent=1, sort_keys=True)
+    assert _json_object({}) == json.dumps({}, indent=1)
+
+
+def _mocks(tree: dict[str, bytes]) -> bytes:
+    return next(data for path, data in tree.items() if path.endswith("/mocks.json"))
+
+
+@pytest.fixture
+def made_answers(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """The inputs of every mock answer made (not served from the previous run's)."""
+    from generator.render import server_conformance
+
+    made: list[object] = []
+    real = server_conformance._answer
+
+    def counting(inputs: tuple[object, ...], *args: object) -> object:
+        made.append(inputs)
+        return real(inputs, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(server_conformance, "_answer", counting)
+    return made
+
+
+def test_mock_answers_are_made_again_for_a_new_operation_only(
+    spec: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, made_answers: list[object]
+) -> None:
+    out = tmp_path / "out"
+    _generate(spec, out, monkeypatch)
+    operations = len(made_answers)
+    assert operations > 10  # one per operation with a handler
+    made_answers.clear()
+    _generate(spec, out, monkeypatch)
+    assert made_answers == []  # all served from the previous run
+    # an answer no other operation has (one alike would be served: same inputs, same text)
+    probe = PROBE.replace("$ref: '#/components/schemas/Payment'", "examples: [probed]")
+    _edit(spec, "paths:\n", "paths:\n" + probe)
+    after = _generate(spec, out, monkeypatch)
+    assert len(made_answers) == 1  # the probe's
+    fresh = _generate(spec, tmp_path / "fresh", monkeypatch, cache=False)
+    assert _mocks(after) == _mocks(fresh)
+    assert b'"get_apiforge_probe": {' in _mocks(after) and b'"probed"' in _mocks(after)
+
+
+def test_mock_answers_follow_the_components_they_read(
+    spec: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, made_answers: list[object]
+) -> None:
+    """Currency is read through Payment's `$ref` only: answers with a payment in them are
+    made again when it changes, and only those."""
+    out = tmp_path / "out"
+    before = _generate(spec, out, monkeypatch)
+    operations = len(made_answers)
+    made_answers.clear()
+    models.clear_memo()
+    _edit(spec, "      pattern: '^[a-z]{3}$'\n", "      pattern: '^[A-Z]{3}$'\n")
+    after = _generate(spec, out, monkeypatch)
+    assert 0 < len(made_answers) < operations
+    assert b'"currency": "AAA"' in _mocks(after)
+    assert b'"currency": "AAA"' not in _mocks(before)
+    fresh = _generate(spec, tmp_path / "fresh", monkeypatch, cache=False)
+    assert _mocks(after) == _mocks(fresh)

@@ -113,3 +113,20 @@ def test_a_pattern_the_server_cannot_run_is_named_in_a_warning_not_written(
     assert "query 'alias'" in caplog.text and "not enforced" in caplog.text
     # ECMA-262 unicode classes are fine for the Rust engine, so they are kept and enforced
     assert _constraints({"pattern": r"[\p{L}]+"}, "str", "x") == ["pattern='[\\\\p{L}]+'"]
+
+
+def test_a_query_object_is_typed_by_the_one_type_its_properties_share() -> None:
+    """Stripe's `created[gte]` ranges: all integers, so `dict[str, int]`; properties of two
+    types (however deep the second one's schema) give `dict[str, Any]`."""
+    mapper = TypeMapper(
+        {"Range": {"$ref": "#/components/schemas/Int"}, "Int": {"type": "integer"}}, {}
+    )
+    ints = {"type": "object", "properties": {"gt": {"type": "integer"}, "lt": {"type": "integer"}}}
+    assert mapper.type_of(ints, mode="param") == "dict[str, int]"
+    by_ref = {"type": "object", "properties": {"gt": {"$ref": "#/components/schemas/Range"}}}
+    assert mapper.type_of(by_ref, mode="param") == "dict[str, int]"
+    nested = {"type": "object", "properties": {"a": {"type": "string"}, "b": ints}}
+    mixed = {"type": "object", "properties": {"gt": {"type": "integer"}, "x": nested}}
+    assert mapper.type_of(mixed, mode="param") == "dict[str, Any]"
+    assert mapper.type_of(nested, mode="param") == "dict[str, Any]"
+    assert mapper.type_of(ints) == "dict[str, Any]"  # a model's field: not narrowed
