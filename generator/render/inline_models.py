@@ -82,9 +82,20 @@ def liftable(data: Mapping[str, Any]) -> bool:
     )
 
 
+_last: list[tuple[Api, ModelSchemas]] = []  # `generate` asks thrice (models, server, client)
+
+
 def model_schemas(api: Api) -> ModelSchemas:
     """`api`'s component schemas and its operations' inline object schemas, each with its
     class name (components: `models.model_class_names`; inline: the module docstring)."""
+    if _last and _last[0][0] is api:
+        return _last[0][1]
+    made = _model_schemas(api)
+    _last[:] = [(api, made)]
+    return made
+
+
+def _model_schemas(api: Api) -> ModelSchemas:
     from generator.render.models import model_class_names
 
     component_classes = model_class_names(api.schemas)

@@ -22,7 +22,7 @@ import yaml
 from generator.render import models as models_step
 from generator.render.client import write_client
 from generator.render.generate import generate
-from generator.spec import load_spec
+from generator.spec import load, load_spec
 from tests.generate.importable import located, mypy_strict
 from tests.server.conftest import serve
 
@@ -313,6 +313,8 @@ def test_a_changed_inline_schema_is_never_served_from_the_cache(
 ) -> None:
     """Only `paths` changes: the `components` text is the same, but the models are not."""
     monkeypatch.setenv("APIFORGE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(load, "BLOCK_SPLIT_BYTES", 0)  # `components` known by its text
+    monkeypatch.setattr(load, "CACHE_MIN_BYTES", 0)
     models_step.clear_memo()
     before = _models_after(SPEC, tmp_path, "before")
     assert "colour" not in before
@@ -375,3 +377,29 @@ def test_an_inline_schema_the_library_cannot_take_is_left_out_where_it_is(
     text = "".join(p.read_text() for p in sorted(resources.glob("*.py")))
     assert "body: dict[str, Any] | None = None" in text  # typed as before, not a missing class
     assert ") -> models.PostAResponse:" in text  # the rest is modelled
+
+
+def test_a_new_operation_without_inline_schemas_needs_no_models_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The regeneration speed path: `components` and the lifted schemas are as before, so the
+    models module comes from the cache without building the schema subset."""
+    monkeypatch.setenv("APIFORGE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(load, "BLOCK_SPLIT_BYTES", 0)  # `components` known by its text
+    monkeypatch.setattr(load, "CACHE_MIN_BYTES", 0)
+    models_step.clear_memo()
+    before = _models_after(SPEC, tmp_path, "before")
+    models_step.clear_memo()  # a new process: only the disk cache
+
+    def refused(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the models step ran")
+
+    monkeypatch.setattr(models_step, "schema_subset", refused)
+    monkeypatch.setattr(models_step, "_library_run", refused)
+    ping = (
+        '  /ping:\n    get:\n      operationId: ping\n      responses:\n        "200":\n'
+        "          description: pong\n          content:\n            application/json:\n"
+        "              schema: {type: string}\n"
+    )
+    added = SPEC.replace("components:\n", ping + "components:\n")  # the same `components` text
+    assert _models_after(added, tmp_path, "after") == before
