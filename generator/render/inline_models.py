@@ -8,7 +8,7 @@ gets, under a stable class name, so client methods and server routes name a mode
 What is lifted: a schema with `properties` (or an `allOf` of two or more parts), not a
 `$ref`, not a union or an enum, typed `object` (or untyped, or object-or-null) — of a JSON
 or form request body, of a JSON or `text/event-stream` response — and such an object as
-the `items` of an array there. Free-form objects (`type: object` alone, or
+the `items` of an array there. A form body only when its fields are flat (`_flat`). Free-form objects (`type: object` alone, or
 `additionalProperties` only) and scalars stay as they are. Only schemas in the root file
 are lifted (the models step reads the root document).
 
@@ -145,8 +145,31 @@ def _of_media(
         if not _readable(media, request=request):
             continue
         schema = _lifted(api, op, media.schema)
+        if schema is not None and _is_form(media) and not _flat(schema.data):
+            continue
         if schema is not None:
             yield (name + "Item" if schema is not media.schema else name), schema
+
+
+def _is_form(media: MediaType) -> bool:
+    return media.content_type.split(";")[0].strip().lower() in _FORM_TYPES
+
+
+def _flat(data: Mapping[str, Any]) -> bool:
+    """Whether a form's fields are all flat: none is an object written in place with members
+    or a union/composition of such. The client sends a nested field as JSON text, which is
+    not what an API reading `address[city]=...` (Stripe) expects, so a model would promise
+    what the form cannot carry; and Stripe's 229 nested form bodies would more than double
+    its models step (8.5 → 23.6 s of CPU, 1,615 → 3,800 classes)."""
+    props = data.get("properties")
+    for field in props.values() if isinstance(props, Mapping) else ():
+        if not isinstance(field, Mapping):
+            continue
+        items = field.get("items")
+        for node in (field, items if isinstance(items, Mapping) else {}):
+            if liftable(node) or any(k in node for k in ("anyOf", "oneOf", "allOf")):
+                return False
+    return not isinstance(data.get("allOf"), list)
 
 
 def _lifted(api: Api, op: Operation, schema: Schema | None) -> Schema | None:

@@ -403,3 +403,49 @@ def test_a_new_operation_without_inline_schemas_needs_no_models_run(
     )
     added = SPEC.replace("components:\n", ping + "components:\n")  # the same `components` text
     assert _models_after(added, tmp_path, "after") == before
+
+
+FORMS = """\
+openapi: 3.1.0
+info: {title: Forms, version: "1"}
+paths:
+  /photos:
+    post:
+      operationId: uploadPhoto
+      requestBody:
+        content:
+          multipart/form-data:
+            schema:
+              type: object
+              properties:
+                caption: {type: string}
+                tags: {type: array, items: {type: string}}
+                photo: {type: string, format: binary}
+      responses:
+        "204": {description: stored}
+  /customers:
+    post:
+      operationId: createCustomer
+      requestBody:
+        content:
+          application/x-www-form-urlencoded:
+            schema:
+              type: object
+              properties:
+                name: {type: string}
+                address:
+                  type: object
+                  properties: {city: {type: string}}
+      responses:
+        "204": {description: created}
+"""
+
+
+def test_a_form_body_is_a_model_only_when_its_fields_are_flat(tmp_path: Path) -> None:
+    """A nested field is sent as JSON text, not as `address[city]=...`: no model promises it."""
+    from generator.render.inline_models import model_schemas
+
+    spec = tmp_path / "forms.yaml"
+    spec.write_text(FORMS, encoding="utf-8")
+    lifted = model_schemas(load_spec(str(spec)).api)
+    assert sorted(lifted.class_names[k] for k in lifted.inline) == ["UploadPhotoRequest"]
