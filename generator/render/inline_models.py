@@ -37,6 +37,7 @@ type mapper finds it by identity (`pytypes.TypeMapper`), so the IR itself is unc
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -114,6 +115,27 @@ def _model_schemas(api: Api) -> ModelSchemas:
             schemas[key] = schema
             classes[key] = allocator.allocate(key, where_name)
     return ModelSchemas(schemas, classes)
+
+
+def inline_data(document: Any, key: str) -> Any:
+    """The node of the parsed root `document` at a lifted schema's key, or None."""
+    node = document
+    for token in key[len(INLINE_PREFIX) :].split("/"):
+        token = token.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, Mapping):
+            node = node.get(token)
+        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
+            node = node[int(token)]
+        else:
+            return None
+    return node
+
+
+def inline_digest(document: Any, class_names: Mapping[str, str]) -> str:
+    """SHA-256 of the data of the lifted schemas among `class_names`: what the text of the
+    document's `components` entry does not cover of the models step's input."""
+    lifted = [(k, inline_data(document, k)) for k in class_names if is_inline_key(k)]
+    return hashlib.sha256(repr(lifted).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _inline_schemas(api: Api, op: Operation, body: str) -> Iterator[tuple[str, Schema]]:
@@ -215,4 +237,12 @@ def _shared_name(pointer: str, section: str, suffix: str) -> str | None:
     return name if name.endswith(suffix) or name.endswith("Body") else name + suffix
 
 
-__all__ = ["INLINE_PREFIX", "ModelSchemas", "is_inline_key", "liftable", "model_schemas"]
+__all__ = [
+    "INLINE_PREFIX",
+    "ModelSchemas",
+    "inline_data",
+    "inline_digest",
+    "is_inline_key",
+    "liftable",
+    "model_schemas",
+]

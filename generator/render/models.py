@@ -38,6 +38,10 @@ Speed (the models step is most of `apiforge generate`'s time on a big spec):
   extension keys, and reads several `x-` extensions;
 - the library's run pauses the cyclic garbage collector (`_collector_paused`).
 
+Operations' inline object schemas (`inline_models`) go into the subset too, after the
+component schemas, each under its class name like them; `class_names` has them under their
+JSON pointer (`#/paths/...`), and their data is read from the document there.
+
 Schemas sit in the subset under their class name with the first letter made lower case
 (`Widget` → `widget`; the library makes the same class name of either). The library matches a
 `model_name_map` key by a model's generated name *and* by the name it was derived from, and
@@ -77,7 +81,12 @@ from generator.render.constraint_values import (
     default_problem,
     schema_nodes,
 )
-from generator.render.inline_models import INLINE_PREFIX, ModelSchemas, is_inline_key
+from generator.render.inline_models import (
+    ModelSchemas,
+    inline_data,
+    inline_digest,
+    is_inline_key,
+)
 from generator.render.model_isolation import left_out
 from generator.render.names import RESERVED, NameAllocator, pascal_case
 from generator.render.regex_engines import Dropped, drop_unrunnable_patterns, pattern_locations
@@ -178,13 +187,12 @@ class _Preloaded:
                 return None
             if not any(is_inline_key(k) for k in class_names):
                 return self.components_digest
-            return f"{self.components_digest}:{_inline_digest(self.data, class_names)}"
-
-        lookups: dict[str, str] = {}
+            return f"{self.components_digest}:{inline_digest(self.data, class_names)}"
 
         def document() -> str | None:
             return self.digest
 
+        lookups: dict[str, str] = {}
         for kind, digest in (("document", document), ("components", components)):
             identity = digest()
             if identity is None:
@@ -658,27 +666,6 @@ def _unescape(token: str) -> str:
     return unquote(token).replace("~1", "/").replace("~0", "~")
 
 
-def _at_pointer(data: Any, key: str) -> Any:
-    """The node of the document `data` at a lifted schema's key (`#/paths/...`), or None."""
-    node = data
-    for token in key[len(INLINE_PREFIX) :].split("/"):
-        token = token.replace("~1", "/").replace("~0", "~")
-        if isinstance(node, Mapping):
-            node = node.get(token)
-        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
-            node = node[int(token)]
-        else:
-            return None
-    return node
-
-
-def _inline_digest(data: Any, class_names: Mapping[str, str]) -> str:
-    """SHA-256 of the lifted inline schemas' data: what a `components` entry's text does not
-    cover of the models step's input."""
-    inline = [(k, _at_pointer(data, k)) for k in class_names if is_inline_key(k)]
-    return hashlib.sha256(repr(inline).encode("utf-8", "surrogatepass")).hexdigest()
-
-
 def schema_subset(
     data: Any, class_names: Mapping[str, str], *, placeholders: Placeholders | None = None
 ) -> dict[str, Any] | None:
@@ -700,7 +687,7 @@ def schema_subset(
         schemas = {}  # (only operations' inline schemas)
     if not isinstance(schemas, Mapping):
         return None
-    inline = {k: _at_pointer(data, k) for k in class_names if is_inline_key(k) and k not in schemas}
+    inline = {k: inline_data(data, k) for k in class_names if is_inline_key(k) and k not in schemas}
     if set(schemas) != set(class_names) - set(inline):
         return None
     if not all(isinstance(node, dict) for node in inline.values()):
