@@ -42,6 +42,7 @@ from generator.render.client_pages import PagePlan, plan_page
 from generator.render.client_servers import ServersPlan, plan_servers
 from generator.render.env import TemplateFiles, operation_view, templates_root
 from generator.render.escape import py_string
+from generator.render.inline_models import model_schemas
 from generator.render.method_names import (
     CLASS_SCOPE_NAMES,
     RESOURCE_NAMES,
@@ -550,13 +551,14 @@ def plan_client(
     marker = marker_line(spec_name)
     models_source: str | Deferred
     classes: Mapping[str, str]
+    lifted = model_schemas(api)  # the component schemas and the operations' inline ones
     if models is None:
         models_source, classes = models_for(
-            api.schemas, spec_source, marker=marker, used_in="client methods"
+            lifted, spec_source, marker=marker, used_in="client methods"
         )
     else:
         models_source, classes = models
-    mapper = TypeMapper({k: s.data for k, s in api.schemas.items()}, classes)
+    mapper = TypeMapper({k: s.data for k, s in lifted.schemas.items()}, classes)
     planner = _Planner(api, mapper)
     version = package_version(api.version)
     taken = [*CONSTRUCTOR_ARGUMENTS, *(a.argument for a in planner.auth if a.argument)]

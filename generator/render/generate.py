@@ -41,9 +41,9 @@ from typing import IO, Any
 
 from generator.errors import ApiforgeError, Problem
 from generator.forked import Forked
+from generator.render.inline_models import model_schemas
 from generator.render.models import (
     generate_models,
-    model_class_names,
     prefetch_models,
     preloaded,
     usable_classes,
@@ -239,7 +239,7 @@ _USED_IN = {"server": "routers", "client": "client methods"}
 def _models_module(api: Any, source: Path | str, class_names: dict[str, str], header: str) -> str:
     """The models module's text (from the memory the prefetch filled, else the caches or the
     library); a spec without component schemas gets a stub, as `models.models_for` gives."""
-    if not api.schemas:  # datamodel-code-generator refuses a spec without component schemas
+    if not class_names:  # datamodel-code-generator refuses a spec without any schemas
         return f'{header}\n"""The spec declares no component schemas."""\n'
     return generate_models(source, class_names=class_names, header=header)
 
@@ -422,7 +422,8 @@ def generate(
     api = loaded.api
     root = loaded.resolver.root
     source: Path | str = loaded.source
-    class_names = model_class_names(api.schemas)
+    lifted = model_schemas(api)  # the component schemas and the operations' inline ones
+    class_names = dict(lifted.class_names)
     header = marker_line(root.name)
 
     kinds = [*(["server"] if _server_available() else []), "client"]
@@ -481,9 +482,9 @@ def generate(
             models_text = _models_module(api, source, class_names, header)
     if speculative is not None:  # ruff formats models.py while its classes are checked
         build.with_models(speculative, models_text)
-    warn_unenforced(api.schemas, models_text)
+    warn_unenforced(lifted.schemas, models_text)
     for kind in kinds:  # what the module lacks is typed Any, and said
-        warn_missing_classes(class_names, models_text, _USED_IN[kind], api.schemas)
+        warn_missing_classes(class_names, models_text, _USED_IN[kind], lifted.schemas)
     if planned is None:
         classes = {kind: usable_classes(class_names, models_text) for kind in kinds}
         if speculative is not None and all(classes[k] == class_names for k in kinds):

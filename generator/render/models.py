@@ -38,6 +38,10 @@ Speed (the models step is most of `apiforge generate`'s time on a big spec):
   extension keys, and reads several `x-` extensions;
 - the library's run pauses the cyclic garbage collector (`_collector_paused`).
 
+Operations' inline object schemas (`inline_models`) go into the subset too, after the
+component schemas, each under its class name like them; `class_names` has them under their
+JSON pointer (`#/paths/...`), and their data is read from the document there.
+
 Schemas sit in the subset under their class name with the first letter made lower case
 (`Widget` → `widget`; the library makes the same class name of either). The library matches a
 `model_name_map` key by a model's generated name *and* by the name it was derived from, and
@@ -77,6 +81,12 @@ from generator.render.constraint_values import (
     default_problem,
     schema_nodes,
 )
+from generator.render.inline_models import (
+    ModelSchemas,
+    inline_data,
+    inline_digest,
+    is_inline_key,
+)
 from generator.render.model_isolation import left_out
 from generator.render.names import RESERVED, NameAllocator, pascal_case
 from generator.render.regex_engines import Dropped, drop_unrunnable_patterns, pattern_locations
@@ -88,7 +98,7 @@ T = TypeVar("T")
 # `format`s that would need packages beyond pydantic (email-validator): plain strings.
 _TYPE_MAPPINGS = ["email=string", "idn-email=string"]
 # Bump when anything here changes what the library is asked for (the cache key has it too).
-_MODELS_VERSION = "12"
+_MODELS_VERSION = "14"
 _CACHE_KIND = "models" + _MODELS_VERSION
 _RESTORED_KIND = "modelstext" + _MODELS_VERSION  # the module with its descriptions restored
 _KEYS_KIND = "modelkeys" + _MODELS_VERSION  # a known document's job key and texts
@@ -140,6 +150,9 @@ class _Preloaded:
     # the jobs made from `data` (by class names and header): the prefetch and the request
     # after it would otherwise each build the subset and hash it (~0.3 s on Stripe)
     jobs: dict[tuple[Any, ...], _Job | None] = field(default_factory=dict)
+    # the keys found (the prefetch and the request after it ask for the same one; finding it
+    # may hash the lifted inline schemas, ~50 ms on Stripe)
+    keys: dict[tuple[Any, ...], _Key | None] = field(default_factory=dict)
 
     def job(self, class_names: Mapping[str, str], header: str) -> _Job | None:
         key = (tuple(class_names.items()), header)
@@ -148,6 +161,13 @@ class _Preloaded:
         return self.jobs[key]
 
     def key(self, class_names: Mapping[str, str], header: str) -> _Key | None:
+        """`_find_key`, once per class names and header."""
+        asked = (tuple(class_names.items()), header)
+        if asked not in self.keys:
+            self.keys[asked] = self._find_key(class_names, header)
+        return self.keys[asked]
+
+    def _find_key(self, class_names: Mapping[str, str], header: str) -> _Key | None:
         """The job's cache key and description texts. A document (or a `components` entry)
         whose text was seen before with these class names and header gets them from the
         cache, without building the subset (0.15 s of a Stripe regeneration): equal text
@@ -157,29 +177,38 @@ class _Preloaded:
         from generator.render.env import code_digest
         from generator.spec.load import cache_get, cache_put
 
-        identities = [
-            (kind, digest)
-            for kind, digest in (("components", self.components_digest), ("document", self.digest))
-            if digest is not None
-        ]
-        lookups = {
-            kind: hashlib.sha256(
-                repr(
-                    (
-                        kind,
-                        digest,
-                        self.data.get("openapi") if isinstance(self.data, Mapping) else None,
-                        code_digest(),
-                        _library_version(),
-                        header,
-                        tuple(class_names.items()),
-                    )
-                ).encode("utf-8", "surrogatepass")
-            ).hexdigest()
-            for kind, digest in identities
-        }
-        for lookup in lookups.values():
-            hit = cache_get(_KEYS_KIND, lookup)
+        def lookup(kind: str, digest: str) -> str:
+            material = (
+                kind,
+                digest,
+                self.data.get("openapi") if isinstance(self.data, Mapping) else None,
+                code_digest(),
+                _library_version(),
+                header,
+                tuple(class_names.items()),
+            )
+            return hashlib.sha256(repr(material).encode("utf-8", "surrogatepass")).hexdigest()
+
+        def components() -> str | None:
+            # the operations' inline schemas the models step lifts are outside `components`:
+            # their data is part of the identity (a repr: ~30 ms on Stripe, so only when the
+            # document itself is not known)
+            if self.components_digest is None:
+                return None
+            if not any(is_inline_key(k) for k in class_names):
+                return self.components_digest
+            return f"{self.components_digest}:{inline_digest(self.data, class_names)}"
+
+        def document() -> str | None:
+            return self.digest
+
+        lookups: dict[str, str] = {}
+        for kind, digest in (("document", document), ("components", components)):
+            identity = digest()
+            if identity is None:
+                continue
+            lookups[kind] = lookup(kind, identity)
+            hit = cache_get(_KEYS_KIND, lookups[kind])
             if (
                 isinstance(hit, tuple)
                 and len(hit) == 2
@@ -192,9 +221,9 @@ class _Preloaded:
         if job is None:
             return None
         outside = set(job.subset) - {"openapi", "components"}
-        for kind, lookup in lookups.items():
+        for kind, known in lookups.items():
             if kind == "document" or not outside:
-                cache_put(_KEYS_KIND, lookup, (job.key, job.descriptions))
+                cache_put(_KEYS_KIND, known, (job.key, job.descriptions))
         return _Key(job.key, job.descriptions)
 
 
@@ -408,19 +437,32 @@ def _library_module(
     if pre is not None and pre.source != source:
         pre = None
     found = None if pre is None or class_names is None else pre.key(class_names, header)
-    if pre is None or found is None or class_names is None:  # the library reads the file
+    # operations' inline schemas (`inline_models`) are not in what the library reads of a
+    # file (`components/schemas`): they go in from the parsed document
+    inline = pre is None and any(is_inline_key(k) for k in class_names or ())
+    if (pre is None or found is None or class_names is None) and not inline:
+        # the library reads the file itself, uncached
         options = _options(class_names or {}, header, openapi_30=declares_30(source))
         try:
-            return _run(source, options)  # itself, uncached
+            return _run(source, options)
         except ApiforgeError:
             if pre is not None or class_names is None or not isinstance(source, Path):
                 raise
         # a schema it cannot take: again from the parsed document, which leaves such
         # schemas out (`_run`, `model_isolation`)
-        from generator.spec.load import load_document
+    if pre is None:
+        from generator.spec.load import load_document, parse_document
 
-        with preloaded(source, load_document(str(source)).data):
+        document = (
+            load_document(str(source))
+            if isinstance(source, Path)
+            else parse_document("<spec>", None, source.encode("utf-8", "surrogatepass"))
+        )
+        with preloaded(source, document.data):
             return _library_module(source, class_names=class_names, header=header)
+    if found is None or class_names is None:  # (a subset the library must read from files)
+        options = _options(class_names or {}, header, openapi_30=declares_30(source))
+        return _run(source, options)
     data, names = pre.data, class_names
 
     def job() -> _Job:  # built only when no cache has the module
@@ -651,7 +693,14 @@ def schema_subset(
         return None
     components = data.get("components")
     schemas = components.get("schemas") if isinstance(components, Mapping) else None
-    if not isinstance(schemas, Mapping) or set(schemas) != set(class_names):
+    if schemas is None and all(is_inline_key(k) for k in class_names):
+        schemas = {}  # (only operations' inline schemas)
+    if not isinstance(schemas, Mapping):
+        return None
+    inline = {k: inline_data(data, k) for k in class_names if is_inline_key(k) and k not in schemas}
+    if set(schemas) != set(class_names) - set(inline):
+        return None
+    if not all(isinstance(node, dict) for node in inline.values()):
         return None
     if len(set(class_names.values())) != len(class_names):
         return None
@@ -793,6 +842,9 @@ def schema_subset(
     parts: dict[str, Any] = {
         "schemas": {_subset_name(class_names[k]): schema(v, k) for k, v in schemas.items()}
     }
+    # operations' inline object schemas (`inline_models`), after the components: the library
+    # names the models nested in components first, as it did without them
+    parts["schemas"].update({_subset_name(class_names[k]): schema(v) for k, v in inline.items()})
     done: set[tuple[str, ...]] = set()
     while wanted:
         path = wanted.pop()
@@ -1011,12 +1063,12 @@ def _first_line(exc: BaseException) -> str:
 
 
 def models_for(
-    api_schemas: Mapping[str, Schema], source: Path | str, *, marker: str, used_in: str
+    models: ModelSchemas, source: Path | str, *, marker: str, used_in: str
 ) -> tuple[str, dict[str, str]]:
     """The text of `models.py` for a plan, and the schema → class map of the classes it really
     defines. A schema the library named or merged differently is typed `Any` where it is
     used (`used_in` says where), and said as a warning — never dropped silently."""
-    classes = model_class_names(api_schemas)
+    api_schemas, classes = models.schemas, dict(models.class_names)
     if api_schemas:
         source_text = generate_models(source, class_names=classes, header=marker)
     else:  # datamodel-code-generator refuses a spec without component schemas
@@ -1050,9 +1102,11 @@ def warn_missing_classes(
     omitted = {_class_of(name): reason for name, reason in left_out(models_text).items()}
     for name, cls in sorted(class_names.items()):
         schema = schemas.get(name) if schemas is not None else None
+        # (an operation's inline schema is named by its model: the location says where it is)
+        label = f"the inline schema of model {cls}" if is_inline_key(name) else f"schema {name!r}"
         if cls in omitted:
             message = (
-                f"schema {name!r} is left out of models.py: datamodel-code-generator could not "
+                f"{label} is left out of models.py: datamodel-code-generator could not "
                 f"take it ({omitted[cls]}); it is typed Any in the {used_in}"
             )
             if schema is not None:
@@ -1060,10 +1114,11 @@ def warn_missing_classes(
             else:
                 _log.warning("warning: %s", message)
         elif cls not in defined:
-            _log.warning(
-                "warning: schema %r has no class %s in models.py (datamodel-code-generator "
-                "named or merged it differently); it is typed Any in the %s",
-                name,
-                cls,
-                used_in,
+            message = (
+                f"{label} has no class {cls} in models.py (datamodel-code-generator named or "
+                f"merged it differently); it is typed Any in the {used_in}"
             )
+            if schema is not None and is_inline_key(name):
+                warn_at(schema.where, message)
+            else:
+                _log.warning("warning: %s", message)

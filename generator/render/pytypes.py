@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from generator.render.escape import py_literal
+from generator.render.inline_models import is_inline_key
 
 if TYPE_CHECKING:
     from generator.ir import Parameter
@@ -31,7 +32,9 @@ class TypeMapper:
 
     `mode="param"` resolves references to primitive schemas (an enum becomes a `Literal`) and
     never names a model (a query parameter is a string on the wire); `mode="model"` names the
-    model class of a referenced component.
+    model class of a referenced component, and of an operation's inline schema that the
+    models step lifted (`inline_models`: its key in `schemas` is its pointer, and it is found
+    here by identity, wherever the planners meet its data).
     """
 
     def __init__(
@@ -44,6 +47,7 @@ class TypeMapper:
         self.schemas = schemas
         self.classes = classes
         self.models_module = models_module
+        self._lifted = {id(data): name for name, data in schemas.items() if is_inline_key(name)}
 
     def model_ref(self, name: str) -> str | None:
         cls = self.classes.get(name)
@@ -64,6 +68,10 @@ class TypeMapper:
     def _type(self, schema: Any, mode: Mode, depth: int) -> str:
         if not isinstance(schema, Mapping) or depth > _MAX_DEPTH:
             return "Any"
+        lifted = self._lifted.get(id(schema)) if mode == "model" else None
+        model = self.model_ref(lifted) if lifted is not None else None
+        if model is not None:
+            return _union([model], _admits_null(schema))
         ref = schema.get("$ref")
         if isinstance(ref, str):
             if not ref.startswith(_REF_PREFIX):
@@ -136,6 +144,11 @@ class TypeMapper:
             return "None"
         unique = list(dict.fromkeys(literals))
         return _union([f"Literal[{', '.join(unique)}]"], has_none)
+
+
+def _admits_null(schema: Mapping[str, Any]) -> bool:
+    types = schema.get("type")
+    return schema.get("nullable") is True or (isinstance(types, list) and "null" in types)
 
 
 def _union(parts: list[str], nullable: bool) -> str:

@@ -36,6 +36,7 @@ from generator.ir import Api, Operation, Parameter, Where
 from generator.render.constraint_values import constraint_problem
 from generator.render.env import TemplateFiles, operation_view, templates_root
 from generator.render.error_views import error_views_json, plan_error_views
+from generator.render.inline_models import model_schemas
 from generator.render.models import models_for
 from generator.render.names import NameAllocator, package_version, safe_identifier, snake_case
 from generator.render.pytypes import (
@@ -574,7 +575,9 @@ class _Planner:
         form = next((m for m in rb.content if m.content_type.lower() in _FORM_TYPES), None)
         schema = form.schema if form else None
         model = self.types.type_of(schema.data, name=schema.name) if schema is not None else "Any"
-        if not is_plain_class(model):  # an inline schema: a model of its fields, made at start
+        # an inline schema (lifted or not): a model of its fields, made at start (it reads
+        # the fields as form values, which a strict model of the schema would refuse)
+        if not is_plain_class(model) or (schema is not None and schema.name is None):
             model = self.form_fields(_resolved(schema, self.api.schemas) or {}) or model
         if model == "Any" and not rb.required:
             return None
@@ -797,13 +800,12 @@ def plan_server(
     marker = marker_line(spec_name)
     models_source: str | Deferred
     classes: Mapping[str, str]
+    lifted = model_schemas(api)  # the component schemas and the operations' inline ones
     if models is None:
-        models_source, classes = models_for(
-            api.schemas, spec_source, marker=marker, used_in="routers"
-        )
+        models_source, classes = models_for(lifted, spec_source, marker=marker, used_in="routers")
     else:
         models_source, classes = models
-    mapper = TypeMapper({k: s.data for k, s in api.schemas.items()}, classes)
+    mapper = TypeMapper({k: s.data for k, s in lifted.schemas.items()}, classes)
     planner = _Planner(api, mapper)
     tags = planner.tags()
     event_planner = EventPlanner(api, mapper, planner.is_job)

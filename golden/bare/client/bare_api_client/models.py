@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Annotated
 
 from pydantic import ConfigDict, Field
 
-from ._runtime._models import BaseModel
+from ._runtime._models import AwareDatetime, BaseModel, Open
 
 
 class Error(BaseModel):
@@ -66,3 +67,40 @@ class DocumentInput(BaseModel):
     )
     title: str | None = None
     body: str | None = None
+
+
+class Format(StrEnum):
+    CSV = "csv"
+    JSON = "json"
+
+
+class CreateExportRequest(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    format: Open[Format]
+
+
+class CreateExportResponse(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    export_id: Annotated[str | None, Field(alias="exportId")] = None
+    status: str | None = None
+
+
+class GetQuotaResponse(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    limit: int | None = None
+    used: int | None = None
+
+
+class WidgetCreatedEvent(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    event: Annotated[str, Field(examples=["widget.created"])]
+    widget_name: Annotated[str, Field(alias="widgetName")]
+    created_at: Annotated[AwareDatetime | None, Field(alias="createdAt")] = None

@@ -15,6 +15,7 @@ from typing import Any, cast
 
 import pydantic
 
+from . import models
 from ._runtime import WebhookVerificationError, verify_webhook
 from ._runtime._models import LENIENT
 
@@ -35,7 +36,7 @@ def verify_widget_created(
     *,
     tolerance: float = 300,
     now: float | None = None,
-) -> dict[str, Any]:
+) -> models.WidgetCreatedEvent:
     """Verify a `widget.created` delivery and return its event.
     A widget was created
     """
@@ -46,7 +47,7 @@ def verify_widget_created(
         tolerance=tolerance,
         now=now,
     )
-    return cast(dict[str, Any], _validate(dict[str, Any], data))
+    return cast(models.WidgetCreatedEvent, _validate(models.WidgetCreatedEvent, data))
 
 
 EVENTS: dict[str, Any] = {

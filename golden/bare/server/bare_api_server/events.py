@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, cast
 
+from . import models
 from .runtime.context import JobContext, RequestContext, Services, jsonable
 from .runtime.webhooks import Outbox, new_event
 
@@ -45,7 +46,7 @@ class Events:
 
     async def widget_created(
         self,
-        data: dict[str, Any],
+        data: models.WidgetCreatedEvent | dict[str, Any],
         *,
         to: Sequence[str] | None = None,
         event_id: str | None = None,

@@ -12,8 +12,6 @@ headers). A 202 operation's method is the job's work: it runs later, in a worker
 
 from __future__ import annotations
 
-from typing import Any
-
 from . import models
 from .runtime.context import Reply, RequestContext
 
@@ -67,8 +65,8 @@ class ExportsBase:
         self,
         ctx: RequestContext,
         *,
-        body: dict[str, Any],
-    ) -> dict[str, Any] | Reply[dict[str, Any]]:
+        body: models.CreateExportRequest,
+    ) -> models.CreateExportResponse | Reply[models.CreateExportResponse]:
         """POST /exports: Start an export"""
         raise NotImplementedError
 
@@ -101,7 +99,7 @@ class QuotaBase:
     async def get_quota(
         self,
         ctx: RequestContext,
-    ) -> dict[str, Any] | Reply[dict[str, Any]]:
+    ) -> models.GetQuotaResponse | Reply[models.GetQuotaResponse]:
         """GET /quota: Get the caller's quota"""
         raise NotImplementedError
 

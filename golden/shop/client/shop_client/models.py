@@ -44,3 +44,10 @@ class Account(BaseModel):
     )
     id: str | None = None
     country: str | None = None
+
+
+class PostCustomersCustomerSourcesIdVerifyRequest(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    amounts: list[int] | None = None

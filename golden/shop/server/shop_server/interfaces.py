@@ -12,8 +12,6 @@ headers). A 202 operation's method is the job's work: it runs later, in a worker
 
 from __future__ import annotations
 
-from typing import Any
-
 from . import models
 from .runtime.context import Reply, RequestContext
 
@@ -117,7 +115,7 @@ class CustomersSourcesBase:
         *,
         customer: str,
         id_: str,
-        body: dict[str, Any] | None = None,
+        body: models.PostCustomersCustomerSourcesIdVerifyRequest | None = None,
     ) -> models.Source | Reply[models.Source]:
         """POST /v1/customers/{customer}/sources/{id}/verify: Verify a bank account source"""
         raise NotImplementedError

@@ -50,3 +50,11 @@ class Problem(BaseModel):
     status: int
     detail: str | None = None
     instance: str | None = None
+
+
+class UploadPhotoRequest(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    photo: Annotated[bytes, Field(description="The image.")]
+    caption: str | None = None

@@ -96,6 +96,13 @@ class Refund(BaseModel):
     created_at: Annotated[AwareDatetime, Field(alias="createdAt")]
 
 
+class ListWebhookEndpointsResponse(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    data: list[WebhookEndpoint]
+
+
 class PaymentEvent(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,

@@ -12,8 +12,6 @@ headers). A 202 operation's method is the job's work: it runs later, in a worker
 
 from __future__ import annotations
 
-from typing import Any
-
 from . import models
 from .runtime.context import Reply, RequestContext
 
@@ -24,7 +22,7 @@ class WebhookEndpointsBase:
     async def list_webhook_endpoints(
         self,
         ctx: RequestContext,
-    ) -> dict[str, Any] | Reply[dict[str, Any]]:
+    ) -> models.ListWebhookEndpointsResponse | Reply[models.ListWebhookEndpointsResponse]:
         """GET /v1/webhook-endpoints: List webhook endpoints"""
         raise NotImplementedError
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import pydantic
 
+from .. import models
 from .._runtime import (
     AsyncAPIClient,
     AsyncJobHandle,
@@ -36,7 +37,7 @@ class ExportsResource:
     def create_export(
         self,
         *,
-        body: dict[str, Any],
+        body: models.CreateExportRequest | dict[str, Any],
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
@@ -86,7 +87,7 @@ class AsyncExportsResource:
     async def create_export(
         self,
         *,
-        body: dict[str, Any],
+        body: models.CreateExportRequest | dict[str, Any],
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,

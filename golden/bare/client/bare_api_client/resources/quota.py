@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from typing import Any, cast
 
+from .. import models
 from .._runtime import (
     AsyncAPIClient,
     RequestOptions,
@@ -35,7 +35,7 @@ class QuotaResource:
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> dict[str, Any]:
+    ) -> models.GetQuotaResponse:
         """Get the caller's quota
 
         `GET /quota`.
@@ -53,7 +53,7 @@ class QuotaResource:
             timeout=timeout,
         )
         response = self._client.request(options)
-        return cast(dict[str, Any], response.parse_as(dict[str, Any]))
+        return response.parse(models.GetQuotaResponse)
 
 
 class QuotaResourceWithRawResponse:
@@ -81,7 +81,7 @@ class AsyncQuotaResource:
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> dict[str, Any]:
+    ) -> models.GetQuotaResponse:
         """Get the caller's quota
 
         `GET /quota`.
@@ -99,7 +99,7 @@ class AsyncQuotaResource:
             timeout=timeout,
         )
         response = await self._client.request(options)
-        return cast(dict[str, Any], response.parse_as(dict[str, Any]))
+        return response.parse(models.GetQuotaResponse)
 
 
 class AsyncQuotaResourceWithRawResponse:

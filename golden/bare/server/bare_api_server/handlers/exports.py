@@ -22,8 +22,8 @@ class ExportsHandler(ExportsBase):
         self,
         ctx: RequestContext,
         *,
-        body: dict[str, Any],
-    ) -> dict[str, Any] | Reply[dict[str, Any]]:
+        body: models.CreateExportRequest,
+    ) -> models.CreateExportResponse | Reply[models.CreateExportResponse]:
         """POST /exports: Start an export
 
         - problem details

@@ -21,7 +21,7 @@ class QuotaHandler(QuotaBase):
     async def get_quota(
         self,
         ctx: RequestContext,
-    ) -> dict[str, Any] | Reply[dict[str, Any]]:
+    ) -> models.GetQuotaResponse | Reply[models.GetQuotaResponse]:
         """GET /quota: Get the caller's quota
 
         - problem details

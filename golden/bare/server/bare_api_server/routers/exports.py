@@ -10,6 +10,7 @@ from typing import Annotated, Any, cast
 
 from fastapi import APIRouter, Body, Depends, Request, Response
 
+from .. import models
 from ..interfaces import ExportsBase
 from ..runtime import context as _context
 from ..runtime.problems import GuardedRoute, require_content_type
@@ -24,7 +25,7 @@ def _handler(request: Request) -> ExportsBase:
 async def create_export_endpoint(
     _request: Request,
     _response: Response,
-    _body: Annotated[dict[str, Any], Body()],
+    _body: Annotated[models.CreateExportRequest, Body()],
 ) -> Any:
     """POST /exports: Start an export"""
     _ctx = _context.request_context(_request, _response, if_match=False)
@@ -45,7 +46,7 @@ router.add_api_route(
     methods=["POST"],
     operation_id="createExport",
     status_code=202,
-    response_model=dict[str, Any],
+    response_model=models.CreateExportResponse,
     response_model_exclude_unset=True,
     tags=["Exports"],
     summary="Start an export",

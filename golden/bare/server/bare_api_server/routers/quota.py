@@ -10,6 +10,7 @@ from typing import Any, cast
 
 from fastapi import APIRouter, Depends, Request, Response
 
+from .. import models
 from ..interfaces import QuotaBase
 from ..runtime import context as _context
 from ..runtime.problems import GuardedRoute
@@ -45,7 +46,7 @@ router.add_api_route(
     methods=["GET"],
     operation_id="getQuota",
     status_code=200,
-    response_model=dict[str, Any],
+    response_model=models.GetQuotaResponse,
     response_model_exclude_unset=True,
     tags=["Quota"],
     summary="Get the caller's quota",

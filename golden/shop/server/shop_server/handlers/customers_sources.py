@@ -49,7 +49,7 @@ class CustomersSourcesHandler(CustomersSourcesBase):
         *,
         customer: str,
         id_: str,
-        body: dict[str, Any] | None = None,
+        body: models.PostCustomersCustomerSourcesIdVerifyRequest | None = None,
     ) -> models.Source | Reply[models.Source]:
         """POST /v1/customers/{customer}/sources/{id}/verify: Verify a bank account source
 

@@ -96,7 +96,7 @@ async def post_customers_customer_sources_id_verify_endpoint(
     _response: Response,
     customer: Annotated[str, Path()],
     id_: Annotated[str, Path()],
-    _body: Annotated[dict[str, Any] | None, Body()] = None,
+    _body: Annotated[models.PostCustomersCustomerSourcesIdVerifyRequest | None, Body()] = None,
 ) -> Any:
     """POST /v1/customers/{customer}/sources/{id}/verify: Verify a bank account source"""
     _ctx = _context.request_context(_request, _response, if_match=False)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any
 
 from .. import models
 from .._runtime import (
@@ -37,7 +37,7 @@ class WebhookEndpointsResource:
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> dict[str, Any]:
+    ) -> models.ListWebhookEndpointsResponse:
         """List webhook endpoints
 
         `GET /v1/webhook-endpoints`.
@@ -54,7 +54,7 @@ class WebhookEndpointsResource:
             timeout=timeout,
         )
         response = self._client.request(options)
-        return cast(dict[str, Any], response.parse_as(dict[str, Any]))
+        return response.parse(models.ListWebhookEndpointsResponse)
 
     def create_webhook_endpoint(
         self,
@@ -119,7 +119,7 @@ class AsyncWebhookEndpointsResource:
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> dict[str, Any]:
+    ) -> models.ListWebhookEndpointsResponse:
         """List webhook endpoints
 
         `GET /v1/webhook-endpoints`.
@@ -136,7 +136,7 @@ class AsyncWebhookEndpointsResource:
             timeout=timeout,
         )
         response = await self._client.request(options)
-        return cast(dict[str, Any], response.parse_as(dict[str, Any]))
+        return response.parse(models.ListWebhookEndpointsResponse)
 
     async def create_webhook_endpoint(
         self,

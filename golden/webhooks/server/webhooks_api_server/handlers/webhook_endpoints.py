@@ -21,7 +21,7 @@ class WebhookEndpointsHandler(WebhookEndpointsBase):
     async def list_webhook_endpoints(
         self,
         ctx: RequestContext,
-    ) -> dict[str, Any] | Reply[dict[str, Any]]:
+    ) -> models.ListWebhookEndpointsResponse | Reply[models.ListWebhookEndpointsResponse]:
         """GET /v1/webhook-endpoints: List webhook endpoints
 
         - security: bearerAuth

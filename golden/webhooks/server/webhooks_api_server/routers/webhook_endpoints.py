@@ -50,7 +50,7 @@ router.add_api_route(
     methods=["GET"],
     operation_id="listWebhookEndpoints",
     status_code=200,
-    response_model=dict[str, Any],
+    response_model=models.ListWebhookEndpointsResponse,
     response_model_exclude_unset=True,
     tags=["WebhookEndpoints"],
     summary="List webhook endpoints",
