@@ -41,8 +41,9 @@ import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from itertools import accumulate, repeat
-from operator import add
+from itertools import accumulate, chain, compress, repeat
+from itertools import count as count_up
+from operator import add, is_, itemgetter, not_
 from typing import Any
 
 from generator.spec import yaml12
@@ -58,6 +59,10 @@ _MERGE_KEY = re.compile(rb"<<[ ]*:")
 # a string `settle` looks up: one that may be a plain scalar meaning something else, or an
 # alias (rapidyaml writes `*name` for it)
 _SUSPECT = re.compile(rf"(?:{yaml12.NOT_STR_PATTERN})\Z|\*")
+# what a string value `_SUSPECT` matches starts with (a superset). Not the empty string: as a
+# value it was quoted or a block scalar (a plain empty value is written as `null`).
+_SUSPECT_START = frozenset(("*", *(c for _, _, starts in yaml12.IMPLICIT for c in starts if c)))
+_first = itemgetter(slice(0, 1))
 
 
 def _refused(body: bytes) -> bool:
@@ -211,6 +216,43 @@ def _address(view: Any) -> int:
         _release_buffer(ctypes.byref(info))
 
 
+# (a container, [its tree node, or -1 until needed], its parent's entry, its index there)
+_Entry = tuple[Any, list[int], Any, int]
+
+
+class _Level:
+    """The containers at one depth of a document, for `RymlTree.settle`: its mappings and
+    sequences (`maps + seqs` numbers them), and each one's `_Entry`, made only when asked."""
+
+    def __init__(self, maps: list[Any], seqs: list[Any], parent: _Level | None = None):
+        self.maps = maps
+        self.seqs = seqs
+        self.parent = parent
+        self.positions: list[int] = []  # each container's position in the parent's values
+        self.starts: list[int] = []  # where each container's values start in this level's
+        self._entries: dict[int, _Entry] = {}
+
+    def entry(self, at: int, root: int) -> _Entry:
+        made = self._entries.get(at)
+        if made is None:
+            count = len(self.maps)
+            container = self.maps[at] if at < count else self.seqs[at - count]
+            parent = self.parent
+            if parent is None:
+                made = (container, [root], None, -1)
+            else:
+                position = self.positions[at]
+                owner = parent.owner(position)
+                index = position - parent.starts[owner]
+                made = (container, [-1], parent.entry(owner, root), index)
+            self._entries[at] = made
+        return made
+
+    def owner(self, position: int) -> int:
+        """The container (an index in `maps + seqs`) of this level's value at `position`."""
+        return bisect.bisect_right(self.starts, position) - 1
+
+
 class RymlTree:
     """A document rapidyaml parsed: the tree (and the buffer its scalars point into) for the
     source map, and the checks `load_fast` runs on the JSON data."""
@@ -230,35 +272,64 @@ class RymlTree:
     def settle(self, data: dict[str, Any], nodes: int) -> bool:
         """Give every plain scalar of `data` its core-schema meaning (see the module
         docstring); False when `data` cannot be the document's (duplicate keys, keys equal
-        once resolved, an alias)."""
+        once resolved, an alias).
+
+        Level by level (the root, its children, their children, ...), each level's keys and
+        values looked at with `map` and `compress`, in C: a Python loop over the ~100,000
+        values of a big spec was half of its reading. Only the few containers that hold a
+        string which may mean something else (`_SUSPECT`) are then visited one by one."""
         suspect = _SUSPECT.match
-        # (container, [its tree node, or -1 until needed], the parent's entry, its index there)
-        todo: list[tuple[Any, list[int], Any, int]] = [(data, [self.root], None, -1)]
         count = 0
-        while todo:
-            entry = todo.pop()
-            container = entry[0]
-            count += len(container)
-            odd = False
-            if container.__class__ is dict:
-                odd = any(map(suspect, container))  # the keys, without a Python loop
-                for i, value in enumerate(container.values()):
-                    cls = value.__class__
-                    if cls is str:
-                        if not odd and suspect(value):
-                            odd = True
-                    elif cls is dict or cls is list:
-                        todo.append((value, [-1], entry, i))
-                if odd and not self._settle_mapping(entry):
+        level = _Level([data], [])
+        while level.maps or level.seqs:
+            maps, seqs = level.maps, level.seqs
+            # every container's values (a mapping's, then a sequence's items) in one list
+            values = list(chain.from_iterable(chain(map(dict.values, maps), seqs)))
+            count += len(values)
+            starts = level.starts = list(
+                accumulate(chain(map(len, maps), map(len, seqs)), initial=0)
+            )
+            kinds = list(map(type, values))
+            # keys: `json` makes one object of equal keys, so few distinct ones to look at
+            odd_keys = set(filter(suspect, set(chain.from_iterable(maps))))
+            odd_maps = (
+                set(compress(count_up(), map(not_, map(odd_keys.isdisjoint, maps))))
+                if odd_keys
+                else set()
+            )
+            # strings: only those that start as a suspect one can go to the pattern
+            strings = list(compress(count_up(), map(is_, kinds, repeat(str))))
+            strings = list(
+                compress(
+                    strings,
+                    map(_SUSPECT_START.__contains__, map(_first, map(values.__getitem__, strings))),
+                )
+            )
+            odd_items: list[int] = []  # positions in `values` of sequence items
+            for position in compress(strings, map(suspect, map(values.__getitem__, strings))):
+                at = level.owner(position)
+                if at < len(maps):
+                    odd_maps.add(at)
+                else:
+                    odd_items.append(position)
+            for at in sorted(odd_maps):
+                if not self._settle_mapping(level.entry(at, self.root)):
                     return False
-            else:
-                for i, value in enumerate(container):
-                    cls = value.__class__
-                    if cls is str:
-                        if suspect(value):
-                            container[i] = self._value(entry, i, value)
-                    elif cls is dict or cls is list:
-                        todo.append((value, [-1], entry, i))
+            for position in odd_items:
+                at = level.owner(position)
+                index = position - starts[at]
+                seqs[at - len(maps)][index] = self._value(
+                    level.entry(at, self.root), index, values[position]
+                )
+            below_maps = list(compress(count_up(), map(is_, kinds, repeat(dict))))
+            below_seqs = list(compress(count_up(), map(is_, kinds, repeat(list))))
+            below = _Level(
+                list(map(values.__getitem__, below_maps)),
+                list(map(values.__getitem__, below_seqs)),
+                level,
+            )
+            below.positions = below_maps + below_seqs
+            level = below
         return count == nodes  # fewer: duplicate keys, merged by `json`
 
     def _settle_mapping(self, entry: tuple[Any, list[int], Any, int]) -> bool:

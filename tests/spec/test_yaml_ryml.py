@@ -172,6 +172,11 @@ TRICKY = {
     ),
     "multi-line plain and quoted scalars": "a: one\n  two\n  three\nb: 'x\n  y'\nc: \"p\\\n  q\"\n",
     "empty values and comments": "a:\nb: # c\n  c: ''\nd: [] # e\ne: {}\n",
+    # `settle` never looks up an empty string value: only a quoted or block one is written so
+    "empty strings, quoted, block and plain": (
+        "a: ''\nb: \"\"\nc: |\n\nd:\ne: ['', \"\", x]\nf:\n  - ''\n  -\n  - >-\n\n"
+        "  - {'': '', k: }\ng: end\n"
+    ),
     "one leading comment and deep nesting": "# c\n"
     + "a:\n"
     + "".join("  " * i + f"  k{i}:\n" for i in range(40))
