@@ -63,6 +63,7 @@ _SUSPECT = re.compile(rf"(?:{yaml12.NOT_STR_PATTERN})\Z|\*")
 # value it was quoted or a block scalar (a plain empty value is written as `null`).
 _SUSPECT_START = frozenset(("*", *(c for _, _, starts in yaml12.IMPLICIT for c in starts if c)))
 _first = itemgetter(slice(0, 1))
+_CHUNK = 4096  # bytes of text whose line breaks `RymlTree.line_column` counts at once
 
 
 def _refused(body: bytes) -> bool:
@@ -144,12 +145,12 @@ def load_fast(text: str) -> tuple[Any, RymlTree] | None:
     return data, result
 
 
-def json_tree(text: str) -> RymlTree | None:
-    """rapidyaml's tree of a JSON document (a mapping), for its source map; None when
-    rapidyaml does not read it."""
+def json_tree(text: str | bytes) -> RymlTree | None:
+    """rapidyaml's tree of a JSON document (a mapping; its text, or its UTF-8 bytes without a
+    byte order mark), for its source map; None when rapidyaml does not read it."""
     if ryml is None:
         return None
-    body = text.encode("utf-8")
+    body = text.encode("utf-8") if isinstance(text, str) else text
     buffer = bytearray(body)
     try:
         with _stderr_silenced():
@@ -159,7 +160,7 @@ def json_tree(text: str) -> RymlTree | None:
     root = tree.root_id()
     if not tree.is_map(root):
         return None
-    return RymlTree(tree, buffer, body, text, root)
+    return RymlTree(tree, buffer, body, text if isinstance(text, str) else None, root)
 
 
 def _no_constant(name: str) -> Any:
@@ -257,15 +258,24 @@ class RymlTree:
     """A document rapidyaml parsed: the tree (and the buffer its scalars point into) for the
     source map, and the checks `load_fast` runs on the JSON data."""
 
-    def __init__(self, tree: Any, buffer: bytearray, body: bytes, text: str, root: int):
+    def __init__(self, tree: Any, buffer: bytearray, body: bytes, text: str | None, root: int):
         self.tree = tree
         self.buffer = buffer  # parsed in place: the tree's scalars are views of it
         self.body = body
-        self.text = text
+        self._text = text  # None: decoded from `body` when asked
         self.root = root
         self._base = _address(buffer)
-        self._ascii = text.isascii()
+        self._ascii = body.isascii()
         self._byte_lines: list[int] | None = None  # for non-ASCII texts: bytes → characters
+        self._walked: dict[str, tuple[int, Any]] = {}  # see `_walk`
+        self._sizes: dict[int, int] = {}
+        self._chunk_lines: list[int] | None = None  # line breaks before each `_CHUNK` bytes
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            self._text = self.body.decode("utf-8")
+        return self._text
 
     # --- data ---------------------------------------------------------------------------
 
@@ -381,33 +391,93 @@ class RymlTree:
         node); `Unlocatable` when it cannot be told from this tree. `line_starts`: the
         text's, in characters. With `data` (what `json` read of the same text), a mapping
         on the way with duplicate keys is `Unlocatable` too (`load_fast` refuses those)."""
-        tree = self.tree
-        node = self.root
+        at = self.byte_offset(pointer, data)
+        return None if at is None else self._characters(at, line_starts)
+
+    def byte_offset(self, pointer: str, data: Any = None) -> int | None:
+        """`offset`'s answer in bytes of `body` (`data`: the same on every call)."""
         if pointer == "":
             return 0
         if not pointer.startswith("/"):
             return None
-        for token in pointer[1:].split("/"):
-            if data is not None and len(data) != tree.num_children(node):
-                raise Unlocatable("duplicate keys")
-            if tree.is_map(node):
-                key = token.replace("~1", "/").replace("~0", "~")
-                child = tree.find_child(node, key.encode("utf-8"))
-                if data is not None:
-                    data = data.get(key) if isinstance(data, dict) else None
-            elif tree.is_seq(node) and token.isdigit() and token == str(int(token)):
-                position = int(token)
-                child = tree.child(node, position) if position < tree.num_children(node) else -1
-                if data is not None:
-                    data = data[position] if isinstance(data, list) and child != -1 else None
-            else:
-                return None
-            if child < 0 or child == ryml.NONE:
-                return None
-            node = child
-            if data is not None and not isinstance(data, (dict, list)):
-                data = None  # a scalar: nothing below it to check
-        return self._characters(self._start(node), line_starts)
+        node = self._walk(pointer, data)[0]
+        return None if node == -1 else self._start(node)
+
+    def _walk(self, pointer: str, data: Any) -> tuple[int, Any]:
+        """The tree node at `pointer` (-1: none) and what `data` has there. Each pointer's
+        walk is kept: findings share long prefixes (`/paths/~1repos~1{owner}/get/...`)."""
+        walked = self._walked
+        found = walked.get(pointer)
+        if found is not None:
+            return found
+        # where each token still to walk starts (its "/"), the last token's first, up to
+        # the longest prefix already walked
+        stops = []
+        at = len(pointer)
+        while True:
+            at = pointer.rfind("/", 0, at)
+            stops.append(at)
+            if at == 0:
+                node, below = self.root, data
+                break
+            known = walked.get(pointer[:at])
+            if known is not None:
+                node, below = known
+                break
+        for i in reversed(range(len(stops))):
+            end = stops[i - 1] if i else len(pointer)
+            if node != -1:
+                node, below = self._step(node, below, pointer[stops[i] + 1 : end])
+            walked[pointer[:end]] = (node, below)
+        return node, below
+
+    def _step(self, node: int, data: Any, token: str) -> tuple[int, Any]:
+        """The child of `node` that the pointer token `token` names, and `data`'s there."""
+        tree = self.tree
+        if data is not None and len(data) != self._size(node):
+            raise Unlocatable("duplicate keys")
+        if tree.is_map(node):
+            key = token.replace("~1", "/").replace("~0", "~")
+            child = tree.find_child(node, key.encode("utf-8"))
+            if data is not None:
+                data = data.get(key) if isinstance(data, dict) else None
+        elif tree.is_seq(node) and token.isascii() and token.isdigit() and token == str(int(token)):
+            position = int(token)
+            child = tree.child(node, position) if position < self._size(node) else -1
+            if data is not None:
+                data = data[position] if isinstance(data, list) and child != -1 else None
+        else:
+            return -1, None
+        if child < 0 or child == ryml.NONE:
+            return -1, None
+        if data is not None and not isinstance(data, (dict, list)):
+            data = None  # a scalar: nothing below it to check
+        return child, data
+
+    def _size(self, node: int) -> int:
+        """How many children `node` has (rapidyaml counts them one by one)."""
+        size = self._sizes.get(node)
+        if size is None:
+            size = self._sizes[node] = self.tree.num_children(node)
+        return size
+
+    def line_column(self, at: int) -> tuple[int, int]:
+        """1-based line and column (in characters) of the byte offset `at`: the line breaks
+        before it are counted from those of whole chunks of the text, counted once, so a few
+        hundred findings need no table of every line."""
+        body = self.body
+        chunks = self._chunk_lines
+        if chunks is None:
+            size = len(body)
+            counts = map(
+                body.count, repeat(b"\n"), range(0, size, _CHUNK), count_up(_CHUNK, _CHUNK)
+            )
+            chunks = self._chunk_lines = list(accumulate(counts, initial=0))
+        first = at // _CHUNK
+        line = chunks[first] + body.count(b"\n", first * _CHUNK, at)
+        start = body.rfind(b"\n", 0, at) + 1
+        column = at - start if self._ascii else len(body[start:at].decode("utf-8"))
+        return line + 1, column + 1
 
     def _start(self, node: int) -> int:
         """The byte offset of PyYAML's mark for `node`: its key when it has one."""
