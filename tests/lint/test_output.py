@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import enum
 import json
 import os
 import pty
@@ -19,7 +20,7 @@ from generator.errors import ApiforgeError
 from generator.lint.config import LintConfig
 from generator.lint.engine import lint_path
 from generator.lint.registry import all_rules
-from generator.lint.report import render_github, render_sarif
+from generator.lint.report import dumps, json_data, render_github, render_json, render_sarif
 from tests.lint.conftest import FIXTURES, SpecWriter, ok
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -104,6 +105,39 @@ def test_json_format_shape() -> None:
     assert first["operation"] == {"id": "listWidgets", "method": "GET", "path": "/widgets"}
     hook = next(f for f in data["findings"] if f["webhook"])
     assert hook["webhook"] == "widget.created" and hook["operation"]["id"] == "widgetCreated"
+
+
+class _Colour(str):
+    pass
+
+
+class _Level(enum.IntEnum):
+    HIGH = 3
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {},
+        [],
+        "plain",
+        None,
+        {"a": {}, "b": [], "c": [[], [{}], {"d": ()}], "e": (1, "x")},
+        {"é☃\U0001f600": 'quote " backslash \\ control \x00\x1f\x7f\n\t\r\b\f \u2028 é'},
+        {"n": [0, -1, 10**30, 1.5, -0.0, float("nan"), float("inf"), True, False, None]},
+        {7: "int key", 2.5: "float key", False: "bool key", None: "null key", "s": 1},
+        {"sub": _Colour("red"), "level": _Level.HIGH, "deep": [[[[{"x": [None]}]]]]},
+    ],
+)
+def test_json_report_writer_is_jsons_own_bytes(value: object) -> None:
+    """The reports' JSON writer gives `json.dumps(value, indent=2, ensure_ascii=False)`."""
+    assert dumps(value) == json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def test_json_report_bytes_on_a_spec_with_findings() -> None:
+    result = lint_path(BARE, LintConfig())
+    expected = json.dumps(json_data(result), indent=2, ensure_ascii=False) + "\n"
+    assert render_json(result) == expected and len(result.findings) == 40
 
 
 def test_sarif_is_valid_sarif_2_1_0() -> None:
