@@ -109,12 +109,14 @@ class Unlocatable(Exception):
     """This node's PyYAML mark is not derivable from the rapidyaml tree."""
 
 
-def load_fast(text: str) -> tuple[Any, RymlTree] | None:
+def load_fast(text: str, body: bytes | None = None) -> tuple[Any, RymlTree] | None:
     """`load.load_yaml(text)`'s data and a tree for its source map, or None when this reader
-    does not take the text (see the module docstring)."""
+    does not take the text (see the module docstring). `body`: `text` in UTF-8, when the
+    caller has it already."""
     if ryml is None:
         return None
-    body = text.encode("utf-8")
+    if body is None:
+        body = text.encode("utf-8")
     if _refused(body):
         return None
     buffer = bytearray(body)

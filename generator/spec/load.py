@@ -267,7 +267,8 @@ def parse_document(name: str, path: Path | None, text: bytes) -> Document:
             if loaded is not None:  # the blocks' cache serves this file, whole or changed
                 data, blocks = loaded
             else:
-                data, tree = _parse_yaml_tree(name, decoded)
+                body = text[3:] if text.startswith(codecs.BOM_UTF8) else text
+                data, tree = _parse_yaml_tree(name, decoded, body)
         if cached and blocks is None:
             cache_put("parse" + _CACHE_VERSION, digest, data)
     doc = Document(
@@ -323,11 +324,14 @@ def _parse_yaml(name: str, text: str) -> Any:
     return _parse_yaml_tree(name, text)[0]
 
 
-def _parse_yaml_tree(name: str, text: str) -> tuple[Any, YamlTree | RymlTree | None]:
-    """A whole YAML document: rapidyaml when it takes the text (`fast_yaml`), else PyYAML."""
+def _parse_yaml_tree(
+    name: str, text: str, body: bytes | None = None
+) -> tuple[Any, YamlTree | RymlTree | None]:
+    """A whole YAML document: rapidyaml when it takes the text (`fast_yaml`), else PyYAML.
+    `body`: the text in UTF-8 when the caller has it (no byte order mark)."""
     if os.environ.get("APIFORGE_YAML_READER", "") != "pyyaml":
         with gc_paused():
-            fast = load_fast(text)
+            fast = load_fast(text, body)
         if fast is not None:
             return fast
     try:

@@ -93,7 +93,7 @@ class SourceMap:
                 index = _BlockIndex(doc._blocks)
             doc._blocks = None  # the index keeps what it needs
             return cls({}, doc.text, blocks=index)
-        cached = cache_get(_CACHE_KIND, doc.digest)
+        cached = cache_get(_CACHE_KIND, doc.digest) if cache_dir() is not None else None
         if cached is None:
             tree = doc._yaml_tree
             doc._yaml_tree = None  # the map keeps what it needs

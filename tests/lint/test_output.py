@@ -178,6 +178,24 @@ def test_github_annotations_escape(write_spec: SpecWriter) -> None:
     assert "POST /a%25b" in line
 
 
+def test_the_lint_process_ends_with_its_report_whole(tmp_path: Path) -> None:
+    """The `apiforge` process ends at once after `lint` (no freeing of the spec's objects):
+    its report is still all there, piped or in a file, with lint's exit code."""
+    command = [sys.executable, "-c", "from generator.cli import run; run()", "lint", BARE]
+    env = {**os.environ, "APIFORGE_NO_CACHE": "1", "NO_COLOR": "1"}
+    piped = subprocess.run([*command, "--format", "json"], capture_output=True, env=env)
+    assert (
+        piped.returncode == 1
+        and piped.stdout.decode() == invoke("lint", BARE, "--format", "json")[1]
+    )
+    target = tmp_path / "report.txt"
+    written = subprocess.run([*command, "-o", str(target)], capture_output=True, env=env)
+    assert written.returncode == 1 and written.stdout == b""
+    assert target.read_text().endswith("(12 operations, 1 webhook checked)\n")
+    missing = subprocess.run([*command[:-1], "nope.yaml"], capture_output=True, env=env)
+    assert missing.returncode == 2 and missing.stderr.startswith(b"error: no such file")
+
+
 def test_output_file(tmp_path: Path) -> None:
     target = tmp_path / "report.sarif"
     code, out = invoke("lint", BARE, "--format", "sarif", "--output", str(target))

@@ -187,6 +187,7 @@ def test_the_content_hash_is_made_only_when_asked(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("APIFORGE_NO_CACHE", "1")
     text = b"swagger: '2.0'\ninfo: {title: t, version: '1'}\npaths: {}\n"
     doc = parse_document("t.yaml", None, text)
+    assert doc.locate("/info/title") == (2, 8)  # the source map needs no digest either
     assert "digest" not in vars(doc)
     assert doc.digest == hashlib.sha256(text).hexdigest()
     converted = convert(doc)
