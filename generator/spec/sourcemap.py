@@ -304,10 +304,12 @@ class _RymlIndex:
         if tree is None:
             return None
         try:
-            at = tree.byte_offset(pointer, self._data) if _plain_tokens(pointer) else None
+            while not _plain_tokens(pointer):  # its ancestors' tokens are some of its own
+                pointer = pointer.rsplit("/", 1)[0]
+            at = tree.byte_offset(pointer, self._data)
             while at is None and pointer:
                 pointer = pointer.rsplit("/", 1)[0]
-                at = tree.byte_offset(pointer, self._data) if _plain_tokens(pointer) else None
+                at = tree.byte_offset(pointer, self._data)
         except Unlocatable:
             self._fall_back()
             return None
