@@ -24,23 +24,22 @@ from itertools import accumulate, repeat
 from operator import add
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from generator.spec.fast_yaml import RymlTree, Unlocatable, json_tree
 from generator.spec.load import (
     BlockLayout,
     BlockLeaf,
     BlockSplit,
-    YamlTree,
-    _YamlLoader,
     cache_dir,
     cache_get,
     cache_put,
     gc_paused,
 )
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # PyYAML is imported when a map is made with it, not for every lint
+    import yaml
+
     from generator.spec.load import Document
+    from generator.spec.pyyaml_load import YamlTree
 
 # One token per match, after the commas, colons and whitespace before it (possessive, so the
 # search never backtracks): a string (group 1) that is a key when a colon follows (group 2,
@@ -207,6 +206,10 @@ def _json_string(tok: str) -> str:
 
 
 def _index_yaml(text: str, line_starts: list[int], tree: YamlTree | None = None) -> dict[str, int]:
+    import yaml
+
+    from generator.spec.pyyaml_load import YamlTree, _YamlLoader
+
     if tree is None:
         try:
             root = yaml.compose(text, Loader=_YamlLoader)
@@ -317,6 +320,10 @@ class _RymlIndex:
 
     def _fall_back(self) -> None:
         """The whole map answers from now on: this tree cannot locate some node."""
+        import yaml
+
+        from generator.spec.pyyaml_load import YamlTree, _YamlLoader
+
         assert self._tree is not None
         text = self._tree.text
         self._tree = None
@@ -366,6 +373,8 @@ class _TreeIndex:
     def _find(
         self, node: yaml.Node, tokens: list[str], depth: int, path: tuple[yaml.Node, ...]
     ) -> int | None:
+        import yaml
+
         entries = self._table(node).get(tokens[depth])
         if not entries:
             return None
@@ -381,6 +390,8 @@ class _TreeIndex:
 
     def _table(self, node: yaml.Node) -> dict[str, list[tuple[int, yaml.Node]]]:
         """A node's entries by pointer token: (offset, value node), in order."""
+        import yaml
+
         table = self._tables.get(node)
         if table is None:
             table = {}

@@ -284,3 +284,20 @@ def test_corpus_specs_lint_without_traceback(path: str) -> None:
     render_sarif(result)
     for finding in result.findings:
         assert finding.line >= 1 and finding.message
+
+
+def test_a_cold_lint_imports_only_what_it_uses() -> None:
+    """PyYAML (read by rapidyaml instead), the fixer and tempfile are not imported by a plain
+    cold `lint` of a YAML or a JSON spec: each is a share of its start-up time."""
+    code = (
+        "import sys; from generator.lint.run import run_lint; "
+        "run_lint([sys.argv[1]], use_config=False); "
+        "print(sorted(m for m in ('yaml', 'tempfile', 'generator.lint.fix_plan') "
+        "if m in sys.modules))"
+    )
+    env = {**os.environ, "APIFORGE_NO_CACHE": "1"}
+    for spec in (BARE, str(FIXTURES / "fix/rate-limit-headers-missing/openapi.json")):
+        found = subprocess.run(
+            [sys.executable, "-c", code, spec], capture_output=True, env=env, text=True
+        )
+        assert found.stdout == "[]\n", (spec, found.stdout, found.stderr[-500:])
