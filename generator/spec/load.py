@@ -13,6 +13,8 @@ acyclic data, and collections over the growing tree were most of PyYAML's time. 
 are cached by content hash: the Stripe YAML takes ~0.6 s to parse and 0.05 s to unpickle.
 A big YAML file with a path is read block by block instead (`load_yaml_blocks`), each block
 cached by its own text, so an edited file re-parses only the blocks the edit touched.
+Most whole files are read by rapidyaml (`fast_yaml`); PyYAML's reader is in `pyyaml_load`,
+imported only when it reads something.
 """
 
 from __future__ import annotations
