@@ -304,14 +304,28 @@ def compare_fast(text: str, counts: Counter[str]) -> str | None:
     index = _RymlIndex(tree, starts)
     some = list(reference)[:: max(1, len(reference) // 200)]
     others = ("/nope", "/", "//", "/~2", *(p + "/~x" for p in some), *(p + "/9999" for p in some))
+    smap = SourceMap(reference, text.encode(), starts)
     for pointer in (*reference, *others):
         found = index.get(pointer)
         if found != reference.get(pointer):
             return f"source map: {pointer} at {found}, not {reference.get(pointer)}"
+        diff = _located_differently(index, smap, pointer)
+        if diff is not None:
+            return diff
     counts["read by rapidyaml, the same"] += 1
     if index._tree is None:
         counts["  of which the source map needed PyYAML's compose"] += 1
     counts["  pointers compared"] += len(reference) + len(others)
+    return None
+
+
+def _located_differently(index: _RymlIndex, whole: SourceMap, pointer: str) -> str | None:
+    """None when the line and column `index` gives `pointer` in bytes (what a cold lint
+    prints) are those of the whole map; else what differs."""
+    found = index.locate(pointer)
+    expected = whole.locate(pointer)
+    if found is not None and found != expected:
+        return f"source map: {pointer} located at {found}, not {expected}"
     return None
 
 
@@ -333,10 +347,14 @@ def compare_json_map(text: str, counts: Counter[str]) -> str | None:
     lazy = _RymlIndex(tree, starts, data)
     some = list(reference)[:: max(1, len(reference) // 200)]
     others = ("/nope", "/", "//", "/~2", *(p + "/~x" for p in some), *(p + "/9999" for p in some))
+    smap = SourceMap(reference, text.encode(), starts)
     for pointer in (*reference, *others):
         found = lazy.get(pointer)
         if found != reference.get(pointer):
             return f"JSON source map: {pointer} at {found}, not {reference.get(pointer)}"
+        diff = _located_differently(lazy, smap, pointer)
+        if diff is not None:
+            return f"JSON {diff}"
     counts["JSON: map from rapidyaml's tree, the same"] += 1
     if lazy._tree is None:
         counts["  of which needed the whole map for some pointer"] += 1

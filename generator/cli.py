@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import gc
 import logging
+import os
 import sys
 from collections.abc import Callable
+from contextlib import suppress
 from functools import wraps
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -114,8 +116,6 @@ def inspect(spec: str, fmt: str, validate: bool) -> None:
 
 
 def _wants_colour(output: str | None, stderr: bool = False) -> bool:
-    import os
-
     if output or os.environ.get("NO_COLOR"):
         return False
     return (sys.stderr if stderr else sys.stdout).isatty()
@@ -404,9 +404,20 @@ def generate(
 def run() -> None:
     """The `apiforge` command: `main`, and at exit no last collection over everything still
     alive (the parsed spec, the IR, the plans: ~0.15 s of a Stripe regeneration). Only
-    here, in a process of its own; `main` itself stays side-effect free for in-process use."""
+    here, in a process of its own; `main` itself stays side-effect free for in-process use.
+
+    After `lint`, which has printed its report and closed what it wrote, the process ends
+    at once: freeing a big spec's objects one by one was ~0.02 s of a cold lint."""
     try:
         main()
+    except SystemExit as exc:
+        if sys.argv[1:2] == ["lint"] and (exc.code is None or isinstance(exc.code, int)):
+            logging.shutdown()
+            for stream in (sys.stdout, sys.stderr):
+                with suppress(OSError, ValueError):  # a closed pipe: nothing more to say
+                    stream.flush()
+            os._exit(exc.code or 0)
+        raise
     finally:
         gc.freeze()
 

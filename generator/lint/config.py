@@ -23,8 +23,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, cast
 
-import yaml
-
 from generator.errors import ApiforgeError, Problem
 from generator.lint.model import SEVERITIES, Severity
 from generator.lint.registry import check_ids
@@ -128,6 +126,8 @@ def load_config(path: Path) -> LintConfig:
         where = "[tool.apiforge.lint]"
     else:
         try:
+            import yaml  # here: most runs find no configuration file
+
             data = yaml.safe_load(path.read_text(encoding="utf-8"))
         except OSError as exc:
             raise ApiforgeError(Problem(f"cannot read: {exc.strerror}", file=name)) from None

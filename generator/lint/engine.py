@@ -202,5 +202,7 @@ def locate_findings(result: LintResult, resolver: Resolver) -> LintResult:
 
 def lint_path(source: str, config: LintConfig | None = None) -> LintResult:
     from generator.spec import load_spec
+    from generator.spec.load import gc_paused
 
-    return lint(load_spec(source, validate=False), config)
+    with gc_paused():  # the spec, its IR and the findings: many objects, no cycles
+        return lint(load_spec(source, validate=False), config)

@@ -20,7 +20,6 @@ from __future__ import annotations
 import copy
 import os
 import posixpath
-import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -535,8 +534,3 @@ class FixPlan:
         self.mapping(at, RESPONSE_ORDER)
         self.add(at, media_type, value, name_rank)
         return at.child(media_type)
-
-
-def normalized(name: str) -> str:
-    """A name as it is compared with others: `Retry-After` = `retry_after` = `RetryAfter`."""
-    return re.sub(r"[^0-9a-z]", "", name.lower())

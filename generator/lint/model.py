@@ -4,6 +4,7 @@ the findings that survive."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Literal
@@ -13,6 +14,12 @@ from generator.ir import Api, Operation, Response, Where
 Severity = Literal["error", "warning", "info"]
 SEVERITIES: tuple[Severity, ...] = ("error", "warning", "info")  # most severe first
 SEVERITY_RANK: dict[str, int] = {"error": 3, "warning": 2, "info": 1}
+
+
+def normalized(name: str) -> str:
+    """A name as it is compared with others: `Retry-After` = `retry_after` = `RetryAfter`.
+    (Here, not in the fixer, so a plain `lint` does not import the fixer.)"""
+    return re.sub(r"[^0-9a-z]", "", name.lower())
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,8 +8,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from generator.ir import Api, AsyncJobSpec, Operation, Where
-from generator.lint.fix_plan import normalized
-from generator.lint.model import Hit, Rule, op_hit, rule
+from generator.lint.model import Hit, Rule, normalized, op_hit, rule
 
 if TYPE_CHECKING:
     from generator.lint.engine import Finding

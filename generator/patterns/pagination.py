@@ -41,6 +41,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
+from functools import lru_cache
 from typing import Any
 
 from generator.ir import (
@@ -127,6 +128,7 @@ _NOT_NAME = re.compile(r"[-_.\[\]$@ ]")
 _REF_PREFIX = "#/components/schemas/"
 
 
+@lru_cache(maxsize=4096)  # the same few member names, thousands of times
 def normalized(name: str) -> str:
     """`page[size]`, `page_size`, `PageSize` → `pagesize`."""
     return _NOT_NAME.sub("", name).lower()

@@ -8,8 +8,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from generator.ir import Api, Operation, RateLimitFamily, RateLimitSpec, Response, Where
-from generator.lint.fix_plan import normalized
-from generator.lint.model import Hit, Rule, op_hit, responses_where, rule
+from generator.lint.model import Hit, Rule, normalized, op_hit, responses_where, rule
 from generator.patterns.problems import problem_response
 
 if TYPE_CHECKING:

@@ -41,8 +41,9 @@ import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from itertools import accumulate, repeat
-from operator import add
+from itertools import accumulate, chain, compress, repeat
+from itertools import count as count_up
+from operator import add, is_, itemgetter, not_
 from typing import Any
 
 from generator.spec import yaml12
@@ -58,6 +59,11 @@ _MERGE_KEY = re.compile(rb"<<[ ]*:")
 # a string `settle` looks up: one that may be a plain scalar meaning something else, or an
 # alias (rapidyaml writes `*name` for it)
 _SUSPECT = re.compile(rf"(?:{yaml12.NOT_STR_PATTERN})\Z|\*")
+# what a string value `_SUSPECT` matches starts with (a superset). Not the empty string: as a
+# value it was quoted or a block scalar (a plain empty value is written as `null`).
+_SUSPECT_START = frozenset(("*", *(c for _, _, starts in yaml12.IMPLICIT for c in starts if c)))
+_first = itemgetter(slice(0, 1))
+_CHUNK = 4096  # bytes of text whose line breaks `RymlTree.line_column` counts at once
 
 
 def _refused(body: bytes) -> bool:
@@ -103,12 +109,14 @@ class Unlocatable(Exception):
     """This node's PyYAML mark is not derivable from the rapidyaml tree."""
 
 
-def load_fast(text: str) -> tuple[Any, RymlTree] | None:
+def load_fast(text: str, body: bytes | None = None) -> tuple[Any, RymlTree] | None:
     """`load.load_yaml(text)`'s data and a tree for its source map, or None when this reader
-    does not take the text (see the module docstring)."""
+    does not take the text (see the module docstring). `body`: `text` in UTF-8, when the
+    caller has it already."""
     if ryml is None:
         return None
-    body = text.encode("utf-8")
+    if body is None:
+        body = text.encode("utf-8")
     if _refused(body):
         return None
     buffer = bytearray(body)
@@ -139,12 +147,12 @@ def load_fast(text: str) -> tuple[Any, RymlTree] | None:
     return data, result
 
 
-def json_tree(text: str) -> RymlTree | None:
-    """rapidyaml's tree of a JSON document (a mapping), for its source map; None when
-    rapidyaml does not read it."""
+def json_tree(text: str | bytes) -> RymlTree | None:
+    """rapidyaml's tree of a JSON document (a mapping; its text, or its UTF-8 bytes without a
+    byte order mark), for its source map; None when rapidyaml does not read it."""
     if ryml is None:
         return None
-    body = text.encode("utf-8")
+    body = text.encode("utf-8") if isinstance(text, str) else text
     buffer = bytearray(body)
     try:
         with _stderr_silenced():
@@ -154,7 +162,7 @@ def json_tree(text: str) -> RymlTree | None:
     root = tree.root_id()
     if not tree.is_map(root):
         return None
-    return RymlTree(tree, buffer, body, text, root)
+    return RymlTree(tree, buffer, body, text if isinstance(text, str) else None, root)
 
 
 def _no_constant(name: str) -> Any:
@@ -211,54 +219,129 @@ def _address(view: Any) -> int:
         _release_buffer(ctypes.byref(info))
 
 
+# (a container, [its tree node, or -1 until needed], its parent's entry, its index there)
+_Entry = tuple[Any, list[int], Any, int]
+
+
+class _Level:
+    """The containers at one depth of a document, for `RymlTree.settle`: its mappings and
+    sequences (`maps + seqs` numbers them), and each one's `_Entry`, made only when asked."""
+
+    def __init__(self, maps: list[Any], seqs: list[Any], parent: _Level | None = None):
+        self.maps = maps
+        self.seqs = seqs
+        self.parent = parent
+        self.positions: list[int] = []  # each container's position in the parent's values
+        self.starts: list[int] = []  # where each container's values start in this level's
+        self._entries: dict[int, _Entry] = {}
+
+    def entry(self, at: int, root: int) -> _Entry:
+        made = self._entries.get(at)
+        if made is None:
+            count = len(self.maps)
+            container = self.maps[at] if at < count else self.seqs[at - count]
+            parent = self.parent
+            if parent is None:
+                made = (container, [root], None, -1)
+            else:
+                position = self.positions[at]
+                owner = parent.owner(position)
+                index = position - parent.starts[owner]
+                made = (container, [-1], parent.entry(owner, root), index)
+            self._entries[at] = made
+        return made
+
+    def owner(self, position: int) -> int:
+        """The container (an index in `maps + seqs`) of this level's value at `position`."""
+        return bisect.bisect_right(self.starts, position) - 1
+
+
 class RymlTree:
     """A document rapidyaml parsed: the tree (and the buffer its scalars point into) for the
     source map, and the checks `load_fast` runs on the JSON data."""
 
-    def __init__(self, tree: Any, buffer: bytearray, body: bytes, text: str, root: int):
+    def __init__(self, tree: Any, buffer: bytearray, body: bytes, text: str | None, root: int):
         self.tree = tree
         self.buffer = buffer  # parsed in place: the tree's scalars are views of it
         self.body = body
-        self.text = text
+        self._text = text  # None: decoded from `body` when asked
         self.root = root
         self._base = _address(buffer)
-        self._ascii = text.isascii()
+        self._ascii = body.isascii()
         self._byte_lines: list[int] | None = None  # for non-ASCII texts: bytes → characters
+        self._walked: dict[str, tuple[int, Any]] = {}  # see `_walk`
+        self._sizes: dict[int, int] = {}
+        self._chunk_lines: list[int] | None = None  # line breaks before each `_CHUNK` bytes
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            self._text = self.body.decode("utf-8")
+        return self._text
 
     # --- data ---------------------------------------------------------------------------
 
     def settle(self, data: dict[str, Any], nodes: int) -> bool:
         """Give every plain scalar of `data` its core-schema meaning (see the module
         docstring); False when `data` cannot be the document's (duplicate keys, keys equal
-        once resolved, an alias)."""
+        once resolved, an alias).
+
+        Level by level (the root, its children, their children, ...), each level's keys and
+        values looked at with `map` and `compress`, in C: a Python loop over the ~100,000
+        values of a big spec was half of its reading. Only the few containers that hold a
+        string which may mean something else (`_SUSPECT`) are then visited one by one."""
         suspect = _SUSPECT.match
-        # (container, [its tree node, or -1 until needed], the parent's entry, its index there)
-        todo: list[tuple[Any, list[int], Any, int]] = [(data, [self.root], None, -1)]
         count = 0
-        while todo:
-            entry = todo.pop()
-            container = entry[0]
-            count += len(container)
-            odd = False
-            if container.__class__ is dict:
-                odd = any(map(suspect, container))  # the keys, without a Python loop
-                for i, value in enumerate(container.values()):
-                    cls = value.__class__
-                    if cls is str:
-                        if not odd and suspect(value):
-                            odd = True
-                    elif cls is dict or cls is list:
-                        todo.append((value, [-1], entry, i))
-                if odd and not self._settle_mapping(entry):
+        level = _Level([data], [])
+        while level.maps or level.seqs:
+            maps, seqs = level.maps, level.seqs
+            # every container's values (a mapping's, then a sequence's items) in one list
+            values = list(chain.from_iterable(chain(map(dict.values, maps), seqs)))
+            count += len(values)
+            starts = level.starts = list(
+                accumulate(chain(map(len, maps), map(len, seqs)), initial=0)
+            )
+            kinds = list(map(type, values))
+            # keys: `json` makes one object of equal keys, so few distinct ones to look at
+            odd_keys = set(filter(suspect, set(chain.from_iterable(maps))))
+            odd_maps = (
+                set(compress(count_up(), map(not_, map(odd_keys.isdisjoint, maps))))
+                if odd_keys
+                else set()
+            )
+            # strings: only those that start as a suspect one can go to the pattern
+            strings = list(compress(count_up(), map(is_, kinds, repeat(str))))
+            strings = list(
+                compress(
+                    strings,
+                    map(_SUSPECT_START.__contains__, map(_first, map(values.__getitem__, strings))),
+                )
+            )
+            odd_items: list[int] = []  # positions in `values` of sequence items
+            for position in compress(strings, map(suspect, map(values.__getitem__, strings))):
+                at = level.owner(position)
+                if at < len(maps):
+                    odd_maps.add(at)
+                else:
+                    odd_items.append(position)
+            for at in sorted(odd_maps):
+                if not self._settle_mapping(level.entry(at, self.root)):
                     return False
-            else:
-                for i, value in enumerate(container):
-                    cls = value.__class__
-                    if cls is str:
-                        if suspect(value):
-                            container[i] = self._value(entry, i, value)
-                    elif cls is dict or cls is list:
-                        todo.append((value, [-1], entry, i))
+            for position in odd_items:
+                at = level.owner(position)
+                index = position - starts[at]
+                seqs[at - len(maps)][index] = self._value(
+                    level.entry(at, self.root), index, values[position]
+                )
+            below_maps = list(compress(count_up(), map(is_, kinds, repeat(dict))))
+            below_seqs = list(compress(count_up(), map(is_, kinds, repeat(list))))
+            below = _Level(
+                list(map(values.__getitem__, below_maps)),
+                list(map(values.__getitem__, below_seqs)),
+                level,
+            )
+            below.positions = below_maps + below_seqs
+            level = below
         return count == nodes  # fewer: duplicate keys, merged by `json`
 
     def _settle_mapping(self, entry: tuple[Any, list[int], Any, int]) -> bool:
@@ -310,33 +393,93 @@ class RymlTree:
         node); `Unlocatable` when it cannot be told from this tree. `line_starts`: the
         text's, in characters. With `data` (what `json` read of the same text), a mapping
         on the way with duplicate keys is `Unlocatable` too (`load_fast` refuses those)."""
-        tree = self.tree
-        node = self.root
+        at = self.byte_offset(pointer, data)
+        return None if at is None else self._characters(at, line_starts)
+
+    def byte_offset(self, pointer: str, data: Any = None) -> int | None:
+        """`offset`'s answer in bytes of `body` (`data`: the same on every call)."""
         if pointer == "":
             return 0
         if not pointer.startswith("/"):
             return None
-        for token in pointer[1:].split("/"):
-            if data is not None and len(data) != tree.num_children(node):
-                raise Unlocatable("duplicate keys")
-            if tree.is_map(node):
-                key = token.replace("~1", "/").replace("~0", "~")
-                child = tree.find_child(node, key.encode("utf-8"))
-                if data is not None:
-                    data = data.get(key) if isinstance(data, dict) else None
-            elif tree.is_seq(node) and token.isdigit() and token == str(int(token)):
-                position = int(token)
-                child = tree.child(node, position) if position < tree.num_children(node) else -1
-                if data is not None:
-                    data = data[position] if isinstance(data, list) and child != -1 else None
-            else:
-                return None
-            if child < 0 or child == ryml.NONE:
-                return None
-            node = child
-            if data is not None and not isinstance(data, (dict, list)):
-                data = None  # a scalar: nothing below it to check
-        return self._characters(self._start(node), line_starts)
+        node = self._walk(pointer, data)[0]
+        return None if node == -1 else self._start(node)
+
+    def _walk(self, pointer: str, data: Any) -> tuple[int, Any]:
+        """The tree node at `pointer` (-1: none) and what `data` has there. Each pointer's
+        walk is kept: findings share long prefixes (`/paths/~1repos~1{owner}/get/...`)."""
+        walked = self._walked
+        found = walked.get(pointer)
+        if found is not None:
+            return found
+        # where each token still to walk starts (its "/"), the last token's first, up to
+        # the longest prefix already walked
+        stops = []
+        at = len(pointer)
+        while True:
+            at = pointer.rfind("/", 0, at)
+            stops.append(at)
+            if at == 0:
+                node, below = self.root, data
+                break
+            known = walked.get(pointer[:at])
+            if known is not None:
+                node, below = known
+                break
+        for i in reversed(range(len(stops))):
+            end = stops[i - 1] if i else len(pointer)
+            if node != -1:
+                node, below = self._step(node, below, pointer[stops[i] + 1 : end])
+            walked[pointer[:end]] = (node, below)
+        return node, below
+
+    def _step(self, node: int, data: Any, token: str) -> tuple[int, Any]:
+        """The child of `node` that the pointer token `token` names, and `data`'s there."""
+        tree = self.tree
+        if data is not None and len(data) != self._size(node):
+            raise Unlocatable("duplicate keys")
+        if tree.is_map(node):
+            key = token.replace("~1", "/").replace("~0", "~")
+            child = tree.find_child(node, key.encode("utf-8"))
+            if data is not None:
+                data = data.get(key) if isinstance(data, dict) else None
+        elif tree.is_seq(node) and token.isascii() and token.isdigit() and token == str(int(token)):
+            position = int(token)
+            child = tree.child(node, position) if position < self._size(node) else -1
+            if data is not None:
+                data = data[position] if isinstance(data, list) and child != -1 else None
+        else:
+            return -1, None
+        if child < 0 or child == ryml.NONE:
+            return -1, None
+        if data is not None and not isinstance(data, (dict, list)):
+            data = None  # a scalar: nothing below it to check
+        return child, data
+
+    def _size(self, node: int) -> int:
+        """How many children `node` has (rapidyaml counts them one by one)."""
+        size = self._sizes.get(node)
+        if size is None:
+            size = self._sizes[node] = self.tree.num_children(node)
+        return size
+
+    def line_column(self, at: int) -> tuple[int, int]:
+        """1-based line and column (in characters) of the byte offset `at`: the line breaks
+        before it are counted from those of whole chunks of the text, counted once, so a few
+        hundred findings need no table of every line."""
+        body = self.body
+        chunks = self._chunk_lines
+        if chunks is None:
+            size = len(body)
+            counts = map(
+                body.count, repeat(b"\n"), range(0, size, _CHUNK), count_up(_CHUNK, _CHUNK)
+            )
+            chunks = self._chunk_lines = list(accumulate(counts, initial=0))
+        first = at // _CHUNK
+        line = chunks[first] + body.count(b"\n", first * _CHUNK, at)
+        start = body.rfind(b"\n", 0, at) + 1
+        column = at - start if self._ascii else len(body[start:at].decode("utf-8"))
+        return line + 1, column + 1
 
     def _start(self, node: int) -> int:
         """The byte offset of PyYAML's mark for `node`: its key when it has one."""

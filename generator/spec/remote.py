@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 import time
 from contextlib import suppress
 from pathlib import Path
@@ -73,6 +72,8 @@ def mirror_dir() -> Path:
     if root is not None:
         return root / "remote-files"
     if _mirror is None:  # no cache: a folder for this process
+        import tempfile  # here: every `lint` imports this module, few fetch anything
+
         _mirror = Path(tempfile.mkdtemp(prefix="apiforge-remote-"))
     return _mirror
 

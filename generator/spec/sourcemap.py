@@ -16,6 +16,7 @@ blocks' data, so an edit re-maps only the blocks it changed.
 from __future__ import annotations
 
 import bisect
+import codecs
 import pickle
 import re
 from collections.abc import Callable
@@ -23,23 +24,22 @@ from itertools import accumulate, repeat
 from operator import add
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from generator.spec.fast_yaml import RymlTree, Unlocatable, json_tree
 from generator.spec.load import (
     BlockLayout,
     BlockLeaf,
     BlockSplit,
-    YamlTree,
-    _YamlLoader,
     cache_dir,
     cache_get,
     cache_put,
     gc_paused,
 )
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # PyYAML is imported when a map is made with it, not for every lint
+    import yaml
+
     from generator.spec.load import Document
+    from generator.spec.pyyaml_load import YamlTree
 
 # One token per match, after the commas, colons and whitespace before it (possessive, so the
 # search never backtracks): a string (group 1) that is a key when a colon follows (group 2,
@@ -67,11 +67,23 @@ class SourceMap:
         line_starts: list[int] | None = None,
         lookup: Callable[[str], int | None] | None = None,
         blocks: _BlockIndex | None = None,
+        index: _RymlIndex | None = None,
     ):
         self._offsets = offsets  # pointer → character offset
         self._blocks = blocks  # when set, it answers instead (a document read by blocks)
-        self._line_starts = line_starts or ([0] if blocks is not None else _line_starts(text))
-        self._lookup = lookup or offsets.get  # `lookup` answers as the whole map would
+        # when set, it answers (`lookup` is its `get`), and `locate` in bytes, so the lines of
+        # the whole text are not counted unless something needs character offsets
+        self._index = index
+        self._text = text
+        self._starts = line_starts or ([0] if blocks is not None else None)
+        self._lookup = lookup or (index.get if index is not None else offsets.get)
+
+    @property
+    def _line_starts(self) -> list[int]:
+        if self._starts is None:
+            index = self._index
+            self._starts = index.line_starts if index is not None else _line_starts(self._text)
+        return self._starts
 
     @classmethod
     def for_document(cls, doc: Document) -> SourceMap:
@@ -80,23 +92,22 @@ class SourceMap:
                 index = _BlockIndex(doc._blocks)
             doc._blocks = None  # the index keeps what it needs
             return cls({}, doc.text, blocks=index)
-        cached = cache_get(_CACHE_KIND, doc.digest)
+        cached = cache_get(_CACHE_KIND, doc.digest) if cache_dir() is not None else None
         if cached is None:
-            text = doc.text.decode("utf-8-sig")
             tree = doc._yaml_tree
             doc._yaml_tree = None  # the map keeps what it needs
             cacheable = len(doc.text) >= _CACHE_MIN_BYTES and cache_dir() is not None
             with gc_paused():
-                starts = _line_starts_str(text)
                 if isinstance(tree, RymlTree):
                     if not cacheable:
-                        return cls({}, doc.text, starts, _RymlIndex(tree, starts).get)
+                        return cls({}, doc.text, index=_RymlIndex(tree))
                     tree = None  # the whole map: composed by PyYAML
                 if doc.is_json and not cacheable:
-                    found = json_tree(text)
+                    found = json_tree(doc.text.removeprefix(codecs.BOM_UTF8))
                     if found is not None:
-                        lazy = _RymlIndex(found, starts, doc.data)
-                        return cls({}, doc.text, starts, lazy.get)
+                        return cls({}, doc.text, index=_RymlIndex(found, data=doc.data))
+                text = doc.text.decode("utf-8-sig")
+                starts = _line_starts_str(text)
                 if tree is not None and not cacheable:
                     return cls({}, doc.text, starts, _TreeIndex(tree, starts).get)
                 offsets = _index_json(text) if doc.is_json else _index_yaml(text, starts, tree)
@@ -116,6 +127,10 @@ class SourceMap:
     def locate(self, pointer: str) -> tuple[int, int]:
         if self._blocks is not None:
             return self._blocks.locate(pointer)
+        if self._index is not None:
+            found = self._index.locate(pointer)
+            if found is not None:
+                return found
         lookup = self._lookup
         offset = lookup(pointer)
         while offset is None and pointer:
@@ -191,6 +206,10 @@ def _json_string(tok: str) -> str:
 
 
 def _index_yaml(text: str, line_starts: list[int], tree: YamlTree | None = None) -> dict[str, int]:
+    import yaml
+
+    from generator.spec.pyyaml_load import YamlTree, _YamlLoader
+
     if tree is None:
         try:
             root = yaml.compose(text, Loader=_YamlLoader)
@@ -254,29 +273,71 @@ class _RymlIndex:
     rapidyaml parsed (`fast_yaml.RymlTree`); for a node it cannot locate, the whole map is
     made the usual way once (YAML composed by PyYAML) and answers instead."""
 
-    def __init__(self, tree: RymlTree, line_starts: list[int], data: Any = None) -> None:
-        self._tree: RymlTree | None = tree
+    def __init__(
+        self, tree: RymlTree, line_starts: list[int] | None = None, data: Any = None
+    ) -> None:
+        self._tree: RymlTree | None = tree  # None once the whole map answers instead
+        self._source = tree
         self._line_starts = line_starts
         self._data = data  # JSON: what `json` read, to see duplicate keys
         self._instead: Callable[[str], int | None] | None = None
 
+    @property
+    def line_starts(self) -> list[int]:
+        """The text's, in characters (made when first needed)."""
+        if self._line_starts is None:
+            self._line_starts = _line_starts_str(self._source.text)
+        return self._line_starts
+
     def get(self, pointer: str) -> int | None:
         if self._tree is not None:
             try:
-                if any(escape(_unescape(t)) != t for t in pointer.split("/")[1:]):
+                if not _plain_tokens(pointer):
                     return None  # not a token the whole map has (`~2`, ...)
-                return self._tree.offset(pointer, self._line_starts, self._data)
+                return self._tree.offset(pointer, self.line_starts, self._data)
             except Unlocatable:
-                text = self._tree.text
-                self._tree = None
-                if self._data is not None:
-                    self._instead = _index_json(text).get
-                else:
-                    root = yaml.compose(text, Loader=_YamlLoader)  # it parsed: it composes
-                    assert root is not None
-                    self._instead = _TreeIndex(YamlTree(root, {}), self._line_starts).get
+                self._fall_back()
         assert self._instead is not None
         return self._instead(pointer)
+
+    def locate(self, pointer: str) -> tuple[int, int] | None:
+        """`SourceMap.locate`'s answer for `pointer` (its node, or the nearest ancestor's),
+        counted in bytes; None once the whole map answers instead (in characters)."""
+        tree = self._tree
+        if tree is None:
+            return None
+        try:
+            while not _plain_tokens(pointer):  # its ancestors' tokens are some of its own
+                pointer = pointer.rsplit("/", 1)[0]
+            at = tree.byte_offset(pointer, self._data)
+            while at is None and pointer:
+                pointer = pointer.rsplit("/", 1)[0]
+                at = tree.byte_offset(pointer, self._data)
+        except Unlocatable:
+            self._fall_back()
+            return None
+        return tree.line_column(at or 0)
+
+    def _fall_back(self) -> None:
+        """The whole map answers from now on: this tree cannot locate some node."""
+        import yaml
+
+        from generator.spec.pyyaml_load import YamlTree, _YamlLoader
+
+        assert self._tree is not None
+        text = self._tree.text
+        self._tree = None
+        if self._data is not None:
+            self._instead = _index_json(text).get
+        else:
+            root = yaml.compose(text, Loader=_YamlLoader)  # it parsed: it composes
+            assert root is not None
+            self._instead = _TreeIndex(YamlTree(root, {}), self.line_starts).get
+
+
+def _plain_tokens(pointer: str) -> bool:
+    """Whether every token of `pointer` is written as the whole map writes it (not `~2`)."""
+    return all(escape(_unescape(t)) == t for t in pointer.split("/")[1:])
 
 
 def _unescape(token: str) -> str:
@@ -312,6 +373,8 @@ class _TreeIndex:
     def _find(
         self, node: yaml.Node, tokens: list[str], depth: int, path: tuple[yaml.Node, ...]
     ) -> int | None:
+        import yaml
+
         entries = self._table(node).get(tokens[depth])
         if not entries:
             return None
@@ -327,6 +390,8 @@ class _TreeIndex:
 
     def _table(self, node: yaml.Node) -> dict[str, list[tuple[int, yaml.Node]]]:
         """A node's entries by pointer token: (offset, value node), in order."""
+        import yaml
+
         table = self._tables.get(node)
         if table is None:
             table = {}

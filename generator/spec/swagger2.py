@@ -19,6 +19,7 @@ what swagger2openapi does: `definitions` → `components/schemas`, body and form
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from dataclasses import dataclass, field
 from typing import Any
@@ -94,6 +95,12 @@ class ConvertedDocument(Document):
     origins: dict[str, str] = field(default_factory=dict, repr=False)
     notes: list[Note] = field(default_factory=list, repr=False)
 
+    @functools.cached_property
+    def digest(self) -> str:
+        """The converted document's own cache key: the 2.0 text's, and the converter's."""
+        assert self.original is not None
+        return hashlib.sha256(f"swagger2/{_VERSION}/{self.original.digest}".encode()).hexdigest()
+
     def original_pointer(self, pointer: str) -> str:
         """The 2.0 document's pointer for a converted document's `pointer`."""
         origins = self.origins
@@ -119,14 +126,12 @@ def convert(doc: Document) -> ConvertedDocument:
     """The 3.0 reading of the 2.0 document `doc` (see the module docstring)."""
     converter = _Converter(doc.data)
     data = converter.run()
-    digest = hashlib.sha256(f"swagger2/{_VERSION}/{doc.digest}".encode()).hexdigest()
     return ConvertedDocument(
         name=doc.name,
         path=doc.path,
         text=doc.text,
         data=data,
         is_json=doc.is_json,
-        digest=digest,
         original=doc,
         origins=converter.origins,
         notes=converter.notes,

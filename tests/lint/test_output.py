@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import enum
 import json
 import os
 import pty
@@ -19,7 +20,7 @@ from generator.errors import ApiforgeError
 from generator.lint.config import LintConfig
 from generator.lint.engine import lint_path
 from generator.lint.registry import all_rules
-from generator.lint.report import render_github, render_sarif
+from generator.lint.report import dumps, json_data, render_github, render_json, render_sarif
 from tests.lint.conftest import FIXTURES, SpecWriter, ok
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -106,6 +107,39 @@ def test_json_format_shape() -> None:
     assert hook["webhook"] == "widget.created" and hook["operation"]["id"] == "widgetCreated"
 
 
+class _Colour(str):
+    pass
+
+
+class _Level(enum.IntEnum):
+    HIGH = 3
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {},
+        [],
+        "plain",
+        None,
+        {"a": {}, "b": [], "c": [[], [{}], {"d": ()}], "e": (1, "x")},
+        {"é☃\U0001f600": 'quote " backslash \\ control \x00\x1f\x7f\n\t\r\b\f \u2028 é'},
+        {"n": [0, -1, 10**30, 1.5, -0.0, float("nan"), float("inf"), True, False, None]},
+        {7: "int key", 2.5: "float key", False: "bool key", None: "null key", "s": 1},
+        {"sub": _Colour("red"), "level": _Level.HIGH, "deep": [[[[{"x": [None]}]]]]},
+    ],
+)
+def test_json_report_writer_is_jsons_own_bytes(value: object) -> None:
+    """The reports' JSON writer gives `json.dumps(value, indent=2, ensure_ascii=False)`."""
+    assert dumps(value) == json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def test_json_report_bytes_on_a_spec_with_findings() -> None:
+    result = lint_path(BARE, LintConfig())
+    expected = json.dumps(json_data(result), indent=2, ensure_ascii=False) + "\n"
+    assert render_json(result) == expected and len(result.findings) == 40
+
+
 def test_sarif_is_valid_sarif_2_1_0() -> None:
     schema = json.loads((FIXTURES / "sarif-schema-2.1.0.json").read_text())
     for spec in (BARE, ACME, str(FIXTURES.relative_to(ROOT) / "multifile" / "openapi.yaml")):
@@ -142,6 +176,24 @@ def test_github_annotations_escape(write_spec: SpecWriter) -> None:
     (line, _summary) = render_github(result).splitlines()
     assert "file=" + str(spec).replace(",", "%2C") in line
     assert "POST /a%25b" in line
+
+
+def test_the_lint_process_ends_with_its_report_whole(tmp_path: Path) -> None:
+    """The `apiforge` process ends at once after `lint` (no freeing of the spec's objects):
+    its report is still all there, piped or in a file, with lint's exit code."""
+    command = [sys.executable, "-c", "from generator.cli import run; run()", "lint", BARE]
+    env = {**os.environ, "APIFORGE_NO_CACHE": "1", "NO_COLOR": "1"}
+    piped = subprocess.run([*command, "--format", "json"], capture_output=True, env=env)
+    assert (
+        piped.returncode == 1
+        and piped.stdout.decode() == invoke("lint", BARE, "--format", "json")[1]
+    )
+    target = tmp_path / "report.txt"
+    written = subprocess.run([*command, "-o", str(target)], capture_output=True, env=env)
+    assert written.returncode == 1 and written.stdout == b""
+    assert target.read_text().endswith("(12 operations, 1 webhook checked)\n")
+    missing = subprocess.run([*command[:-1], "nope.yaml"], capture_output=True, env=env)
+    assert missing.returncode == 2 and missing.stderr.startswith(b"error: no such file")
 
 
 def test_output_file(tmp_path: Path) -> None:
@@ -232,3 +284,20 @@ def test_corpus_specs_lint_without_traceback(path: str) -> None:
     render_sarif(result)
     for finding in result.findings:
         assert finding.line >= 1 and finding.message
+
+
+def test_a_cold_lint_imports_only_what_it_uses() -> None:
+    """PyYAML (read by rapidyaml instead), the fixer and tempfile are not imported by a plain
+    cold `lint` of a YAML or a JSON spec: each is a share of its start-up time."""
+    code = (
+        "import sys; from generator.lint.run import run_lint; "
+        "run_lint([sys.argv[1]], use_config=False); "
+        "print(sorted(m for m in ('yaml', 'tempfile', 'generator.lint.fix_plan') "
+        "if m in sys.modules))"
+    )
+    env = {**os.environ, "APIFORGE_NO_CACHE": "1"}
+    for spec in (BARE, str(FIXTURES / "fix/rate-limit-headers-missing/openapi.json")):
+        found = subprocess.run(
+            [sys.executable, "-c", code, spec], capture_output=True, env=env, text=True
+        )
+        assert found.stdout == "[]\n", (spec, found.stdout, found.stderr[-500:])

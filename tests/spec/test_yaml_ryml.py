@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from generator.errors import ApiforgeError
 from generator.spec.fast_yaml import RymlTree, load_fast
 from generator.spec.load import load_yaml, parse_document
+from generator.spec.sourcemap import SourceMap, _index_json, _index_yaml, _line_starts_str
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT.parent / "shared" / "corpus"
@@ -172,6 +173,11 @@ TRICKY = {
     ),
     "multi-line plain and quoted scalars": "a: one\n  two\n  three\nb: 'x\n  y'\nc: \"p\\\n  q\"\n",
     "empty values and comments": "a:\nb: # c\n  c: ''\nd: [] # e\ne: {}\n",
+    # `settle` never looks up an empty string value: only a quoted or block one is written so
+    "empty strings, quoted, block and plain": (
+        "a: ''\nb: \"\"\nc: |\n\nd:\ne: ['', \"\", x]\nf:\n  - ''\n  -\n  - >-\n\n"
+        "  - {'': '', k: }\ng: end\n"
+    ),
     "one leading comment and deep nesting": "# c\n"
     + "a:\n"
     + "".join("  " * i + f"  k{i}:\n" for i in range(40))
@@ -285,6 +291,54 @@ def test_json_locations_in_a_document() -> None:
     assert doc.locate("/c") == (1, text.index('"c"') + 1)
     assert doc.locate("/a/0/b") == (1, text.index('"b"') + 1)
     assert doc.locate("/a/0/zz") == (1, text.index('{"b"') + 1)  # at /a/0
+
+
+def _long_document(json_: bool) -> str:
+    """Many lines of non-ASCII text and CRLF line ends, over several of the chunks whose line
+    breaks `RymlTree.line_column` counts at once."""
+    if json_:
+        items = ",\r\n".join(
+            f'  "k{i}é": {{"d": "ünï {i} ☃", "v": [{i}, "x"]}}' for i in range(600)
+        )
+        return "{\r\n" + items + "\r\n}\r\n"
+    return "".join(
+        f"k{i}é:\r\n  d: {{ünï: {i}, ☃: [x, é]}}\r\n  v: [{i}, x]\r\n" for i in range(600)
+    )
+
+
+@pytest.mark.parametrize("json_", [True, False], ids=["JSON", "YAML"])
+def test_locations_counted_in_bytes_are_the_whole_maps(json_: bool) -> None:
+    """A cold run locates findings in rapidyaml's tree and counts lines in bytes; every
+    pointer (and missing ones, at their ancestor) gets the whole map's line and column, with
+    a byte order mark, CRLF and non-ASCII text before it."""
+    text = _long_document(json_)
+    doc = parse_document("t.json" if json_ else "t.yaml", None, b"\xef\xbb\xbf" + text.encode())
+    starts = _line_starts_str(text)
+    whole = _index_json(text) if json_ else _index_yaml(text, starts)
+    reference = SourceMap(whole, text.encode(), starts)
+    pointers = [*whole, "/k599é/v/1/nope", "/k7é/zz", "/nope"]
+    assert len(whole) > 1000 and len(text.encode()) > 4 * 4096
+    for pointer in reversed(pointers):  # not in text order: counted from other offsets
+        assert doc.locate(pointer) == reference.locate(pointer), pointer
+    assert isinstance(doc._source_map._index._tree, RymlTree)  # not the whole map
+
+
+def test_line_column_of_every_offset() -> None:
+    """`RymlTree.line_column` against counting from the start, at every character of a text
+    with line breaks at, before and after its chunk boundaries (4096 bytes)."""
+    body = b"a:\n"
+    for newline_at in (4095, 4096, 8192, 8194, 12287):
+        body += b"  - \xc3\xa9\xe2\x98\x83 x\n" * ((newline_at - len(body)) // 12 - 1)
+        body += b"#" * (newline_at - len(body)) + b"\n"
+        assert body[newline_at] == ord("\n")
+    body += b"c: \xc3\xbc\n"
+    fast = load_fast(body.decode())
+    assert fast is not None
+    tree = fast[1]
+    for at in (i for i in range(len(body) + 1) if i == len(body) or body[i] & 0xC0 != 0x80):
+        start = body.rfind(b"\n", 0, at) + 1
+        expected = (body.count(b"\n", 0, at) + 1, len(body[start:at].decode()) + 1)
+        assert tree.line_column(at) == expected, at
 
 
 # --- random documents: the reader agrees with the PyYAML path or refuses -------------------
