@@ -208,7 +208,8 @@ def test_inline_schemas_are_named_models_beside_the_components(
     resource = (out / "client" / f"{PREFIX}_client" / "resources" / "things.py").read_text()
     assert "body: models.CreateThingRequest2 | dict[str, Any]" in resource
     assert ") -> models.CreateThingResponse:" in resource
-    assert ") -> list[models.ListThingsResponseItem]:" in resource
+    # (the class has a `list` method, so the builtin is spelled `builtins.list`)
+    assert ") -> builtins.list[models.ListThingsResponseItem]:" in resource
     assert '{"404": models.CreateThing404Response}' in resource
     # a free-form object stays a mapping
     labels = (out / "client" / f"{PREFIX}_client" / "resources" / "things_labels.py").read_text()
@@ -224,10 +225,10 @@ def test_the_sync_client_sends_and_receives_models(
 ) -> None:
     _, acme = project
     with acme.Client(base_url=server) as client:
-        made = client.things.create_thing(body=acme.models.CreateThingRequest2(name="cup", size=3))
-        listed = client.things.list_things()
+        made = client.things.create(body=acme.models.CreateThingRequest2(name="cup", size=3))
+        listed = client.things.list()
         with pytest.raises(acme.APIStatusError) as caught:
-            client.things.create_thing(body={"name": "missing"})
+            client.things.create(body={"name": "missing"})
     assert isinstance(made, acme.models.CreateThingResponse)
     assert (made.id, made.name, made.tag) == ("t-3", "cup", "red")
     assert [type(t) for t in listed] == [acme.models.ListThingsResponseItem] * 2
@@ -245,10 +246,8 @@ def test_the_async_client_sends_and_receives_models(
 
     async def main() -> tuple[Any, Any]:
         async with acme.AsyncClient(base_url=server) as client:
-            made = await client.things.create_thing(
-                body=acme.models.CreateThingRequest2(name="bowl")
-            )
-            return made, await client.things.list_things()
+            made = await client.things.create(body=acme.models.CreateThingRequest2(name="bowl"))
+            return made, await client.things.list()
 
     made, listed = asyncio.run(main())
     assert isinstance(made, acme.models.CreateThingResponse) and made.name == "bowl"
