@@ -113,6 +113,23 @@ def test_unresolved_and_cyclic_refs(tmp_path: Path) -> None:
     assert_clear_error(apiforge("inspect", str(cyclic)), "$ref cycle")
 
 
+def test_a_schema_ref_to_a_missing_file_is_named_at_its_line(tmp_path: Path) -> None:
+    """The models step reads other files itself and its error names no line: the `$ref` is
+    named at its own, in `generate` and `client`, and nothing is written."""
+    spec = tmp_path / "s.yaml"
+    spec.write_text(
+        VALID.replace("paths: {}", "paths: {}\ncomponents:\n  schemas:\n    P:\n")
+        + "      properties:\n        ip: {$ref: './missing.json#/definitions/X'}\n"
+    )
+    for command in ("generate", "client"):
+        out = tmp_path / f"out-{command}"
+        proc = apiforge(command, str(spec), "-o", str(out))
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+        assert "s.yaml:9:14 (#/components/schemas/P/properties/ip/$ref)" in proc.stderr
+        assert "no such file" in proc.stderr and "missing.json" in proc.stderr
+        assert not out.exists()
+
+
 def test_invalid_openapi_reports_every_error_with_location(tmp_path: Path) -> None:
     path = tmp_path / "invalid.yaml"
     path.write_text(

@@ -42,6 +42,7 @@ from typing import IO, Any
 from generator.errors import ApiforgeError, Problem
 from generator.forked import Forked
 from generator.render.inline_models import model_schemas
+from generator.render.model_isolation import refs_located
 from generator.render.models import (
     generate_models,
     prefetch_models,
@@ -241,7 +242,8 @@ def _models_module(api: Any, source: Path | str, class_names: dict[str, str], he
     library); a spec without component schemas gets a stub, as `models.models_for` gives."""
     if not class_names:  # datamodel-code-generator refuses a spec without any schemas
         return f'{header}\n"""The spec declares no component schemas."""\n'
-    return generate_models(source, class_names=class_names, header=header)
+    with refs_located(api.schemas):
+        return generate_models(source, class_names=class_names, header=header)
 
 
 @dataclass

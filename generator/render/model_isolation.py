@@ -16,12 +16,17 @@ library cannot take for another reason still ends with the library's error.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 from urllib.parse import unquote
 
+from generator.errors import ApiforgeError
+from generator.ir import Schema, Where
 from generator.render.escape import one_line
+from generator.spec.located import problem_at
 
 # Runs of the library after the failed one, at most: each is a whole run (~11 s on Stripe's
 # 1,300 schemas), and bisecting 1,300 names takes 11.
@@ -149,3 +154,37 @@ def _first_line(exc: BaseException) -> str:
 
 
 __all__ = ["MAX_RUNS", "isolate", "left_out"]
+
+
+@contextlib.contextmanager
+def refs_located(schemas: Mapping[str, Schema]) -> Iterator[None]:
+    """Around the models step: when it fails and a component schema's `$ref` names a file
+    that does not exist (the library's own error names the file, not the line), the error
+    is that `$ref`, at its line."""
+    try:
+        yield
+    except ApiforgeError:
+        for schema in schemas.values():
+            for where, ref, target in _file_refs(schema.data, schema.where):
+                if not os.path.isfile(target):
+                    problem = problem_at(where, f"$ref {ref!r}: no such file {target}")
+                    raise ApiforgeError(problem, "fix the relative path of the $ref") from None
+        raise
+
+
+def _file_refs(node: Any, where: Where) -> Iterator[tuple[Where, str, str]]:
+    """(where, ref, the file it names) of each `$ref` to another local file in `node`."""
+    if isinstance(node, Mapping):
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            file_part = ref.partition("#")[0]
+            if file_part and "://" not in file_part:
+                base = os.path.dirname(where.file)
+                target = os.path.normpath(os.path.join(base, unquote(file_part)))
+                yield where.child("$ref"), ref, target
+        for key, value in node.items():
+            if isinstance(value, Mapping | list):
+                yield from _file_refs(value, where.child(str(key)))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from _file_refs(value, where.child(str(index)))

@@ -87,7 +87,7 @@ from generator.render.inline_models import (
     inline_digest,
     is_inline_key,
 )
-from generator.render.model_isolation import left_out
+from generator.render.model_isolation import left_out, refs_located
 from generator.render.names import RESERVED, NameAllocator, pascal_case
 from generator.render.regex_engines import Dropped, drop_unrunnable_patterns, pattern_locations
 from generator.spec.located import warn_at
@@ -1070,7 +1070,8 @@ def models_for(
     used (`used_in` says where), and said as a warning — never dropped silently."""
     api_schemas, classes = models.schemas, dict(models.class_names)
     if api_schemas:
-        source_text = generate_models(source, class_names=classes, header=marker)
+        with refs_located(api_schemas):
+            source_text = generate_models(source, class_names=classes, header=marker)
     else:  # datamodel-code-generator refuses a spec without component schemas
         source_text = f'{marker}\n"""The spec declares no component schemas."""\n'
     warn_unenforced(api_schemas, source_text)
