@@ -184,11 +184,12 @@ def _fields(
 
 def _fits(node: Mapping[str, Any], types: frozenset[str], member: str) -> bool:
     """Whether the property's schema takes what `member` gives."""
-    kind = node.get("type")
-    if kind is None or not _may_be(node, types):
-        return kind is None and member in ("detail", "kind", "title") and "enum" not in node
     if "enum" in node or "const" in node:
         return False  # a closed set of values the problem's cannot be known to be in
+    if node.get("type") is None:  # untyped: only the texts, which any such property takes
+        return member in ("detail", "kind", "title")
+    if not _may_be(node, types):
+        return False
     if member == "instance":
         return node.get("format") not in ("uri", "url")  # the problem's is a path
     return True
