@@ -57,7 +57,7 @@ def read_swagger2(doc: Document) -> Document:
     what the conversion could not carry over, each at its place in the 2.0 file."""
     if not is_swagger2(doc.data):
         return doc
-    converted = convert(doc)
+    converted = convert(doc, load=lambda path: load_document(str(path)))
     log = logging.getLogger("apiforge")
     notes = sorted(converted.notes, key=lambda n: doc.locate(n.pointer))
     for note in notes[:MAX_NOTES]:
