@@ -68,7 +68,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from generator.errors import ApiforgeError, Problem
 from generator.forked import Forked
@@ -97,10 +97,10 @@ from generator.render.model_subset import (
 )
 from generator.render.names import RESERVED, NameAllocator, pascal_case
 from generator.render.regex_engines import Dropped, drop_unrunnable_patterns, pattern_locations
+from generator.spec.load import remembered
 from generator.spec.located import warn_at
 
 _log = logging.getLogger("apiforge")
-T = TypeVar("T")
 
 # `format`s that would need packages beyond pydantic (email-validator): plain strings.
 _TYPE_MAPPINGS = ["email=string", "idn-email=string"]
@@ -248,7 +248,7 @@ def defined_names(models_source: str) -> frozenset[str]:
     client ask for the same module) and on disk (a regeneration whose models did not change).
     The key is the whole text, so a changed module can never get another module's names."""
     key = hashlib.sha256(models_source.encode("utf-8", "surrogatepass")).hexdigest()
-    names = _remembered(
+    names = remembered(
         _names_memo, _NAMES_CACHE_KIND, key, frozenset, lambda: _top_level_names(models_source)
     )
     assert names is not None  # `_top_level_names` always gives them (or raises)
@@ -283,27 +283,6 @@ def _top_level_names(models_source: str) -> frozenset[str]:
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
             found.add(node.target.id)
     return frozenset(found)
-
-
-def _remembered(
-    memo: dict[str, T], kind: str, key: str, of: type[T], make: Callable[[], T | None]
-) -> T | None:
-    """`memo[key]`, else the disk cache's entry `kind`/`key` (when it is an `of`), else
-    `make()` — kept in both (None, "cannot be made", is not kept)."""
-    remembered = memo.get(key)
-    if remembered is not None:
-        return remembered
-    from generator.spec.load import cache_get, cache_put
-
-    hit = cache_get(kind, key)
-    if isinstance(hit, of):
-        memo[key] = hit
-        return hit
-    made = make()
-    if made is not None:
-        cache_put(kind, key, made)
-        memo[key] = made
-    return made
 
 
 # Names datamodel-code-generator may import into models.py: a component class of one of these
@@ -491,7 +470,7 @@ def _module(key: str, job: Callable[[], _Job]) -> str:
         made = job()
         return _run(made.subset, made.options)
 
-    text = _remembered(_memo, _CACHE_KIND, key, str, run)
+    text = remembered(_memo, _CACHE_KIND, key, str, run)
     assert text is not None  # `run` always gives one (or raises)
     return text
 
@@ -502,7 +481,7 @@ def _restored_run(job: _Key, module: Callable[[], str]) -> str | None:
     imports the library's literal writer); None when they cannot be restored."""
     if not job.descriptions:
         return module()
-    return _remembered(
+    return remembered(
         _memo,
         _RESTORED_KIND,
         _restored_key(job),
