@@ -50,6 +50,7 @@ _BARE = r'[^\s{}\[\]:,"]++'
 _JSON_TOKEN = re.compile(
     rf"[\s,:]*+(?:({_STRING})(\s*+:\s*+(?:{_STRING}|{_BARE})?)?|([{{\[])|([}}\]])|({_BARE}))"
 )
+_ODD_TILDE = re.compile("~(?![01])")  # a `~` that is not an escape (RFC 6901)
 _CACHE_KIND = "srcmap1"
 _CACHE_MIN_BYTES = 256 * 1024
 _BLOCK_MAPS_KIND = "ymaps1"  # per file: {block hash: its pickled map}; see `_BlockIndex`
@@ -336,12 +337,13 @@ class _RymlIndex:
 
 
 def _plain_tokens(pointer: str) -> bool:
-    """Whether every token of `pointer` is written as the whole map writes it (not `~2`)."""
-    return all(escape(_unescape(t)) == t for t in pointer.split("/")[1:])
+    """Whether every token of `pointer` is written as the whole map writes it (not `~2`):
+    every `~` after the first `/` starts `~0` or `~1`, so unescaping and escaping again gives
+    each token back."""
+    first = pointer.find("/")
+    return first == -1 or "~" not in pointer or _ODD_TILDE.search(pointer, first) is None
 
 
-def _unescape(token: str) -> str:
-    return token.replace("~1", "/").replace("~0", "~")
 
 
 class _TreeIndex:
