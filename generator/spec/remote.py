@@ -10,7 +10,6 @@ To fetch again, remove the cache folder (or set `APIFORGE_NO_CACHE`, which also 
 
 from __future__ import annotations
 
-import hashlib
 import os
 import time
 from contextlib import suppress
@@ -61,6 +60,8 @@ def max_bytes() -> int:
 
 
 def _key(url: str) -> str:
+    import hashlib  # here: a cold lint does not need it
+
     return hashlib.sha256(url.encode("utf-8", "surrogatepass")).hexdigest()
 
 

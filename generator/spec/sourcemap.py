@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import bisect
 import codecs
-import pickle
 import re
 from collections.abc import Callable
 from itertools import accumulate, repeat
@@ -344,8 +343,6 @@ def _plain_tokens(pointer: str) -> bool:
     return first == -1 or "~" not in pointer or _ODD_TILDE.search(pointer, first) is None
 
 
-
-
 class _TreeIndex:
     """The whole map's answers, for the pointers asked: `get(pointer)` is what
     `_index_yaml(text, line_starts, tree).get(pointer)` would be.
@@ -429,6 +426,8 @@ class _BlockIndex:
     does."""
 
     def __init__(self, layout: BlockLayout) -> None:
+        import pickle  # here: a cold lint does not need it
+
         self._layout = layout
         self._maps: dict[bytes, dict[str, int]] = {}
         self._starts: dict[bytes, list[int]] = {}
@@ -456,6 +455,8 @@ class _BlockIndex:
 
     def find(self, pointer: str) -> tuple[BlockLeaf, int] | None:
         """The block that has `pointer`, and its offset in that block (None for "")."""
+        import pickle  # here: a cold lint does not need it
+
         if pointer[:1] != "/":
             return None
         tokens = pointer[1:].split("/")

@@ -20,7 +20,6 @@ what swagger2openapi does: `definitions` → `components/schemas`, body and form
 from __future__ import annotations
 
 import functools
-import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -98,6 +97,8 @@ class ConvertedDocument(Document):
     @functools.cached_property
     def digest(self) -> str:
         """The converted document's own cache key: the 2.0 text's, and the converter's."""
+        import hashlib  # here: a cold lint does not need it
+
         assert self.original is not None
         return hashlib.sha256(f"swagger2/{_VERSION}/{self.original.digest}".encode()).hexdigest()
 
