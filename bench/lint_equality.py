@@ -90,7 +90,8 @@ def main() -> None:
         if recorded.get(spec, {}).get(fmt) != run
     ]
     for spec, fmt in differ:
-        print(f"DIFFERS: {spec} --format {fmt}: {recorded.get(spec, {}).get(fmt)} -> {run}")
+        was, now = recorded.get(spec, {}).get(fmt), results[spec][fmt]
+        print(f"DIFFERS: {spec} --format {fmt}: {was} -> {now}")
     compared = sum(len(r) for r in results.values())
     print(f"{compared - len(differ)} of {compared} runs identical (exit code, stdout, stderr)")
     sys.exit(1 if differ else 0)

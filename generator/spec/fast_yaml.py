@@ -51,7 +51,7 @@ from generator.spec import yaml12
 
 try:
     import ryml  # type: ignore[import-untyped]
-    from ryml import _ryml  # type: ignore[import-untyped]
+    from ryml import _ryml
 except ImportError:  # a platform without a wheel: PyYAML reads everything
     ryml = _ryml = None
 
