@@ -293,7 +293,9 @@ class _TreeCalls:
         self._this = tree.this
 
     def __getattr__(self, name: str) -> Any:
-        call = functools.partial(getattr(_ryml, "Tree_" + name), self._this)
+        direct = getattr(_ryml, "Tree_" + name, None)
+        # (a binding without that function: the wrapper's method, as before)
+        call = functools.partial(direct, self._this) if direct else getattr(self._tree, name)
         setattr(self, name, call)  # found directly from now on
         return call
 
