@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections import Counter
 from collections.abc import Callable
@@ -78,6 +77,26 @@ def _operation_json(f: Finding) -> dict[str, Any] | None:
 
 
 def json_data(result: LintResult) -> dict[str, Any]:
+    data = _json_head(result)
+    data["findings"] = [
+        {
+            "rule": f.rule,
+            "severity": f.severity,
+            "message": f.message,
+            "file": f.file,
+            "line": f.line,
+            "column": f.column,
+            "pointer": f.pointer,
+            "operation": _operation_json(f),
+            "webhook": f.webhook,
+        }
+        for f in result.findings
+    ]
+    return data
+
+
+def _json_head(result: LintResult) -> dict[str, Any]:
+    """`json_data` up to its findings (the last key)."""
     api = result.api
     return {
         "format": JSON_FORMAT,
@@ -98,25 +117,55 @@ def json_data(result: LintResult) -> dict[str, Any]:
             "webhooks": len(api.webhooks),
         },
         "rules": list(result.rules_run),
-        "findings": [
-            {
-                "rule": f.rule,
-                "severity": f.severity,
-                "message": f.message,
-                "file": f.file,
-                "line": f.line,
-                "column": f.column,
-                "pointer": f.pointer,
-                "operation": _operation_json(f),
-                "webhook": f.webhook,
-            }
-            for f in result.findings
-        ],
     }
 
 
 def render_json(result: LintResult) -> str:
-    return dumps(json_data(result)) + "\n"
+    """`dumps(json_data(result))` and a line break. The findings, most of a big report
+    (GitHub's 2,000), are written one template each, without the dicts `json_data` makes
+    for them and the general writer's walk over those (~3x faster)."""
+    head = dumps({**_json_head(result), "findings": []})
+    if not result.findings:
+        return head + "\n"
+    findings = ",".join(map(_finding_json, result.findings))
+    return head.removesuffix("[]\n}") + "[" + findings + "\n  ]\n}\n"
+
+
+def _finding_json(f: Finding) -> str:
+    """One finding as `dumps` writes it as an item of the report's `findings`."""
+    op = f.operation
+    operation = (
+        "null"
+        if op is None
+        else '{\n        "id": '
+        + encode_basestring(op.id)
+        + ',\n        "method": '
+        + encode_basestring(op.method.upper())
+        + ',\n        "path": '
+        + encode_basestring(op.path)
+        + "\n      }"
+    )
+    return (
+        '\n    {\n      "rule": '
+        + encode_basestring(f.rule)
+        + ',\n      "severity": '
+        + encode_basestring(f.severity)
+        + ',\n      "message": '
+        + encode_basestring(f.message)
+        + ',\n      "file": '
+        + encode_basestring(f.file)
+        + ',\n      "line": '
+        + int.__repr__(f.line)
+        + ',\n      "column": '
+        + int.__repr__(f.column)
+        + ',\n      "pointer": '
+        + encode_basestring(f.pointer)
+        + ',\n      "operation": '
+        + operation
+        + ',\n      "webhook": '
+        + ("null" if f.webhook is None else encode_basestring(f.webhook))
+        + "\n    }"
+    )
 
 
 def dumps(value: Any) -> str:
@@ -188,6 +237,8 @@ def _artifact_uri(file: str) -> str:
 
 
 def _fingerprint(f: Finding) -> str:
+    import hashlib  # here: a cold lint does not need it
+
     op = f.operation
     key = "\x00".join(
         [f.rule, f.file, f.pointer, f"{op.method} {op.path}" if op else "", f.webhook or ""]

@@ -48,28 +48,56 @@ def detect(op: Operation, api: Api) -> AsyncJobSpec | None:
     )
 
 
+class _Routes:
+    """What `detect` looks up across an API's operations, made once per API (it is asked
+    for each 202 operation, and a scan of all operations each time was a sixth of pattern
+    detection on GitHub's spec)."""
+
+    last: _Routes | None = None  # the API asked last (patterns attach to one API at a time)
+
+    def __init__(self, api: Api) -> None:
+        self.api = api
+        self.job_statuses = [
+            o
+            for o in api.operations
+            if o.method == "get"
+            and _PARAM_END.search(o.path)
+            and o.path.rstrip("/").split("/")[-2].lower() in JOB_SEGMENTS
+        ]
+        self.first: dict[tuple[str, str], int] = {}  # (method, path) → first index
+        for i, o in enumerate(api.operations):
+            self.first.setdefault((o.method, o.path), i)
+
+    @classmethod
+    def of(cls, api: Api) -> _Routes:
+        routes = cls.last
+        if routes is None or routes.api is not api:
+            routes = cls.last = cls(api)
+        return routes
+
+
 def find_status_operation(op: Operation, api: Api) -> Operation | None:
     """The GET that a 202's `Location` most likely points at: `GET …/jobs/{id}`-shaped,
     nearest to the submitting path."""
-    candidates = [
-        o
-        for o in api.operations
-        if o.method == "get"
-        and _PARAM_END.search(o.path)
-        and o.path.rstrip("/").split("/")[-2].lower() in JOB_SEGMENTS
-    ]
+    candidates = _Routes.of(api).job_statuses
     if not candidates:
         return None
     return max(candidates, key=lambda o: (len(os.path.commonpath([o.path, op.path])), o.path))
 
 
 def find_cancel_operation(status_op: Operation, api: Api) -> Operation | None:
-    for o in api.operations:
-        if o.method == "delete" and o.path == status_op.path:
-            return o
-        if o.method == "post" and o.path == status_op.path + "/cancel":
-            return o
-    return None
+    """The first operation that cancels the job: `DELETE` on its status path, or `POST` on
+    that path + `/cancel`."""
+    first = _Routes.of(api).first
+    found = [
+        i
+        for i in (
+            first.get(("delete", status_op.path)),
+            first.get(("post", status_op.path + "/cancel")),
+        )
+        if i is not None
+    ]
+    return api.operations[min(found)] if found else None
 
 
 # --- lint rules ------------------------------------------------------------------------

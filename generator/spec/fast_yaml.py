@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import bisect
 import ctypes
+import functools
 import json
 import os
 import re
@@ -50,8 +51,9 @@ from generator.spec import yaml12
 
 try:
     import ryml  # type: ignore[import-untyped]
+    from ryml import _ryml
 except ImportError:  # a platform without a wheel: PyYAML reads everything
-    ryml = None
+    ryml = _ryml = None
 
 # what may come before a tag (`!`) or an explicit key (`?`) on its line: where a node starts
 _NODE_START = re.compile(rb"(?:[ ]*(?:-[ ]+)*|.*(?::[ ]+|[\[{,][ ]*))\Z", re.S)
@@ -63,7 +65,8 @@ _SUSPECT = re.compile(rf"(?:{yaml12.NOT_STR_PATTERN})\Z|\*")
 # value it was quoted or a block scalar (a plain empty value is written as `null`).
 _SUSPECT_START = frozenset(("*", *(c for _, _, starts in yaml12.IMPLICIT for c in starts if c)))
 _first = itemgetter(slice(0, 1))
-_CHUNK = 4096  # bytes of text whose line breaks `RymlTree.line_column` counts at once
+_CHUNK = 1024  # bytes of text whose line breaks `RymlTree.line_column` counts at once
+_KEY_TABLE_MIN = 32  # children of a mapping worth a table of its keys (`RymlTree._find_key`)
 
 
 def _refused(body: bytes) -> bool:
@@ -94,7 +97,9 @@ _KEY_QUOTED = 0
 _VAL_QUOTED = 0
 _VAL_PLAIN = 0
 _KEY_PLAIN = 0
+_KEY = _MAP = _SEQ = 0  # a node's type bits, as rapidyaml's has_key, is_map and is_seq test
 if ryml is not None:
+    _KEY, _MAP, _SEQ = ryml.KEY, ryml.MAP, ryml.SEQ
     _KEY_QUOTED = ryml.KEY_SQUO | ryml.KEY_DQUO
     _VAL_QUOTED = ryml.VAL_SQUO | ryml.VAL_DQUO
     _VAL_PLAIN = ryml.VAL_PLAIN
@@ -120,9 +125,9 @@ def load_fast(text: str, body: bytes | None = None) -> tuple[Any, RymlTree] | No
     if _refused(body):
         return None
     buffer = bytearray(body)
+    lines = _chunk_lines(body)
     try:
-        with _stderr_silenced():  # rapidyaml prints its parse errors to stderr
-            tree = ryml.parse_in_place(buffer)
+        tree = _parse(buffer, lines[-1])
     except Exception:  # PyYAML gives the error, or reads what rapidyaml would not
         return None
     root = tree.root_id()
@@ -138,7 +143,7 @@ def load_fast(text: str, body: bytes | None = None) -> tuple[Any, RymlTree] | No
         data = json.loads(ryml.emit_json(tree, root), parse_constant=_no_constant)
     except Exception:  # rapidyaml's emitter gives up on deep trees (ExceptionVisit): PyYAML's
         return None
-    result = RymlTree(tree, buffer, body, text, root)
+    result = RymlTree(tree, buffer, body, text, root, lines)
     try:
         if not isinstance(data, dict) or not result.settle(data, nodes):
             return None
@@ -154,15 +159,35 @@ def json_tree(text: str | bytes) -> RymlTree | None:
         return None
     body = text.encode("utf-8") if isinstance(text, str) else text
     buffer = bytearray(body)
+    lines = _chunk_lines(body)
     try:
-        with _stderr_silenced():
-            tree = ryml.parse_in_place(buffer)
+        tree = _parse(buffer, lines[-1])
     except Exception:
         return None
     root = tree.root_id()
     if not tree.is_map(root):
         return None
-    return RymlTree(tree, buffer, body, text if isinstance(text, str) else None, root)
+    return RymlTree(tree, buffer, body, text if isinstance(text, str) else None, root, lines)
+
+
+def _parse(buffer: bytearray, lines: int) -> Any:
+    """rapidyaml's tree of the text in `buffer` (parsed in place), which has `lines` line
+    breaks. Its node array is made that big at once, about one node a line in a spec (for
+    a pretty-printed JSON text, a few more): grown from empty, it doubled a dozen times,
+    copying itself each time, and the big specs parsed in twice the time."""
+    tree = ryml.Tree()
+    tree.reserve(lines + 16)
+    with _stderr_silenced():  # rapidyaml prints its parse errors to stderr
+        ryml.parse_in_place(buffer, tree)
+    return tree
+
+
+def _chunk_lines(body: bytes) -> list[int]:
+    """How many line breaks `body` has before each `_CHUNK` bytes (and in all: the last),
+    for `RymlTree.line_column`."""
+    size = len(body)
+    counts = map(body.count, repeat(b"\n"), range(0, size, _CHUNK), count_up(_CHUNK, _CHUNK))
+    return list(accumulate(counts, initial=0))
 
 
 def _no_constant(name: str) -> Any:
@@ -256,12 +281,39 @@ class _Level:
         return bisect.bisect_right(self.starts, position) - 1
 
 
+class _TreeCalls:
+    """A rapidyaml tree's methods (`calls.type(node)` is `tree.type(node)`), about four times
+    cheaper a call: the wrapper `ryml.Tree.type` calls `_ryml.Tree_type(tree, node)`, and
+    SWIG then looks up the tree's `this` attribute by name on every call; given `this`
+    itself, it does not (rapidyaml is pinned in pyproject.toml). A locate walks thousands
+    of nodes."""
+
+    def __init__(self, tree: Any) -> None:
+        self._tree = tree  # owns the C++ tree
+        self._this = tree.this
+
+    def __getattr__(self, name: str) -> Any:
+        direct = getattr(_ryml, "Tree_" + name, None)
+        # (a binding without that function: the wrapper's method, as before)
+        call = functools.partial(direct, self._this) if direct else getattr(self._tree, name)
+        setattr(self, name, call)  # found directly from now on
+        return call
+
+
 class RymlTree:
     """A document rapidyaml parsed: the tree (and the buffer its scalars point into) for the
     source map, and the checks `load_fast` runs on the JSON data."""
 
-    def __init__(self, tree: Any, buffer: bytearray, body: bytes, text: str | None, root: int):
-        self.tree = tree
+    def __init__(
+        self,
+        tree: Any,
+        buffer: bytearray,
+        body: bytes,
+        text: str | None,
+        root: int,
+        chunk_lines: list[int] | None = None,
+    ):
+        self.tree = _TreeCalls(tree)
         self.buffer = buffer  # parsed in place: the tree's scalars are views of it
         self.body = body
         self._text = text  # None: decoded from `body` when asked
@@ -271,7 +323,8 @@ class RymlTree:
         self._byte_lines: list[int] | None = None  # for non-ASCII texts: bytes → characters
         self._walked: dict[str, tuple[int, Any]] = {}  # see `_walk`
         self._sizes: dict[int, int] = {}
-        self._chunk_lines: list[int] | None = None  # line breaks before each `_CHUNK` bytes
+        self._keys: dict[int, dict[bytes, int] | None] = {}  # see `_find_key`
+        self._chunk_lines = chunk_lines  # line breaks before each `_CHUNK` bytes (`_chunk_lines`)
 
     @property
     def text(self) -> str:
@@ -438,12 +491,13 @@ class RymlTree:
         tree = self.tree
         if data is not None and len(data) != self._size(node):
             raise Unlocatable("duplicate keys")
-        if tree.is_map(node):
-            key = token.replace("~1", "/").replace("~0", "~")
-            child = tree.find_child(node, key.encode("utf-8"))
+        kind = tree.type(node)  # one call (rapidyaml's are ~1 us each) for is_map and is_seq
+        if kind & _MAP:
+            key = token.replace("~1", "/").replace("~0", "~") if "~" in token else token
+            child = self._find_key(node, key.encode("utf-8"))
             if data is not None:
                 data = data.get(key) if isinstance(data, dict) else None
-        elif tree.is_seq(node) and token.isascii() and token.isdigit() and token == str(int(token)):
+        elif kind & _SEQ and token.isascii() and token.isdigit() and token == str(int(token)):
             position = int(token)
             child = tree.child(node, position) if position < self._size(node) else -1
             if data is not None:
@@ -455,6 +509,33 @@ class RymlTree:
         if data is not None and not isinstance(data, (dict, list)):
             data = None  # a scalar: nothing below it to check
         return child, data
+
+    def _find_key(self, node: int, key: bytes) -> int:
+        """`tree.find_child(node, key)`. A big mapping (`/paths`) gets a table of its keys
+        once: rapidyaml compares key by key, and the entries of a big mapping lie far apart
+        in its node array (each one's subtree in between), so that was a cache miss a key."""
+        if self._size(node) < _KEY_TABLE_MIN:
+            return int(self.tree.find_child(node, key))
+        table = self._keys.get(node, ...)
+        if table is ...:
+            table = self._keys[node] = self._key_table(node)
+        if table is None:  # a child without a key: as rapidyaml finds it
+            return int(self.tree.find_child(node, key))
+        return table.get(key, -1)
+
+    def _key_table(self, node: int) -> dict[bytes, int] | None:
+        """The children of mapping `node` by key, the first of equal keys (as `find_child`
+        finds it); None when a child has no key text."""
+        tree = self.tree
+        table: dict[bytes, int] = {}
+        child = tree.first_child(node)
+        while child != ryml.NONE:
+            view = tree.key(child) if tree.type(child) & _KEY else None
+            if view is None:
+                return None
+            table.setdefault(bytes(view), child)
+            child = tree.next_sibling(child)
+        return table
 
     def _size(self, node: int) -> int:
         """How many children `node` has (rapidyaml counts them one by one)."""
@@ -470,11 +551,7 @@ class RymlTree:
         body = self.body
         chunks = self._chunk_lines
         if chunks is None:
-            size = len(body)
-            counts = map(
-                body.count, repeat(b"\n"), range(0, size, _CHUNK), count_up(_CHUNK, _CHUNK)
-            )
-            chunks = self._chunk_lines = list(accumulate(counts, initial=0))
+            chunks = self._chunk_lines = _chunk_lines(body)
         first = at // _CHUNK
         line = chunks[first] + body.count(b"\n", first * _CHUNK, at)
         start = body.rfind(b"\n", 0, at) + 1
@@ -485,7 +562,7 @@ class RymlTree:
         """The byte offset of PyYAML's mark for `node`: its key when it has one."""
         tree = self.tree
         kind = tree.type(node)
-        if tree.has_key(node):
+        if kind & _KEY:
             return self._scalar_start(tree.key(node), kind & _KEY_QUOTED, kind & _KEY_PLAIN)
         if tree.is_container(node):
             if tree.num_children(node) == 0:

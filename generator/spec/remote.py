@@ -15,7 +15,6 @@ warning at the `$ref` that says how old it is; a 4xx (the document is gone) is a
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import time
@@ -90,6 +89,8 @@ def max_bytes() -> int:
 
 
 def _key(url: str) -> str:
+    import hashlib  # here: a cold lint does not need it
+
     return hashlib.sha256(url.encode("utf-8", "surrogatepass")).hexdigest()
 
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import bisect
 import codecs
-import pickle
 import re
 from collections.abc import Callable
 from itertools import accumulate, repeat
@@ -50,6 +49,7 @@ _BARE = r'[^\s{}\[\]:,"]++'
 _JSON_TOKEN = re.compile(
     rf"[\s,:]*+(?:({_STRING})(\s*+:\s*+(?:{_STRING}|{_BARE})?)?|([{{\[])|([}}\]])|({_BARE}))"
 )
+_ODD_TILDE = re.compile("~(?![01])")  # a `~` that is not an escape (RFC 6901)
 _CACHE_KIND = "srcmap1"
 _CACHE_MIN_BYTES = 256 * 1024
 _BLOCK_MAPS_KIND = "ymaps1"  # per file: {block hash: its pickled map}; see `_BlockIndex`
@@ -336,12 +336,11 @@ class _RymlIndex:
 
 
 def _plain_tokens(pointer: str) -> bool:
-    """Whether every token of `pointer` is written as the whole map writes it (not `~2`)."""
-    return all(escape(_unescape(t)) == t for t in pointer.split("/")[1:])
-
-
-def _unescape(token: str) -> str:
-    return token.replace("~1", "/").replace("~0", "~")
+    """Whether every token of `pointer` is written as the whole map writes it (not `~2`):
+    every `~` after the first `/` starts `~0` or `~1`, so unescaping and escaping again gives
+    each token back."""
+    first = pointer.find("/")
+    return first == -1 or "~" not in pointer or _ODD_TILDE.search(pointer, first) is None
 
 
 class _TreeIndex:
@@ -427,6 +426,8 @@ class _BlockIndex:
     does."""
 
     def __init__(self, layout: BlockLayout) -> None:
+        import pickle  # here: a cold lint does not need it
+
         self._layout = layout
         self._maps: dict[bytes, dict[str, int]] = {}
         self._starts: dict[bytes, list[int]] = {}
@@ -454,6 +455,8 @@ class _BlockIndex:
 
     def find(self, pointer: str) -> tuple[BlockLeaf, int] | None:
         """The block that has `pointer`, and its offset in that block (None for "")."""
+        import pickle  # here: a cold lint does not need it
+
         if pointer[:1] != "/":
             return None
         tokens = pointer[1:].split("/")

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -114,6 +113,8 @@ class ConvertedDocument(Document):
     def digest(self) -> str:
         """The converted document's own cache key: the 2.0 text's, the other files' it
         brought in, and the converter's."""
+        import hashlib  # here: a cold lint does not need it
+
         assert self.original is not None
         texts = "/".join([self.original.digest, *(d.digest for d in self.included)])
         return hashlib.sha256(f"swagger2/{_VERSION}/{texts}".encode()).hexdigest()

@@ -9,6 +9,7 @@ import os
 import pty
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import jsonschema
@@ -138,6 +139,25 @@ def test_json_report_bytes_on_a_spec_with_findings() -> None:
     result = lint_path(BARE, LintConfig())
     expected = json.dumps(json_data(result), indent=2, ensure_ascii=False) + "\n"
     assert render_json(result) == expected and len(result.findings) == 40
+
+
+def test_json_report_findings_template_is_jsons_own_bytes() -> None:
+    """`render_json` writes each finding from a template: the bytes of `json.dumps` for
+    hostile strings, findings without an operation, webhook findings, and no findings."""
+    result = lint_path(BARE, LintConfig())
+    op = result.findings[0].operation
+    assert op is not None
+    hostile = 'é☃\U0001f600 "quote" \\ \x00\x1f\x7f\n\t\u2028 </script> {{x}}'
+    odd_op = replace(op, id=hostile, path="/a/{b}/" + hostile)
+    findings = (
+        replace(result.findings[0], message=hostile, pointer="/paths/~1a~1" + hostile),
+        replace(result.findings[1], operation=None, webhook=None, file=hostile, line=0),
+        replace(result.findings[2], operation=odd_op, webhook=hostile, column=10**6),
+    )
+    for variant in (replace(result, findings=findings), replace(result, findings=())):
+        expected = json.dumps(json_data(variant), indent=2, ensure_ascii=False) + "\n"
+        assert render_json(variant) == expected
+        assert json.loads(render_json(variant))["findings"] == json_data(variant)["findings"]
 
 
 def test_sarif_is_valid_sarif_2_1_0() -> None:

@@ -439,3 +439,36 @@ def test_findings_in_another_file_name_the_operations_that_use_the_node() -> Non
     (location,) = of(result, "async-location-missing")
     assert location.file == str(FIXTURES / "multifile" / "paths" / "batches.yaml")
     assert (location.line, location.column, location.pointer) == (6, 5, "/post/responses/202")
+
+
+def test_async_job_status_and_cancel_operations_follow_each_api(run_lint: Linter) -> None:
+    """A 202's status operation is the nearest `GET …/jobs/{id}`; its cancel operation the
+    `DELETE` on that path or, failing that, `POST` on it + `/cancel` — looked up in the API
+    being linted, not in one linted before (the lookups are made once per API)."""
+
+    def jobs(cancel: str) -> dict[str, object]:
+        paths: dict[str, object] = {
+            "/v1/exports": {"post": {"responses": {"202": ok()}}},
+            "/v1/exports/{id}": {"get": {"operationId": "getExport", "responses": {"200": ok()}}},
+            "/v1/other/jobs/{id}": {"get": {"operationId": "otherJob", "responses": {"200": ok()}}},
+        }
+        if cancel == "post":
+            paths["/v1/exports/{id}/cancel"] = {
+                "post": {"operationId": "cancelByPost", "responses": {"200": ok()}}
+            }
+        if cancel == "delete":
+            item = paths["/v1/exports/{id}"]
+            assert isinstance(item, dict)
+            item["delete"] = {"operationId": "cancelByDelete", "responses": {"204": ok()}}
+        return paths
+
+    for cancel, expected in (
+        ("post", "cancelByPost"),
+        ("none", None),
+        ("delete", "cancelByDelete"),
+    ):
+        result = run_lint(paths=jobs(cancel))
+        submit = next(o for o in result.api.operations if o.method == "post" and o.response("202"))
+        job = submit.patterns.async_job
+        assert job is not None
+        assert (job.status_operation, job.cancel_operation) == ("getExport", expected)

@@ -390,3 +390,30 @@ def test_random_documents_read_the_same_or_refused(document: dict[str, Any]) -> 
     text = "\n".join(_render(document, 0)) + "\n"
     counts = EQ.Counter()
     assert EQ.compare_fast(text, counts) is None, text
+
+
+def test_tree_calls_answer_as_the_wrappers_do(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`_TreeCalls` (rapidyaml's functions called with the tree's SWIG `this`) answers as the
+    `ryml.Tree` methods do, node by node; a function the binding lacks: the method is used."""
+    import ryml
+
+    from generator.spec import fast_yaml
+
+    buffer = bytearray(b'{"a": {"bb": [1, "x", {"c": null}]}, "d": "e", "": []}\n')
+    tree = ryml.parse_in_place(buffer)
+    calls = fast_yaml._TreeCalls(tree)
+    names = ("type", "num_children", "first_child", "next_sibling", "is_map", "is_seq")
+    for node in range(tree.size()):
+        for name in names:
+            assert getattr(calls, name)(node) == getattr(tree, name)(node), (name, node)
+        if tree.type(node) & ryml.KEY:
+            assert bytes(calls.key(node)) == bytes(tree.key(node))
+    root = tree.root_id()
+    assert calls.find_child(root, b"d") == tree.find_child(root, b"d") != ryml.NONE
+
+    class _Bare:  # a binding without the functions
+        pass
+
+    monkeypatch.setattr(fast_yaml, "_ryml", _Bare())
+    fallback = fast_yaml._TreeCalls(tree)
+    assert fallback.num_children(root) == tree.num_children(root) == 3
