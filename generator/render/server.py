@@ -592,7 +592,7 @@ class _Planner:
         fields = []
         for name, prop in props.items():
             data = _resolved_data(prop, self.api.schemas)
-            type_expr = self.types.type_of(data, mode="param")
+            type_expr = _file_type(data) or self.types.type_of(data, mode="param")
             kwargs = dict(
                 k.split("=", 1) for k in _constraints(data, type_expr, f"form field {name!r}")
             )
@@ -954,3 +954,20 @@ __all__ = [
     "plan_server",
     "write_server",
 ]
+
+
+def _file_type(data: Mapping[str, Any]) -> str | None:
+    """A form field that is a file (`format: binary`, or 3.1's `contentMediaType` without an
+    encoding; or an array of them): the part's bytes, which need not be text."""
+
+    def is_file(node: Any) -> bool:
+        return isinstance(node, Mapping) and (
+            node.get("format") == "binary"
+            or ("contentMediaType" in node and "contentEncoding" not in node)
+        )
+
+    if is_file(data):
+        return "bytes"
+    if data.get("type") == "array" and is_file(data.get("items")):
+        return "list[bytes]"
+    return None

@@ -5,6 +5,7 @@ the patterns still applied. Against a real uvicorn on 127.0.0.1."""
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import time
@@ -44,7 +45,9 @@ paths:
         - {name: Idempotency-Key, in: header, required: true, schema: {type: string}}
       requestBody:
         required: true
-        content: {application/json: {schema: {$ref: '#/components/schemas/Widget'}}}
+        content:
+          application/json: {schema: {$ref: '#/components/schemas/Widget'}}
+          text/json: {schema: {$ref: '#/components/schemas/Widget'}}
       responses:
         "201":
           description: created
@@ -259,6 +262,23 @@ def test_request_errors_take_the_declared_status(mock_base: str) -> None:
     assert bad_body.status_code == 422
 
 
+def test_a_json_body_under_a_text_json_media_type_is_read_as_json(mock_base: str) -> None:
+    """`text/json` (declared beside application/json, as .NET specs do) is JSON too: FastAPI
+    alone reads only `application/` bodies as JSON and refused every such request."""
+    sent = {"Content-Type": "text/json", "Idempotency-Key": "k-text-json"}
+    body = json.dumps({"id": "w_0002", "name": "as text/json"})
+    good = httpx.post(f"{mock_base}/widgets", content=body, headers=sent, timeout=10)
+    assert good.status_code == 201, good.text
+    bad = httpx.post(
+        f"{mock_base}/widgets",
+        content=json.dumps({"id": "w_0003", "name": 3}),
+        headers={**sent, "Idempotency-Key": "k-text-json-2"},
+        timeout=10,
+    )
+    assert bad.status_code == 422
+    assert [e["location"] for e in bad.json()["errors"]] == [["body", "name"]]
+
+
 def test_mock_job_speaks_the_spec_vocabulary(mock_base: str) -> None:
     accepted = httpx.post(f"{mock_base}/exports", timeout=10)
     assert accepted.status_code == 202
@@ -349,7 +369,8 @@ def test_a_required_raw_body_must_be_there(mock_base: str) -> None:
 
 def test_multipart_forms_are_checked_too(mock_base: str) -> None:
     url = f"{mock_base}/analyses"
-    doc = {"doc": ("a.bin", b"\x00\x01binary", "application/octet-stream")}
+    # a file part is bytes, not text: a PNG header is not UTF-8
+    doc = {"doc": ("a.png", b"\x89PNG\r\n\x1a\n\x00\xff", "image/png")}
     good = httpx.post(url, data={"text": "hi", "level": "2"}, files=doc, timeout=10)
     assert good.status_code == 200, good.text
     wrong = httpx.post(url, data={"text": "hi", "level": "x"}, files=doc, timeout=10)

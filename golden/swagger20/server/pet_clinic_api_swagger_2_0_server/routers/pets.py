@@ -232,7 +232,7 @@ router.add_api_route(
         Depends(require_content_type("multipart/form-data")),
         Depends(
             require_body(
-                form_model({"photo": (str, {}, True), "caption": (str, {}, False)}), required=True
+                form_model({"photo": (bytes, {}, True), "caption": (str, {}, False)}), required=True
             )
         ),
     ],
