@@ -567,6 +567,21 @@ class _Planner:
         optional = inner if inner == "Any" or "None" in inner.split(" | ") else f"{inner} | None"
         return "json", optional, f"Annotated[{optional}, Body()]", "None", media_types
 
+    def null_body_check(self, op: Operation) -> str | None:
+        """The guard of an optional JSON body whose schema does not admit null: FastAPI takes
+        a `null` body for no body at all, so the check is on the bytes."""
+        rb = op.request_body
+        media = next((m for m in rb.content if _is_json(m)), None) if rb else None
+        if rb is None or rb.required or media is None:
+            return None
+        schema = media.schema
+        inner = self.types.type_of(
+            schema.data if schema else None, name=schema.name if schema else None
+        )
+        if inner == "Any" or "None" in inner.split(" | "):
+            return None
+        return "refuse_null_body()"
+
     def body_check(self, op: Operation) -> str | None:
         """The guard of a body that is not JSON: a form is checked against its schema's type,
         any other body only for being there when it is required."""
@@ -734,7 +749,7 @@ class _Planner:
             body_annotation=body_annotation,
             body_default=body_default,
             media_types=media_types,
-            body_check=self.body_check(op) if body_kind == "raw" else None,
+            body_check=self.body_check(op) if body_kind == "raw" else self.null_body_check(op),
             result=result,
             response_model=response_model,
             status=status,
