@@ -231,6 +231,24 @@ def _scalar_enum(schema: Mapping[str, Any] | None) -> bool:
     return isinstance(values, list) and any(isinstance(v, int | float) for v in values)
 
 
+#: String formats a parameter's text is checked against (runtime `query.text_format`).
+_TEXT_FORMATS = ("date-time", "date", "uuid")
+
+
+def _text_formats(schema: Mapping[str, Any] | None) -> tuple[str, ...]:
+    """The formats a string parameter's text must have one of (an `anyOf` / `oneOf` of
+    formatted strings: any of theirs); () where any text will do."""
+    variants = (schema.get("anyOf") or schema.get("oneOf") or [schema]) if schema else []
+    formats: list[str] = []
+    for variant in variants:
+        if not isinstance(variant, Mapping) or variant.get("type") != "string":
+            return ()
+        if variant.get("format") not in _TEXT_FORMATS:
+            return ()
+        formats.append(variant["format"])
+    return tuple(dict.fromkeys(formats))
+
+
 def _constraints(
     schema: Mapping[str, Any], type_expr: str, what: str, where: Where | None = None
 ) -> list[str]:
@@ -437,6 +455,9 @@ class _Planner:
         # an enum of numbers or booleans: the wire's text becomes that scalar before the
         # `Literal` compares it (pydantic does not convert text for a Literal)
         from_text = ", FROM_TEXT" if _scalar_enum(schema) else ""
+        formats = _text_formats(schema) if type_expr.replace(" | None", "") == "str" else ()
+        if formats:  # the handler still gets the text; the text is checked
+            from_text += f", text_format({', '.join(_pystr(f) for f in formats)})"
         annotation = f"Annotated[{handler_type}, {marker}({', '.join(kwargs)}){from_text}]"
         return ParamPlan(
             name=name,
