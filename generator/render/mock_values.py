@@ -63,9 +63,15 @@ class _Walker:
             if not isinstance(schema, Mapping):
                 return {}, name
             ref = schema.get("$ref")
-            if not isinstance(ref, str) or not ref.startswith(_SCHEMA_PREFIX):
+            if not isinstance(ref, str) or not ref.startswith("#/"):
                 return schema, name
-            name = ref[len(_SCHEMA_PREFIX) :].replace("~1", "/").replace("~0", "~")
+            # a component by its name; anything else in the document by its pointer (which
+            # `schemas` may know: the server's mock answers look into operations)
+            name = (
+                ref[len(_SCHEMA_PREFIX) :].replace("~1", "/").replace("~0", "~")
+                if ref.startswith(_SCHEMA_PREFIX)
+                else ref
+            )
             if self.reads is not None:
                 self.reads.add(name)
             schema = self.schemas.get(name, {})

@@ -27,6 +27,10 @@ paths:
       parameters:
         - {name: limit, in: query, schema: {type: integer, maximum: 100}}
         - {name: offset, in: query, schema: {type: integer, format: int32}}
+        - name: since
+          in: query
+          schema: {anyOf: [{type: string, format: date-time}, {type: string, format: date}]}
+        - {name: owner, in: query, schema: {type: string, format: uuid}}
       responses:
         "200":
           description: ok
@@ -310,6 +314,25 @@ def test_an_optional_body_is_not_null_unless_its_schema_says_so(mock_base: str) 
     assert httpx.put(url, content=b"null", headers=as_json, timeout=10).status_code == 204
 
 
+def test_formatted_text_parameters_are_checked(mock_base: str) -> None:
+    """A `date-time` / `date` / `uuid` parameter took any text (`null`, the empty string);
+    the handler still gets the text, as the spec's `type: string` says."""
+    url = f"{mock_base}/widgets"
+    good = [
+        {"since": "2024-02-29"},
+        {"since": "2024-02-29T10:00:00Z"},
+        {"since": "2024-02-29T10:00:00.5+02:00"},
+        {"owner": "0b9c5a52-1d1f-4f5e-9a43-3c4f1d0e8f21"},
+    ]
+    for params in good:
+        assert httpx.get(url, params=params, timeout=10).status_code == 200, params
+    bad = [{"since": "null"}, {"since": ""}, {"since": "2024-02-30"}, {"owner": "12345"}]
+    for params in bad:
+        refused = httpx.get(url, params=params, timeout=10)
+        assert refused.status_code == 400, params  # listWidgets declares 400
+        assert refused.json()["errors"][0]["location"] == ["query", next(iter(params))]
+
+
 def test_mock_job_speaks_the_spec_vocabulary(mock_base: str) -> None:
     accepted = httpx.post(f"{mock_base}/exports", timeout=10)
     assert accepted.status_code == 202
@@ -431,3 +454,30 @@ def test_openapi_30_exclusive_bounds_are_flags(tmp_path: Path) -> None:
     assert {p: r.status_code for p, r in answers.items()} == {0: 422, 1: 200, 9: 200, 10: 422}
     models = (tmp_path / "out" / "ex_srv" / "models.py").read_text()
     assert "gt=0" in models
+
+
+def test_mock_follows_a_ref_into_another_operation(tmp_path: Path) -> None:
+    """A `$ref` to another operation's schema (`#/paths/...`, as Stoplight exports write
+    them): the mock walked it as an unknown schema, made a string where the model wants an
+    object, and the route's response check answered 500."""
+    spec = tmp_path / "s.yaml"
+    spec.write_text(
+        "openapi: 3.0.3\ninfo: {title: Refs, version: '1'}\npaths:\n  /returns:\n    get:\n"
+        "      operationId: listReturns\n      responses:\n        '200':\n"
+        "          description: ok\n          content:\n            application/json:\n"
+        "              schema:\n                type: object\n                required: [by]\n"
+        "                properties:\n                  by:\n                    type: object\n"
+        "                    required: [id]\n                    properties: {id: {type: integer}}\n"
+        "  /returns/latest:\n    get:\n      operationId: latestReturn\n      responses:\n"
+        "        '200':\n          description: ok\n          content:\n"
+        "            application/json:\n              schema:\n                type: object\n"
+        "                required: [by]\n                properties:\n                  by:\n"
+        "                    $ref: '#/paths/~1returns/get/responses/200/content/"
+        "application~1json/schema/properties/by'\n"
+    )
+    generate(spec, tmp_path / "out", "refs_srv")
+    env = {"APIFORGE_MOCK": "1"}
+    with serve(tmp_path / "out", "refs_srv", tmp_path / "state", env=env) as url:
+        reply = httpx.get(f"{url}/returns/latest", timeout=10)
+    assert reply.status_code == 200, reply.text
+    assert reply.json() == {"by": {"id": 0}}
