@@ -31,6 +31,7 @@ paths:
           in: query
           schema: {anyOf: [{type: string, format: date-time}, {type: string, format: date}]}
         - {name: owner, in: query, schema: {type: string, format: uuid}}
+        - {name: ids, in: query, explode: false, schema: {type: array, items: {type: integer}}}
       responses:
         "200":
           description: ok
@@ -331,6 +332,15 @@ def test_formatted_text_parameters_are_checked(mock_base: str) -> None:
         refused = httpx.get(url, params=params, timeout=10)
         assert refused.status_code == 400, params  # listWidgets declares 400
         assert refused.json()["errors"][0]["location"] == ["query", next(iter(params))]
+
+
+def test_an_empty_delimited_array_is_the_empty_array(mock_base: str) -> None:
+    """`ids=` (form style, not exploded) is the empty array, as OpenAPI's style examples
+    spell it; it was read as one empty item, which an integer array refused."""
+    url = f"{mock_base}/widgets"
+    assert httpx.get(f"{url}?ids=", timeout=10).status_code == 200
+    assert httpx.get(f"{url}?ids=1,2", timeout=10).status_code == 200
+    assert httpx.get(f"{url}?ids=1,", timeout=10).status_code == 400
 
 
 def test_mock_job_speaks_the_spec_vocabulary(mock_base: str) -> None:

@@ -349,7 +349,8 @@ class StyledQuery:
                 pairs[str(parts[i])] = parts[i + 1]
             return pairs
         if "list" in self.wants:
-            return parts
+            # `ids=`: the empty array (OpenAPI's style examples), not one empty item
+            return [] if values == [""] else parts
         return node
 
     def validate(self, node: Node) -> Any:
