@@ -455,6 +455,9 @@ class _Planner:
         # an enum of numbers or booleans: the wire's text becomes that scalar before the
         # `Literal` compares it (pydantic does not convert text for a Literal)
         from_text = ", FROM_TEXT" if _scalar_enum(schema) else ""
+        if "None" in type_expr.split(" | ") and type_expr != "str | None":
+            # a nullable number or boolean: the text `null` is its null (a string's is text)
+            from_text += ", NULL_FROM_TEXT"
         formats = _text_formats(schema) if type_expr.replace(" | None", "") == "str" else ()
         if formats:  # the handler still gets the text; the text is checked
             from_text += f", text_format({', '.join(_pystr(f) for f in formats)})"

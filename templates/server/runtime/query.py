@@ -109,6 +109,16 @@ def text_format(*formats: str) -> AfterValidator:
 
 #: `Annotated[Literal[1, 2], Path(), FROM_TEXT]`: see `scalar_from_text`.
 FROM_TEXT = BeforeValidator(scalar_from_text)
+
+
+def null_from_text(value: Any) -> Any:
+    """The text `null` as None: a nullable parameter that is not a string takes it for its
+    null (what the spec's `nullable` allows; a string's `null` is text)."""
+    return None if value == "null" else value
+
+
+#: `Annotated[bool | None, Query(), NULL_FROM_TEXT]`: see `null_from_text`.
+NULL_FROM_TEXT = BeforeValidator(null_from_text)
 STYLES = ("form", "spaceDelimited", "pipeDelimited", "deepObject")
 
 #: Brackets a key may nest (`a[b][c]…`): deeper keys are read as plain names.
