@@ -223,16 +223,19 @@ _INT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
 _INT_BOUNDS = {"minimum": 0, "maximum": 1}
 
 
-def _scalar_enum(schema: Mapping[str, Any] | None) -> bool:
-    """Whether `schema` enumerates (or is a `const` of) a number or boolean."""
-    if schema is None:
-        return False
-    values = schema.get("enum") if "const" not in schema else [schema["const"]]
-    return isinstance(values, list) and any(isinstance(v, int | float) for v in values)
+def _scalar_enum(schema: Mapping[str, Any] | None) -> str:
+    """`bool` when `schema` enumerates (or is a `const` of) a boolean, `number` when it
+    enumerates numbers only, else ``."""
+    values = (schema.get("enum") if "const" not in schema else [schema["const"]]) if schema else []
+    if not isinstance(values, list):
+        return ""
+    if any(isinstance(v, bool) for v in values):
+        return "bool"
+    return "number" if any(isinstance(v, int | float) for v in values) else ""
 
 
 #: String formats a parameter's text is checked against (runtime `query.text_format`).
-_TEXT_FORMATS = ("date-time", "date", "uuid")
+_TEXT_FORMATS = ("date-time", "date", "uuid", "uri", "url")
 
 
 def _text_formats(schema: Mapping[str, Any] | None) -> tuple[str, ...]:
@@ -454,7 +457,9 @@ class _Planner:
                     handler_type = f"{type_expr} | None"
         # an enum of numbers or booleans: the wire's text becomes that scalar before the
         # `Literal` compares it (pydantic does not convert text for a Literal)
-        from_text = ", FROM_TEXT" if _scalar_enum(schema) else ""
+        from_text = {"": "", "number": ", NUMBER_FROM_TEXT", "bool": ", FROM_TEXT"}[
+            _scalar_enum(schema)
+        ]
         if "None" in type_expr.split(" | ") and type_expr != "str | None":
             # a nullable number or boolean: the text `null` is its null (a string's is text)
             from_text += ", NULL_FROM_TEXT"

@@ -33,6 +33,8 @@ paths:
         - {name: owner, in: query, schema: {type: string, format: uuid}}
         - {name: ids, in: query, explode: false, schema: {type: array, items: {type: integer}}}
         - {name: flag, in: query, schema: {type: [boolean, "null"]}}
+        - {name: level, in: query, schema: {type: integer, enum: [1, 2]}}
+        - {name: site, in: query, schema: {type: string, format: uri}}
       responses:
         "200":
           description: ok
@@ -317,7 +319,7 @@ def test_an_optional_body_is_not_null_unless_its_schema_says_so(mock_base: str) 
 
 
 def test_formatted_text_parameters_are_checked(mock_base: str) -> None:
-    """A `date-time` / `date` / `uuid` parameter took any text (`null`, the empty string);
+    """A `date-time` / `date` / `uuid` / `uri` parameter took any text (`null`, the empty string);
     the handler still gets the text, as the spec's `type: string` says."""
     url = f"{mock_base}/widgets"
     good = [
@@ -325,10 +327,12 @@ def test_formatted_text_parameters_are_checked(mock_base: str) -> None:
         {"since": "2024-02-29T10:00:00Z"},
         {"since": "2024-02-29T10:00:00.5+02:00"},
         {"owner": "0b9c5a52-1d1f-4f5e-9a43-3c4f1d0e8f21"},
+        {"site": "https://example.com/a?b=c"},
     ]
     for params in good:
         assert httpx.get(url, params=params, timeout=10).status_code == 200, params
     bad = [{"since": "null"}, {"since": ""}, {"since": "2024-02-30"}, {"owner": "12345"}]
+    bad += [{"site": "no scheme"}, {"site": "\u00dd\u00e0F"}]
     for params in bad:
         refused = httpx.get(url, params=params, timeout=10)
         assert refused.status_code == 400, params  # listWidgets declares 400
@@ -351,6 +355,15 @@ def test_a_nullable_boolean_parameter_takes_null(mock_base: str) -> None:
     assert httpx.get(url, params={"flag": "null"}, timeout=10).status_code == 200
     assert httpx.get(url, params={"flag": "true"}, timeout=10).status_code == 200
     assert httpx.get(url, params={"flag": "maybe"}, timeout=10).status_code == 400
+
+
+def test_a_number_enum_parameter_is_not_a_boolean(mock_base: str) -> None:
+    """`level=true` for an enum of 1 and 2: pydantic takes True for the Literal 1, so the
+    text `true` was level 1 (bhagavadgita's `/chapters/true`)."""
+    url = f"{mock_base}/widgets"
+    assert httpx.get(url, params={"level": "2"}, timeout=10).status_code == 200
+    assert httpx.get(url, params={"level": "true"}, timeout=10).status_code == 400
+    assert httpx.get(url, params={"level": "3"}, timeout=10).status_code == 400
 
 
 def test_mock_job_speaks_the_spec_vocabulary(mock_base: str) -> None:

@@ -87,10 +87,20 @@ def _is_uuid(text: str) -> bool:
     return len(text) == 36
 
 
+#: RFC 3986: a scheme, then no space or control character (what a URI never holds)
+_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:[^\s\x00-\x1f\x7f]*")
+
+
+def _is_uri(text: str) -> bool:
+    return _URI.fullmatch(text) is not None and text.isascii()
+
+
 _FORMATS: dict[str, Callable[[str], bool]] = {
     "date-time": _is_date_time,
     "date": _is_date,
     "uuid": _is_uuid,
+    "uri": _is_uri,
+    "url": _is_uri,
 }
 
 
@@ -107,8 +117,17 @@ def text_format(*formats: str) -> AfterValidator:
     return AfterValidator(check)
 
 
-#: `Annotated[Literal[1, 2], Path(), FROM_TEXT]`: see `scalar_from_text`.
+def number_from_text(value: Any) -> Any:
+    """`scalar_from_text` for an enumeration of numbers only: `true` stays text (pydantic
+    takes True for the `Literal` 1, so `/chapters/true` was chapter 1)."""
+    parsed = scalar_from_text(value)
+    return value if isinstance(parsed, bool) else parsed
+
+
+#: `Annotated[Literal[True, 2], Path(), FROM_TEXT]`: see `scalar_from_text`.
 FROM_TEXT = BeforeValidator(scalar_from_text)
+#: `Annotated[Literal[1, 2], Path(), NUMBER_FROM_TEXT]`: see `number_from_text`.
+NUMBER_FROM_TEXT = BeforeValidator(number_from_text)
 
 
 def null_from_text(value: Any) -> Any:
