@@ -597,17 +597,17 @@ class _Planner:
         return "json", optional, f"Annotated[{optional}, Body()]", "None", media_types
 
     def null_body_check(self, op: Operation) -> str | None:
-        """The guard of an optional JSON body whose schema does not admit null: FastAPI takes
-        a `null` body for no body at all, so the check is on the bytes."""
+        """The guard of an optional JSON body whose schema's `type` excludes null: FastAPI
+        takes a `null` body for no body at all, so the check is on the bytes. (A schema with
+        no `type` admits null, whatever its `properties` or `oneOf` members say.)"""
         rb = op.request_body
         media = next((m for m in rb.content if _is_json(m)), None) if rb else None
         if rb is None or rb.required or media is None:
             return None
-        schema = media.schema
-        inner = self.types.type_of(
-            schema.data if schema else None, name=schema.name if schema else None
-        )
-        if inner == "Any" or "None" in inner.split(" | "):
+        data = _resolved(media.schema, self.api.schemas) or {}
+        declared = data.get("type")
+        types = declared if isinstance(declared, list) else [declared] if declared else []
+        if not types or "null" in types or data.get("nullable") is True:
             return None
         return "refuse_null_body()"
 
