@@ -158,8 +158,8 @@ def write_docs(runs: list[SpecRun], examples: int) -> str:
         "",
         "`bench/conformance_sweep.py`: for each spec, the generated server with no handler "
         "written, under `APIFORGE_MOCK=1` (every operation answers its declared example or a "
-        "value of its schema, through every pattern) and a verifier that lets every "
-        "credential in; schemathesis `st run --checks all` (examples, coverage, fuzzing; "
+        "value of its schema, through every pattern) and a verifier that lets the sweep's "
+        "token in and nothing else (for `ignored_auth`); schemathesis `st run --checks all` (examples, coverage, fuzzing; "
         f"`--max-examples {examples}`, fixed seed). Distinct failures (operation, check, "
         "message) per spec.",
         "",
