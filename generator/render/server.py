@@ -67,6 +67,9 @@ from generator.render.server_handlers import (
     missing_handlers,
     missing_verifiers,
 )
+from generator.render.server_params import file_type as _file_type
+from generator.render.server_params import scalar_enum as _scalar_enum
+from generator.render.server_params import text_formats as _text_formats
 from generator.render.server_security import AuthPlan, SchemePlan, auth_plan, scheme_plans
 from generator.render.server_settings import EXTRA_SETTINGS, settings_rows
 from generator.render.writer import (
@@ -221,35 +224,6 @@ def _number(value: Any) -> bool:
 _FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
 _INT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
 _INT_BOUNDS = {"minimum": 0, "maximum": 1}
-
-
-def _scalar_enum(schema: Mapping[str, Any] | None) -> str:
-    """`bool` when `schema` enumerates (or is a `const` of) a boolean, `number` when it
-    enumerates numbers only, else ``."""
-    values = (schema.get("enum") if "const" not in schema else [schema["const"]]) if schema else []
-    if not isinstance(values, list):
-        return ""
-    if any(isinstance(v, bool) for v in values):
-        return "bool"
-    return "number" if any(isinstance(v, int | float) for v in values) else ""
-
-
-#: String formats a parameter's text is checked against (runtime `query.text_format`).
-_TEXT_FORMATS = ("date-time", "date", "uuid", "uri", "url")
-
-
-def _text_formats(schema: Mapping[str, Any] | None) -> tuple[str, ...]:
-    """The formats a string parameter's text must have one of (an `anyOf` / `oneOf` of
-    formatted strings: any of theirs); () where any text will do."""
-    variants = (schema.get("anyOf") or schema.get("oneOf") or [schema]) if schema else []
-    formats: list[str] = []
-    for variant in variants:
-        if not isinstance(variant, Mapping) or variant.get("type") != "string":
-            return ()
-        if variant.get("format") not in _TEXT_FORMATS:
-            return ()
-        formats.append(variant["format"])
-    return tuple(dict.fromkeys(formats))
 
 
 def _constraints(
@@ -998,20 +972,3 @@ __all__ = [
     "plan_server",
     "write_server",
 ]
-
-
-def _file_type(data: Mapping[str, Any]) -> str | None:
-    """A form field that is a file (`format: binary`, or 3.1's `contentMediaType` without an
-    encoding; or an array of them): the part's bytes, which need not be text."""
-
-    def is_file(node: Any) -> bool:
-        return isinstance(node, Mapping) and (
-            node.get("format") == "binary"
-            or ("contentMediaType" in node and "contentEncoding" not in node)
-        )
-
-    if is_file(data):
-        return "bytes"
-    if data.get("type") == "array" and is_file(data.get("items")):
-        return "list[bytes]"
-    return None
