@@ -29,6 +29,13 @@ validates them with pydantic in lax mode ("1" → 1, "true" → True; where `typ
 a dict keyed `0`, `1`, … becomes one). A failure, or a required parameter that is absent, is the
 server's usual 422 `validation-error` problem (a `RequestValidationError` whose locations start
 `["query", name, …]`); an optional parameter that is absent gives `default`.
+
+A `form` array that is not exploded and sent empty (`name=`) is the empty array.
+
+Scalar parameters (FastAPI's `Path`/`Query`/`Header`/`Cookie`) get validators here too: an
+enum's text read as its numbers or booleans (`FROM_TEXT`, `NUMBER_FROM_TEXT`), `null` read as
+None where the schema admits it (`NULL_FROM_TEXT`), and a string's `format` checked
+(`text_format`: `date-time`, `date`, `uuid`, `uri`).
 """
 
 from __future__ import annotations
