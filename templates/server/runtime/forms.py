@@ -101,7 +101,7 @@ def form_model(fields: Mapping[str, tuple[Any, Mapping[str, Any], bool]]) -> typ
 
 
 class NullBodyGuard(RequestGuard):
-    """422 `validation-error` for a JSON `null` body where the schema does not admit null:
+    """422 `validation-error` for a JSON `null` body where the schema's `type` excludes null:
     FastAPI reads `null` as no body, which an optional body may be."""
 
     async def check(self, request: Request) -> None:
