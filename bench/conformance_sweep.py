@@ -131,6 +131,23 @@ def kind_of(failure: dict[str, object]) -> str:
     return f"{failure['check']} ({failure['mode']})"
 
 
+_ANSWER_TYPE = re.compile(
+    r'"(?:type|errorCode|code)":\s*"(?:https://apiforge\.dev/problems/)?([a-z-]+)"'
+)
+
+
+def answer_of(failure: dict[str, object]) -> str:
+    """What the server answered: its status and, for an error, the problem type the body
+    names (in a problem, or under the spec's own error view): `422 validation-error`."""
+    found = _ANSWER_TYPE.search(str(failure.get("body") or ""))
+    status = failure.get("status")
+    return (
+        f"{status} {found.group(1)}"
+        if found and isinstance(status, int) and status >= 400
+        else str(status)
+    )
+
+
 def write_docs(runs: list[SpecRun], examples: int) -> str:
     ok = [r for r in runs if r.outcome == "ok"]
     kinds: Counter[str] = Counter()
@@ -141,8 +158,8 @@ def write_docs(runs: list[SpecRun], examples: int) -> str:
         "",
         "`bench/conformance_sweep.py`: for each spec, the generated server with no handler "
         "written, under `APIFORGE_MOCK=1` (every operation answers its declared example or a "
-        "value of its schema, through every pattern) and a verifier that lets every "
-        "credential in; schemathesis `st run --checks all` (examples, coverage, fuzzing; "
+        "value of its schema, through every pattern) and a verifier that lets the sweep's "
+        "token in and nothing else (for `ignored_auth`); schemathesis `st run --checks all` (examples, coverage, fuzzing; "
         f"`--max-examples {examples}`, fixed seed). Distinct failures (operation, check, "
         "message) per spec.",
         "",
@@ -161,6 +178,14 @@ def write_docs(runs: list[SpecRun], examples: int) -> str:
             )
     lines += ["", "Failures by kind:", "", "| check (request) | failures |", "|---|---:|"]
     lines += [f"| {k} | {n} |" for k, n in kinds.most_common()]
+    answers: Counter[tuple[str, str]] = Counter()
+    for run in ok:
+        answers.update((kind_of(f), answer_of(f)) for f in run.failures)
+    lines += ["", "The same failures by the server's answer (status, problem type):", ""]
+    lines += ["| check (request) | answer | failures |", "|---|---|---:|"]
+    lines += [
+        f"| {k} | {a} | {n} |" for (k, a), n in sorted(answers.items(), key=lambda i: (-i[1], i[0]))
+    ]
     return "\n".join(lines) + "\n"
 
 

@@ -63,9 +63,15 @@ class _Walker:
             if not isinstance(schema, Mapping):
                 return {}, name
             ref = schema.get("$ref")
-            if not isinstance(ref, str) or not ref.startswith(_SCHEMA_PREFIX):
+            if not isinstance(ref, str) or not ref.startswith("#/"):
                 return schema, name
-            name = ref[len(_SCHEMA_PREFIX) :].replace("~1", "/").replace("~0", "~")
+            # a component by its name; anything else in the document by its pointer (which
+            # `schemas` may know: the server's mock answers look into operations)
+            name = (
+                ref[len(_SCHEMA_PREFIX) :].replace("~1", "/").replace("~0", "~")
+                if ref.startswith(_SCHEMA_PREFIX)
+                else ref
+            )
             if self.reads is not None:
                 self.reads.add(name)
             schema = self.schemas.get(name, {})
@@ -81,12 +87,14 @@ class _Walker:
         given = [data[k] for k in ("example", "default") if k in data and self.examples]
         if isinstance(data.get("examples"), list) and self.examples:
             given += data["examples"]
-        for value in given:  # the schema's own, where it has the schema's type
-            if kind is None or _is_a(value, kind):
+        enum = data.get("enum")
+        for value in given:  # the schema's own, where it has the schema's type (and is listed)
+            if (kind is None or _is_a(value, kind)) and (
+                not isinstance(enum, list) or any(_same(value, v) for v in enum)
+            ):
                 return value
         if "const" in data:
             return data["const"]
-        enum = data.get("enum")
         if isinstance(enum, list) and enum:
             return next((v for v in enum if v is not None), enum[0])
         if isinstance(data.get("allOf"), list):
@@ -178,6 +186,15 @@ def _is_a(value: Any, kind: str) -> bool:
     if kind == "integer" and isinstance(value, float):
         return value.is_integer()
     return isinstance(value, _JSON_TYPES.get(kind, (object,)))
+
+
+def _same(a: Any, b: Any) -> bool:
+    """JSON equality: `6` is not `"6"`, and `True` is not `1`."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return a == b
+    return type(a) is type(b) and bool(a == b)
 
 
 def _nullable(data: Mapping[str, Any]) -> bool:

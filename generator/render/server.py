@@ -67,6 +67,9 @@ from generator.render.server_handlers import (
     missing_handlers,
     missing_verifiers,
 )
+from generator.render.server_params import file_type as _file_type
+from generator.render.server_params import scalar_enum as _scalar_enum
+from generator.render.server_params import text_formats as _text_formats
 from generator.render.server_security import AuthPlan, SchemePlan, auth_plan, scheme_plans
 from generator.render.server_settings import EXTRA_SETTINGS, settings_rows
 from generator.render.writer import (
@@ -221,14 +224,6 @@ def _number(value: Any) -> bool:
 _FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
 _INT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
 _INT_BOUNDS = {"minimum": 0, "maximum": 1}
-
-
-def _scalar_enum(schema: Mapping[str, Any] | None) -> bool:
-    """Whether `schema` enumerates (or is a `const` of) a number or boolean."""
-    if schema is None:
-        return False
-    values = schema.get("enum") if "const" not in schema else [schema["const"]]
-    return isinstance(values, list) and any(isinstance(v, int | float) for v in values)
 
 
 def _constraints(
@@ -438,7 +433,15 @@ class _Planner:
                     handler_type = f"{type_expr} | None"
         # an enum of numbers or booleans: the wire's text becomes that scalar before the
         # `Literal` compares it (pydantic does not convert text for a Literal)
-        from_text = ", FROM_TEXT" if _scalar_enum(schema) else ""
+        from_text = {"": "", "number": ", NUMBER_FROM_TEXT", "bool": ", FROM_TEXT"}[
+            _scalar_enum(schema)
+        ]
+        if "None" in type_expr.split(" | ") and type_expr != "str | None":
+            # a nullable number or boolean: the text `null` is its null (a string's is text)
+            from_text += ", NULL_FROM_TEXT"
+        formats = _text_formats(schema) if type_expr.replace(" | None", "") == "str" else ()
+        if formats:  # the handler still gets the text; the text is checked
+            from_text += f", text_format({', '.join(_pystr(f) for f in formats)})"
         annotation = f"Annotated[{handler_type}, {marker}({', '.join(kwargs)}){from_text}]"
         return ParamPlan(
             name=name,
@@ -569,6 +572,21 @@ class _Planner:
         optional = inner if inner == "Any" or "None" in inner.split(" | ") else f"{inner} | None"
         return "json", optional, f"Annotated[{optional}, Body()]", "None", media_types
 
+    def null_body_check(self, op: Operation) -> str | None:
+        """The guard of an optional JSON body whose schema's `type` excludes null: FastAPI
+        takes a `null` body for no body at all, so the check is on the bytes. (A schema with
+        no `type` admits null, whatever its `properties` or `oneOf` members say.)"""
+        rb = op.request_body
+        media = next((m for m in rb.content if _is_json(m)), None) if rb else None
+        if rb is None or rb.required or media is None:
+            return None
+        data = _resolved(media.schema, self.api.schemas) or {}
+        declared = data.get("type")
+        types = declared if isinstance(declared, list) else [declared] if declared else []
+        if not types or "null" in types or data.get("nullable") is True:
+            return None
+        return "refuse_null_body()"
+
     def body_check(self, op: Operation) -> str | None:
         """The guard of a body that is not JSON: a form is checked against its schema's type,
         any other body only for being there when it is required."""
@@ -594,7 +612,7 @@ class _Planner:
         fields = []
         for name, prop in props.items():
             data = _resolved_data(prop, self.api.schemas)
-            type_expr = self.types.type_of(data, mode="param")
+            type_expr = _file_type(data) or self.types.type_of(data, mode="param")
             kwargs = dict(
                 k.split("=", 1) for k in _constraints(data, type_expr, f"form field {name!r}")
             )
@@ -736,7 +754,7 @@ class _Planner:
             body_annotation=body_annotation,
             body_default=body_default,
             media_types=media_types,
-            body_check=self.body_check(op) if body_kind == "raw" else None,
+            body_check=self.body_check(op) if body_kind == "raw" else self.null_body_check(op),
             result=result,
             response_model=response_model,
             status=status,

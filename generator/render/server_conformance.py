@@ -16,7 +16,7 @@ import logging
 import marshal
 import re
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -301,7 +301,7 @@ def mock_answers(
     answers (Stripe's 470 take ~1 s to make), and the file is put together from their texts,
     byte for byte what one `json.dumps` gives."""
     scope = f"title\0{api.title}" if scope is None else scope
-    memo = _MockMemo({name: s.data for name, s in api.schemas.items()}, scope)
+    memo = _MockMemo(_Schemas(api), scope)
     modules: dict[str, str] = {}
     for tag in tags:
         methods: dict[str, str] = {}
@@ -374,6 +374,61 @@ def _answer(inputs: tuple[Any, ...], schemas: Mapping[str, Any], reads: set[str]
 
 
 _MOCKS_KIND = "mocks1"
+
+
+class _Schemas(Mapping[str, Any]):
+    """The component schemas by name, and (looked up on demand) an operation's schema by its
+    JSON pointer (`#/paths/~1returns/get/responses/200/content/application~1json/schema/...`):
+    a `$ref` may point into another operation (Stoplight exports do), and the mock's value
+    walker follows it there as it follows one to a component."""
+
+    def __init__(self, api: Api) -> None:
+        self.api = api
+        self.components = {name: s.data for name, s in api.schemas.items()}
+
+    def __getitem__(self, key: str) -> Any:
+        if not key.startswith("#/"):
+            return self.components[key]
+        found = _in_operations(self.api, key)
+        if found is None:
+            raise KeyError(key)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.components)
+
+    def __len__(self) -> int:
+        return len(self.components)
+
+
+def _in_operations(api: Api, pointer: str) -> Any:
+    """The node at `pointer` under an operation's request body or response schema, or None."""
+    parts = [p.replace("~1", "/").replace("~0", "~") for p in pointer[2:].split("/")]
+    if len(parts) < 7 or parts[0] != "paths":
+        return None
+    op = next((o for o in api.operations if (o.path, o.method) == (parts[1], parts[2])), None)
+    if op is None:
+        return None
+    if parts[3] == "responses" and parts[5] == "content":
+        response = op.response(parts[4])
+        content, media_type, rest = (response.content if response else ()), parts[6], parts[7:]
+    elif parts[3:5] == ["requestBody", "content"]:
+        body = op.request_body
+        content, media_type, rest = (body.content if body else ()), parts[5], parts[6:]
+    else:
+        return None
+    media = next((m for m in content if m.content_type == media_type), None)
+    if media is None or media.schema is None or not rest or rest[0] != "schema":
+        return None
+    node: Any = media.schema.data
+    for part in rest[1:]:
+        if isinstance(node, Mapping):
+            node = node.get(part)
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return None
+    return node if isinstance(node, Mapping) else None
 
 
 class _MockMemo:

@@ -58,6 +58,8 @@ class Failure:
     content_type: str
     message: str
     body: str
+    #: what was sent: method, URI, headers and the first 500 bytes of the body (for diagnosis)
+    request: str = ""
 
 
 @dataclass(frozen=True)
@@ -117,6 +119,16 @@ class Outcome:
     excluded: list[tuple[Failure, str]] = field(default_factory=list)
 
 
+def _request_text(request: dict[str, Any]) -> str:
+    """One line per request: method, URI, headers, then the body's first 2,000 bytes."""
+    body = (request.get("body") or {}).get("$base64", "")
+    headers = {k: v for k, v in (request.get("headers") or {}).items() if k != "Authorization"}
+    return (
+        f"{request.get('method', '')} {request.get('uri', '')} {json.dumps(headers)} "
+        + base64.b64decode(body).decode("utf-8", "replace")[:2000]
+    )
+
+
 def _read_events(spec: str, path: Path) -> Outcome:
     outcome = Outcome(spec)
     seen: set[tuple[str, str, str, int | None]] = set()
@@ -151,6 +163,7 @@ def _read_events(spec: str, path: Path) -> Outcome:
                     content_type=(headers.get("content-type") or [""])[0],
                     message=str(failure.get("message", failure.get("title", ""))),
                     body=base64.b64decode(content).decode("utf-8", "replace")[:500],
+                    request=_request_text((interactions.get(case_id) or {}).get("request") or {}),
                 )
                 key = (found.operation, found.code, found.message[:200], found.status)
                 if key in seen:

@@ -5,6 +5,7 @@ the patterns still applied. Against a real uvicorn on 127.0.0.1."""
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import time
@@ -26,6 +27,14 @@ paths:
       parameters:
         - {name: limit, in: query, schema: {type: integer, maximum: 100}}
         - {name: offset, in: query, schema: {type: integer, format: int32}}
+        - name: since
+          in: query
+          schema: {anyOf: [{type: string, format: date-time}, {type: string, format: date}]}
+        - {name: owner, in: query, schema: {type: string, format: uuid}}
+        - {name: ids, in: query, explode: false, schema: {type: array, items: {type: integer}}}
+        - {name: flag, in: query, schema: {type: [boolean, "null"]}}
+        - {name: level, in: query, schema: {type: integer, enum: [1, 2]}}
+        - {name: site, in: query, schema: {type: string, format: uri}}
       responses:
         "200":
           description: ok
@@ -44,7 +53,9 @@ paths:
         - {name: Idempotency-Key, in: header, required: true, schema: {type: string}}
       requestBody:
         required: true
-        content: {application/json: {schema: {$ref: '#/components/schemas/Widget'}}}
+        content:
+          application/json: {schema: {$ref: '#/components/schemas/Widget'}}
+          text/json: {schema: {$ref: '#/components/schemas/Widget'}}
       responses:
         "201":
           description: created
@@ -122,6 +133,29 @@ paths:
         "200":
           description: the API's own metrics (the server's move aside)
           content: {text/plain: {schema: {type: string}, example: "widgets 3"}}
+  /notes:
+    post:
+      operationId: addNote
+      requestBody:
+        content: {application/json: {schema: {type: object, properties: {text: {type: string}}}}}
+      responses:
+        "200":
+          description: ok
+          content: {application/json: {schema: {type: object}}}
+    put:
+      operationId: replaceNote
+      requestBody:
+        content:
+          application/json:
+            schema: {type: [object, "null"], properties: {text: {type: string}}}
+      responses:
+        "204": {description: replaced}
+    patch:
+      operationId: patchNote
+      requestBody:
+        content: {application/json: {schema: {properties: {text: {type: string}}}}}
+      responses:
+        "204": {description: patched}
   /go:
     get:
       operationId: goElsewhere
@@ -259,6 +293,86 @@ def test_request_errors_take_the_declared_status(mock_base: str) -> None:
     assert bad_body.status_code == 422
 
 
+def test_a_json_body_under_a_text_json_media_type_is_read_as_json(mock_base: str) -> None:
+    """`text/json` (declared beside application/json, as .NET specs do) is JSON too: FastAPI
+    alone reads only `application/` bodies as JSON and refused every such request."""
+    sent = {"Content-Type": "text/json", "Idempotency-Key": "k-text-json"}
+    body = json.dumps({"id": "w_0002", "name": "as text/json"})
+    good = httpx.post(f"{mock_base}/widgets", content=body, headers=sent, timeout=10)
+    assert good.status_code == 201, good.text
+    bad = httpx.post(
+        f"{mock_base}/widgets",
+        content=json.dumps({"id": "w_0003", "name": 3}),
+        headers={**sent, "Idempotency-Key": "k-text-json-2"},
+        timeout=10,
+    )
+    assert bad.status_code == 422
+    assert [e["location"] for e in bad.json()["errors"]] == [["body", "name"]]
+
+
+def test_an_optional_body_is_not_null_unless_its_schema_says_so(mock_base: str) -> None:
+    """FastAPI reads a JSON `null` body as no body: an optional body took `null` although its
+    schema (an object) refuses it."""
+    url = f"{mock_base}/notes"
+    as_json = {"Content-Type": "application/json"}
+    assert httpx.post(url, timeout=10).status_code == 200  # no body: optional
+    assert httpx.post(url, json={"text": "hi"}, timeout=10).status_code == 200
+    refused = httpx.post(url, content=b" null", headers=as_json, timeout=10)
+    assert refused.status_code == 422
+    assert [e["location"] for e in refused.json()["errors"]] == [["body"]]
+    # a schema that admits null takes it: by its type, or by having none (Adyen's, ably's)
+    assert httpx.put(url, content=b"null", headers=as_json, timeout=10).status_code == 204
+    assert httpx.patch(url, content=b"null", headers=as_json, timeout=10).status_code == 204
+
+
+def test_formatted_text_parameters_are_checked(mock_base: str) -> None:
+    """A `date-time` / `date` / `uuid` / `uri` parameter took any text (`null`, the empty string);
+    the handler still gets the text, as the spec's `type: string` says."""
+    url = f"{mock_base}/widgets"
+    good = [
+        {"since": "2024-02-29"},
+        {"since": "2024-02-29T10:00:00Z"},
+        {"since": "2024-02-29T10:00:00.5+02:00"},
+        {"owner": "0b9c5a52-1d1f-4f5e-9a43-3c4f1d0e8f21"},
+        {"site": "https://example.com/a?b=c"},
+    ]
+    for params in good:
+        assert httpx.get(url, params=params, timeout=10).status_code == 200, params
+    bad = [{"since": "null"}, {"since": ""}, {"since": "2024-02-30"}, {"owner": "12345"}]
+    bad += [{"site": "no scheme"}, {"site": "\u00dd\u00e0F"}]
+    for params in bad:
+        refused = httpx.get(url, params=params, timeout=10)
+        assert refused.status_code == 400, params  # listWidgets declares 400
+        assert refused.json()["errors"][0]["location"] == ["query", next(iter(params))]
+
+
+def test_an_empty_delimited_array_is_the_empty_array(mock_base: str) -> None:
+    """`ids=` (form style, not exploded) is the empty array, as OpenAPI's style examples
+    spell it; it was read as one empty item, which an integer array refused."""
+    url = f"{mock_base}/widgets"
+    assert httpx.get(f"{url}?ids=", timeout=10).status_code == 200
+    assert httpx.get(f"{url}?ids=1,2", timeout=10).status_code == 200
+    assert httpx.get(f"{url}?ids=1,", timeout=10).status_code == 400
+
+
+def test_a_nullable_boolean_parameter_takes_null(mock_base: str) -> None:
+    """`flag=null` for a parameter whose schema admits null (keyserv's `keep`, nullable
+    boolean): it was refused as not a boolean."""
+    url = f"{mock_base}/widgets"
+    assert httpx.get(url, params={"flag": "null"}, timeout=10).status_code == 200
+    assert httpx.get(url, params={"flag": "true"}, timeout=10).status_code == 200
+    assert httpx.get(url, params={"flag": "maybe"}, timeout=10).status_code == 400
+
+
+def test_a_number_enum_parameter_is_not_a_boolean(mock_base: str) -> None:
+    """`level=true` for an enum of 1 and 2: pydantic takes True for the Literal 1, so the
+    text `true` was level 1 (bhagavadgita's `/chapters/true`)."""
+    url = f"{mock_base}/widgets"
+    assert httpx.get(url, params={"level": "2"}, timeout=10).status_code == 200
+    assert httpx.get(url, params={"level": "true"}, timeout=10).status_code == 400
+    assert httpx.get(url, params={"level": "3"}, timeout=10).status_code == 400
+
+
 def test_mock_job_speaks_the_spec_vocabulary(mock_base: str) -> None:
     accepted = httpx.post(f"{mock_base}/exports", timeout=10)
     assert accepted.status_code == 202
@@ -318,6 +432,9 @@ def test_an_operation_that_only_redirects_answers_its_redirect(mock_base: str) -
         ({"type": "string", "format": "decimal"}, "1.5"),
         ({"type": "array", "items": {"type": "boolean"}, "minItems": 2}, [True, True]),
         ({"oneOf": [{"type": "null"}, {"type": "string", "enum": ["a", "b"]}]}, "a"),
+        # whatsapp: a default outside the enum (6 for "6") is not the value
+        ({"enum": ["6", "12"], "default": 6}, "6"),
+        ({"enum": ["6", "12"], "default": "12"}, "12"),
     ],
 )
 def test_value_of_makes_valid_values(schema: dict[str, object], expected: object) -> None:
@@ -349,7 +466,8 @@ def test_a_required_raw_body_must_be_there(mock_base: str) -> None:
 
 def test_multipart_forms_are_checked_too(mock_base: str) -> None:
     url = f"{mock_base}/analyses"
-    doc = {"doc": ("a.bin", b"\x00\x01binary", "application/octet-stream")}
+    # a file part is bytes, not text: a PNG header is not UTF-8
+    doc = {"doc": ("a.png", b"\x89PNG\r\n\x1a\n\x00\xff", "image/png")}
     good = httpx.post(url, data={"text": "hi", "level": "2"}, files=doc, timeout=10)
     assert good.status_code == 200, good.text
     wrong = httpx.post(url, data={"text": "hi", "level": "x"}, files=doc, timeout=10)
@@ -379,3 +497,30 @@ def test_openapi_30_exclusive_bounds_are_flags(tmp_path: Path) -> None:
     assert {p: r.status_code for p, r in answers.items()} == {0: 422, 1: 200, 9: 200, 10: 422}
     models = (tmp_path / "out" / "ex_srv" / "models.py").read_text()
     assert "gt=0" in models
+
+
+def test_mock_follows_a_ref_into_another_operation(tmp_path: Path) -> None:
+    """A `$ref` to another operation's schema (`#/paths/...`, as Stoplight exports write
+    them): the mock walked it as an unknown schema, made a string where the model wants an
+    object, and the route's response check answered 500."""
+    spec = tmp_path / "s.yaml"
+    spec.write_text(
+        "openapi: 3.0.3\ninfo: {title: Refs, version: '1'}\npaths:\n  /returns:\n    get:\n"
+        "      operationId: listReturns\n      responses:\n        '200':\n"
+        "          description: ok\n          content:\n            application/json:\n"
+        "              schema:\n                type: object\n                required: [by]\n"
+        "                properties:\n                  by:\n                    type: object\n"
+        "                    required: [id]\n                    properties: {id: {type: integer}}\n"
+        "  /returns/latest:\n    get:\n      operationId: latestReturn\n      responses:\n"
+        "        '200':\n          description: ok\n          content:\n"
+        "            application/json:\n              schema:\n                type: object\n"
+        "                required: [by]\n                properties:\n                  by:\n"
+        "                    $ref: '#/paths/~1returns/get/responses/200/content/"
+        "application~1json/schema/properties/by'\n"
+    )
+    generate(spec, tmp_path / "out", "refs_srv")
+    env = {"APIFORGE_MOCK": "1"}
+    with serve(tmp_path / "out", "refs_srv", tmp_path / "state", env=env) as url:
+        reply = httpx.get(f"{url}/returns/latest", timeout=10)
+    assert reply.status_code == 200, reply.text
+    assert reply.json() == {"by": {"id": 0}}

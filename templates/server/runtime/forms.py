@@ -1,5 +1,6 @@
 """Bodies that are not JSON, checked before the handler runs: a required one is there, and a
 form (`application/x-www-form-urlencoded`, `multipart/form-data`) fits the operation's schema.
+(And the one JSON body FastAPI cannot tell apart from none: `null`, `NullBodyGuard`.)
 
 The handler still gets the body's bytes (a form is the handler's to read as it likes); the
 guard parses the same bytes (Starlette keeps them for the handler) and validates the
@@ -97,6 +98,21 @@ def form_model(fields: Mapping[str, tuple[Any, Mapping[str, Any], bool]]) -> typ
         for i, (name, (tp, bounds, required)) in enumerate(fields.items())
     }
     return create_model("Form", **definitions)
+
+
+class NullBodyGuard(RequestGuard):
+    """422 `validation-error` for a JSON `null` body where the schema's `type` excludes null:
+    FastAPI reads `null` as no body, which an optional body may be."""
+
+    async def check(self, request: Request) -> None:
+        if (await request.body()).strip() == b"null":  # kept by Starlette for FastAPI
+            refused = {"type": "model_type", "loc": ("body",), "msg": "Input should not be null"}
+            raise RequestValidationError([refused])
+
+
+def refuse_null_body() -> NullBodyGuard:
+    """The guard of an optional JSON body that may not be `null` (see `NullBodyGuard`)."""
+    return NullBodyGuard()
 
 
 def require_body(model: Any, *, required: bool) -> RawBodyGuard:

@@ -54,7 +54,7 @@ from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
 
-from fastapi import FastAPI
+from fastapi import FastAPI, params
 from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -502,12 +502,17 @@ class GuardedRoute(APIRoute):
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
         guards = self.guards
-        if not guards:
+        reads_json = self.body_field is not None and not isinstance(
+            self.body_field.field_info, params.Form
+        )
+        if not guards and not reads_json:
             return handler
 
         async def guarded(request: Request) -> Response:
             for guard in guards:
                 await guard(request)
+            if reads_json:
+                _read_as_json(request)
             return await handler(request)
 
         return guarded
@@ -515,6 +520,18 @@ class GuardedRoute(APIRoute):
 
 def _media_type(value: str) -> str:
     return value.split(";", 1)[0].strip().lower()
+
+
+def _read_as_json(request: Request) -> None:
+    """A JSON media type outside `application/` (`text/json`, common in .NET specs) labelled
+    `application/json` for FastAPI, which reads a body as JSON only under `application/` and
+    would hand the body model the raw bytes. (The declared media types were checked first.)"""
+    major, _, minor = _media_type(request.headers.get("content-type", "")).partition("/")
+    if major == "application" or not (minor == "json" or minor.endswith("+json")):
+        return
+    headers = [(k, v) for k, v in request.scope["headers"] if k.lower() != b"content-type"]
+    request.scope["headers"] = [*headers, (b"content-type", b"application/json")]
+    request.__dict__.pop("_headers", None)  # Starlette's cached view of the old headers
 
 
 class ContentTypeGuard(RequestGuard):

@@ -29,19 +29,28 @@ validates them with pydantic in lax mode ("1" → 1, "true" → True; where `typ
 a dict keyed `0`, `1`, … becomes one). A failure, or a required parameter that is absent, is the
 server's usual 422 `validation-error` problem (a `RequestValidationError` whose locations start
 `["query", name, …]`); an optional parameter that is absent gives `default`.
+
+A `form` array that is not exploded and sent empty (`name=`) is the empty array.
+
+Scalar parameters (FastAPI's `Path`/`Query`/`Header`/`Cookie`) get validators here too: an
+enum's text read as its numbers or booleans (`FROM_TEXT`, `NUMBER_FROM_TEXT`), `null` read as
+None where the schema admits it (`NULL_FROM_TEXT`), and a string's `format` checked
+(`text_format`: `date-time`, `date`, `uuid`, `uri`).
 """
 
 from __future__ import annotations
 
+import datetime
 import functools
 import json
 import re
 import types
+import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Annotated, Any, TypeAlias, Union, get_args, get_origin, get_type_hints
 
 from fastapi.exceptions import RequestValidationError
-from pydantic import BaseModel, BeforeValidator, TypeAdapter, ValidationError
+from pydantic import AfterValidator, BaseModel, BeforeValidator, TypeAdapter, ValidationError
 from starlette.requests import Request
 
 Node: TypeAlias = "str | list[Node] | dict[str, Node]"
@@ -60,8 +69,82 @@ def scalar_from_text(value: Any) -> Any:
     return parsed if isinstance(parsed, int | float | bool) else value
 
 
-#: `Annotated[Literal[1, 2], Path(), FROM_TEXT]`: see `scalar_from_text`.
+def _is_date_time(text: str) -> bool:
+    """RFC 3339 `date-time`: a date, `T`, a time (Python's ISO reader, a date alone refused)."""
+    try:
+        datetime.datetime.fromisoformat(text)
+    except ValueError:
+        return False
+    return len(text) > 10 and text[10] in "Tt "
+
+
+def _is_date(text: str) -> bool:
+    try:
+        datetime.date.fromisoformat(text)
+    except ValueError:
+        return False
+    return len(text) == 10
+
+
+def _is_uuid(text: str) -> bool:
+    try:
+        uuid.UUID(text)
+    except ValueError:
+        return False
+    return len(text) == 36
+
+
+#: RFC 3986: a scheme, then no space or control character (what a URI never holds)
+_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:[^\s\x00-\x1f\x7f]*")
+
+
+def _is_uri(text: str) -> bool:
+    return _URI.fullmatch(text) is not None and text.isascii()
+
+
+_FORMATS: dict[str, Callable[[str], bool]] = {
+    "date-time": _is_date_time,
+    "date": _is_date,
+    "uuid": _is_uuid,
+    "uri": _is_uri,
+    "url": _is_uri,
+}
+
+
+def text_format(*formats: str) -> AfterValidator:
+    """`Annotated[str, Query(), text_format("date-time", "date")]`: the text must have one of
+    the spec's `format`s (the handler still gets the text, as the spec's type says)."""
+    checks = [_FORMATS[f] for f in formats]
+
+    def check(value: Any) -> Any:
+        if not isinstance(value, str) or any(fits(value) for fits in checks):
+            return value
+        raise ValueError(f"Input should be a {' or '.join(formats)}")
+
+    return AfterValidator(check)
+
+
+def number_from_text(value: Any) -> Any:
+    """`scalar_from_text` for an enumeration of numbers only: `true` stays text (pydantic
+    takes True for the `Literal` 1, so `/chapters/true` was chapter 1)."""
+    parsed = scalar_from_text(value)
+    return value if isinstance(parsed, bool) else parsed
+
+
+#: `Annotated[Literal[True, 2], Path(), FROM_TEXT]`: see `scalar_from_text`.
 FROM_TEXT = BeforeValidator(scalar_from_text)
+#: `Annotated[Literal[1, 2], Path(), NUMBER_FROM_TEXT]`: see `number_from_text`.
+NUMBER_FROM_TEXT = BeforeValidator(number_from_text)
+
+
+def null_from_text(value: Any) -> Any:
+    """The text `null` as None: a nullable parameter that is not a string takes it for its
+    null (what the spec's `nullable` allows; a string's `null` is text)."""
+    return None if value == "null" else value
+
+
+#: `Annotated[bool | None, Query(), NULL_FROM_TEXT]`: see `null_from_text`.
+NULL_FROM_TEXT = BeforeValidator(null_from_text)
 STYLES = ("form", "spaceDelimited", "pipeDelimited", "deepObject")
 
 #: Brackets a key may nest (`a[b][c]…`): deeper keys are read as plain names.
@@ -302,7 +385,8 @@ class StyledQuery:
                 pairs[str(parts[i])] = parts[i + 1]
             return pairs
         if "list" in self.wants:
-            return parts
+            # `ids=`: the empty array (OpenAPI's style examples), not one empty item
+            return [] if values == [""] else parts
         return node
 
     def validate(self, node: Node) -> Any:

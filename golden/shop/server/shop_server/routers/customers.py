@@ -13,6 +13,7 @@ from fastapi import APIRouter, Body, Depends, Path, Query, Request, Response
 from .. import models
 from ..interfaces import CustomersBase
 from ..runtime import context as _context
+from ..runtime.forms import refuse_null_body
 from ..runtime.problems import GuardedRoute, require_content_type
 
 router = APIRouter(route_class=GuardedRoute)
@@ -154,6 +155,7 @@ router.add_api_route(
     summary="Update a customer",
     dependencies=[
         Depends(require_content_type("application/json")),
+        Depends(refuse_null_body()),
     ],
 )
 

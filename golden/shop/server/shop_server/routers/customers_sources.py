@@ -13,6 +13,7 @@ from fastapi import APIRouter, Body, Depends, Path, Request, Response
 from .. import models
 from ..interfaces import CustomersSourcesBase
 from ..runtime import context as _context
+from ..runtime.forms import refuse_null_body
 from ..runtime.problems import GuardedRoute, require_content_type
 
 router = APIRouter(route_class=GuardedRoute)
@@ -125,5 +126,6 @@ router.add_api_route(
     summary="Verify a bank account source",
     dependencies=[
         Depends(require_content_type("application/json")),
+        Depends(refuse_null_body()),
     ],
 )

@@ -16,7 +16,7 @@ from ..runtime import context as _context
 from ..runtime.forms import form_model, require_body
 from ..runtime.idempotency import idempotent_route
 from ..runtime.problems import GuardedRoute, require_content_type
-from ..runtime.query import styled_query
+from ..runtime.query import styled_query, text_format
 from ..runtime.ratelimit import rate_limited
 from ..runtime.security import AuthRequirement
 
@@ -122,7 +122,7 @@ _AUTH_get_pet_endpoint = AuthRequirement((("apiKey", ()),))
 async def get_pet_endpoint(
     _request: Request,
     _response: Response,
-    pet_id: Annotated[str, Path()],
+    pet_id: Annotated[str, Path(), text_format("uuid")],
 ) -> Any:
     """GET /pets/{petId}: Get a pet"""
     _ctx = _context.request_context(_request, _response, if_match=False)
@@ -160,7 +160,7 @@ _AUTH_update_pet_endpoint = AuthRequirement((("apiKey", ()),))
 async def update_pet_endpoint(
     _request: Request,
     _response: Response,
-    pet_id: Annotated[str, Path()],
+    pet_id: Annotated[str, Path(), text_format("uuid")],
     _body: Annotated[models.NewPet, Body()],
 ) -> Any:
     """PUT /pets/{petId}: Replace a pet"""
@@ -201,7 +201,7 @@ _AUTH_upload_photo_endpoint = AuthRequirement((("apiKey", ()),))
 async def upload_photo_endpoint(
     _request: Request,
     _response: Response,
-    pet_id: Annotated[str, Path()],
+    pet_id: Annotated[str, Path(), text_format("uuid")],
 ) -> Any:
     """POST /pets/{petId}/photo: Upload a photo of a pet"""
     _ctx = _context.request_context(_request, _response, if_match=False)
@@ -232,7 +232,7 @@ router.add_api_route(
         Depends(require_content_type("multipart/form-data")),
         Depends(
             require_body(
-                form_model({"photo": (str, {}, True), "caption": (str, {}, False)}), required=True
+                form_model({"photo": (bytes, {}, True), "caption": (str, {}, False)}), required=True
             )
         ),
     ],
