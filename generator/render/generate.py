@@ -51,6 +51,7 @@ from generator.render.models import (
     warn_missing_classes,
     warn_unenforced,
 )
+from generator.render.plan_cache import PlanInputs
 from generator.render.writer import (
     Deferred,
     GeneratedFile,
@@ -275,6 +276,7 @@ class _Build:
     packages: dict[str, str | None]
     check: bool
     progress: Progress
+    inputs: PlanInputs | None = None  # for the per-resource plan cache
 
     def plan(
         self, kinds: list[str], classes: dict[str, dict[str, str]], models_text: str | None
@@ -321,6 +323,7 @@ class _Build:
                 spec_name=self.spec_name,
                 package=self.packages["server"],
                 models=models,
+                inputs=self.inputs,
             )
             product = Product(
                 "server",
@@ -341,6 +344,7 @@ class _Build:
                 spec_name=self.spec_name,
                 package=self.packages["client"],
                 models=models,
+                inputs=self.inputs,
             )
             product = Product(
                 "client",
@@ -437,6 +441,10 @@ def generate(
         packages={"server": server_package, "client": client_package},
         check=check,
         progress=progress,
+        inputs=PlanInputs(
+            root.data,
+            tuple((d.name, d.digest) for d in loaded.resolver.documents if d is not root),
+        ),
     )
     planned: list[_Planned] | None = None
     speculative: list[_Planned] | None = None
