@@ -32,7 +32,6 @@ import hashlib
 import marshal
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from generator.ir import Api, Operation
@@ -42,13 +41,33 @@ _KIND = "plans1"
 T = TypeVar("T")
 
 
-@dataclass(frozen=True)
 class PlanInputs:
     """What the IR was built from, for the plan cache: the root document's parsed data and
-    the digests of every other file it read (name, SHA-256 of its text)."""
+    the digests of every other file it read (name, SHA-256 of its text). Its digests are made
+    once, for the server's plans and the client's."""
 
-    data: Mapping[str, Any]
-    others: tuple[tuple[str, str], ...] = ()
+    def __init__(self, data: Mapping[str, Any], others: tuple[tuple[str, str], ...] = ()) -> None:
+        self.data = data
+        self.others = others
+        self._digests: tuple[bytes, dict[str, bytes], bytes] | None = None
+
+    def digests(self) -> tuple[bytes, dict[str, bytes], bytes]:
+        """(the document without `paths`, each path item by its routed path, and all of
+        `paths` when a path item's text points into it — else b"") by their `marshal` bytes.
+        ValueError when the document is not plain data."""
+        if self._digests is None:
+            paths = self.data.get("paths")
+            inward = False
+            items: dict[str, bytes] = {}
+            for key, item in paths.items() if isinstance(paths, Mapping) else ():
+                raw = marshal.dumps(item, 2)
+                inward = inward or b"#/paths" in raw
+                path = str(key)
+                items[path if path.startswith("/") else "/" + path] = hashlib.sha256(raw).digest()
+            rest = _digest({k: v for k, v in self.data.items() if k != "paths"})
+            whole = _digest(sorted(items.items())) if inward else b""
+            self._digests = (rest, items, whole)
+        return self._digests
 
 
 def _digest(value: Any) -> bytes:
@@ -102,16 +121,7 @@ class PlanCache:
     ) -> bytes:
         from generator.render.env import code_digest
 
-        data = inputs.data
-        paths = data.get("paths")
-        items = paths.items() if isinstance(paths, Mapping) else ()
-        inward = False
-        for key, item in items:
-            raw = marshal.dumps(item, 2)
-            inward = inward or b"#/paths" in raw
-            path = str(key)
-            self._paths[path if path.startswith("/") else "/" + path] = hashlib.sha256(raw).digest()
-        rest = {k: v for k, v in data.items() if k != "paths"}
+        rest, self._paths, inward = inputs.digests()
         jobs = []
         for op in api.operations:
             job = op.patterns.async_job
@@ -125,12 +135,12 @@ class PlanCache:
             code_digest(),
             tree,
             api.root,
-            _digest(rest),
+            rest,
             inputs.others,
             _digest(sorted(classes.items())),
             _digest(jobs),
             _digest(facts),
-            _digest(sorted(self._paths.items())) if inward else b"",
+            inward,
         )
         return _digest(material)
 

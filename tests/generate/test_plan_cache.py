@@ -344,3 +344,21 @@ def test_no_cache_when_warnings_are_not_all_recorded(
     assert [c.store for c in caches] == [None, None]  # nothing kept without its warnings
     _, said = _run(spec, tmp_path / "loud", monkeypatch, caplog)
     assert any("is not enforced by the server" in w for w in said)
+
+
+def test_the_runtime_names_methods_avoid_are_kept_between_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from generator.render import method_names
+
+    method_names._reserved_in.cache_clear()
+    first = method_names.runtime_reserved()
+    assert "close" in first and all(not n.startswith("_") for n in first)
+
+    def parse(source: str) -> frozenset[str]:
+        raise AssertionError("parsed again")
+
+    monkeypatch.setattr(method_names, "_parse_reserved", parse)
+    method_names._reserved_in.cache_clear()
+    assert method_names.runtime_reserved() == first  # from the cache
+    method_names._reserved_in.cache_clear()
