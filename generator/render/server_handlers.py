@@ -45,21 +45,36 @@ class Misplaced:
         )
 
 
-def _implemented_methods(source: bytes) -> list[str]:
-    """Methods of the module's classes that look like handlers (`(self, ctx, ...)`) and are
-    implemented (not only `raise NotImplementedError`), in file order. Parsing every module of
-    a big API takes a while: the answer is cached by the module's bytes and apiforge's code."""
+def _handler_modules(folder: Path) -> dict[str, tuple[list[str], frozenset[str]]]:
+    """Each module of `folder` (by name): the methods of its classes that look like handlers
+    (`(self, ctx, ...)`) and are implemented (not only `raise NotImplementedError`), in file
+    order, and every method it implements (`_implemented`). Parsing every module of a big API
+    takes a while: the answer is cached by the modules' names and bytes and apiforge's code,
+    one entry for the folder (a module each was ~290 cache reads on Stripe)."""
     import hashlib
 
     from generator.render.env import code_digest
     from generator.spec.load import cache_get, cache_put
 
-    key = hashlib.sha256(code_digest().encode() + b"\0" + source).hexdigest()
-    hit = cache_get("handler-methods1", key)
-    if isinstance(hit, list):
+    sources: dict[str, bytes] = {}
+    for path in sorted(folder.glob("*.py")) if folder.is_dir() else ():
+        try:
+            sources[path.stem] = path.read_bytes()
+        except OSError:
+            continue
+    digest = hashlib.sha256(code_digest().encode())
+    for name, source in sources.items():
+        digest.update(b"\0" + name.encode("utf-8", "surrogatepass") + b"\0")
+        digest.update(hashlib.sha256(source).digest())
+    key = digest.hexdigest()
+    hit = cache_get("handler-modules1", key)
+    if isinstance(hit, dict):
         return hit
-    found = _parsed_methods(source)
-    cache_put("handler-methods1", key, found)
+    found = {
+        name: (_parsed_methods(source), _implemented(source, cached=False))
+        for name, source in sources.items()
+    }
+    cache_put("handler-modules1", key, found)
     return found
 
 
@@ -93,15 +108,10 @@ def misplaced_handlers(plan: ServerPlan, out_dir: Path | str) -> list[Misplaced]
             owners.setdefault(op.name, []).append((tag.module, op))
     classes = {t.module: t.handler_class for t in plan.handler_tags}
     found: list[Misplaced] = []
-    for path in sorted(folder.glob("*.py")) if folder.is_dir() else ():
-        module = path.stem
+    for module, (methods, _) in _handler_modules(folder).items():
         if module == "__init__":
             continue
-        try:
-            source = path.read_bytes()
-        except OSError:
-            continue
-        for method in _implemented_methods(source):
+        for method in methods:
             owned = owners.get(method, [])
             if any(m == module for m, _ in owned):
                 continue
@@ -148,12 +158,9 @@ def missing_handlers(plan: ServerPlan, out_dir: Path | str) -> list[MissingHandl
     """Operations whose handler module does not implement them (no method, or a method that
     only raises NotImplementedError), in tag and operation order."""
     missing: list[MissingHandler] = []
+    modules = _handler_modules(Path(out_dir) / plan.package / "handlers")
     for tag in plan.handler_tags:
-        path = Path(out_dir) / plan.package / "handlers" / f"{tag.module}.py"
-        try:
-            implemented = _implemented(path.read_bytes())
-        except OSError:
-            implemented = frozenset()
+        implemented = modules[tag.module][1] if tag.module in modules else frozenset()
         for op in tag.handler_operations:
             if op.name not in implemented:
                 missing.append(
@@ -175,16 +182,17 @@ def missing_verifiers(plan: ServerPlan, out_dir: Path | str) -> list[SchemePlan]
     return [s for s in checkable if s.method not in implemented]
 
 
-def _implemented(source: bytes) -> frozenset[str]:
+def _implemented(source: bytes, *, cached: bool = True) -> frozenset[str]:
     """The methods a handler module implements (not stubs). Parsing a big module takes a
-    while, so the answer is cached by the module's bytes and apiforge's code."""
+    while, so the answer is cached by the module's bytes and apiforge's code (unless
+    `cached` is False: `_handler_modules` keeps it with the folder's)."""
     import hashlib
 
     from generator.render.env import code_digest
     from generator.spec.load import cache_get, cache_put
 
     key = hashlib.sha256(code_digest().encode() + b"\0" + source).hexdigest()
-    hit = cache_get("handlers1", key)
+    hit = cache_get("handlers1", key) if cached else None
     if isinstance(hit, frozenset):
         return hit
     implemented: set[str] = set()
@@ -201,5 +209,6 @@ def _implemented(source: bytes) -> frozenset[str]:
                     ):
                         implemented.add(item.name)
     result = frozenset(implemented)
-    cache_put("handlers1", key, result)
+    if cached:
+        cache_put("handlers1", key, result)
     return result
