@@ -18,7 +18,8 @@
    from the server writing the first Server-Sent Event to the client having it (median of 20).
 
 Results go to bench/results/client.json (each part rewrites its own entry) and the tables to
-docs/client.md unless `--no-docs`.
+docs/client.md unless `--no-docs`: only the sections it measures are rewritten, the rest of the page
+is kept as written.
 """
 
 from __future__ import annotations
@@ -370,6 +371,34 @@ def write_docs(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _sections(page: str) -> list[tuple[str, str]]:
+    """`page` cut before each `## ` heading: (heading line, text) pairs, the part before the
+    first heading under the heading ""."""
+    found: list[tuple[str, str]] = []
+    heading, lines = "", []
+    for line in page.splitlines(keepends=True):
+        if line.startswith("## "):
+            found.append((heading, "".join(lines)))
+            heading, lines = line.rstrip("\n"), []
+        lines.append(line)
+    found.append((heading, "".join(lines)))
+    return found
+
+
+def merged_page(page: str, measured: str) -> str:
+    """`page` with each section `measured` has replaced by its new text; the sections written
+    by hand (method names, inline models, ...) and the page's introduction stay as they are,
+    and a measured section the page lacks is added at its end."""
+    if not page:
+        return measured
+    new = {h: text.rstrip("\n") + "\n\n" for h, text in _sections(measured) if h}
+    out = [new.pop(h, text) if h else text for h, text in _sections(page)]
+    if new:
+        out[-1] = out[-1].rstrip("\n") + "\n\n"
+        out += list(new.values())
+    return "".join(out).rstrip("\n") + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument(
@@ -401,7 +430,8 @@ def main(argv: list[str] | None = None) -> int:
         RESULTS.parent.mkdir(parents=True, exist_ok=True)
         RESULTS.write_text(json.dumps(results, indent=2) + "\n")
     if not args.no_docs:
-        DOCS.write_text(write_docs(results))
+        page = DOCS.read_text() if DOCS.is_file() else ""
+        DOCS.write_text(merged_page(page, write_docs(results)))
         print(f"wrote {DOCS.relative_to(ROOT)}")
     return 0
 

@@ -64,7 +64,7 @@ def _specs(only: str | None) -> list[str]:
 
 def _drop(node: Any, keyword: str) -> Any:
     """`node` (a schema) with `keyword` deleted wherever it is a schema keyword."""
-    from generator.render import models
+    from generator.render import model_subset
 
     if not isinstance(node, dict):
         return node
@@ -72,11 +72,11 @@ def _drop(node: Any, keyword: str) -> Any:
     for k, v in node.items():
         if k == keyword:
             continue
-        if k in models._SUBSCHEMA_MAP and isinstance(v, dict):
+        if k in model_subset.SUBSCHEMA_MAP and isinstance(v, dict):
             out[k] = {name: _drop(s, keyword) for name, s in v.items()}
-        elif k in models._SUBSCHEMA_LIST and isinstance(v, list):
+        elif k in model_subset.SUBSCHEMA_LIST and isinstance(v, list):
             out[k] = [_drop(s, keyword) for s in v]
-        elif k in models._SUBSCHEMA:
+        elif k in model_subset.SUBSCHEMA:
             out[k] = _drop(v, keyword)
         else:
             out[k] = v
@@ -92,7 +92,7 @@ def _timed(fn: Any, *args: Any) -> tuple[Any, float]:
 def check_one(spec: str, baseline: str | None, drops: list[str], diffs: Path) -> dict[str, Any]:
     """Everything for one spec (runs in a child process)."""
     from generator.errors import ApiforgeError
-    from generator.render import models
+    from generator.render import model_subset, models
     from generator.spec import load_spec
 
     result: dict[str, Any] = {"spec": spec}
@@ -116,7 +116,7 @@ def check_one(spec: str, baseline: str | None, drops: list[str], diffs: Path) ->
     except ApiforgeError as exc:
         return {**result, "status": "fails", "error": str(exc)[:300]}
     text, result["seconds_placeholders"] = _timed(models._run, job.subset, job.options)
-    restored = models.restore_descriptions(text, job.descriptions)
+    restored = model_subset.restore_descriptions(text, job.descriptions)
     if restored is None:
         result["status"] = "rerun"
     elif restored == full_text:

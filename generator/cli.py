@@ -43,21 +43,37 @@ def reports_bad_input(func: F) -> F:
 
 
 def remote_refs_option(func: F) -> F:
-    """`--allow-remote-refs`: follow `$ref`s to http(s) URLs (generator/spec/remote.py)."""
+    """`--allow-remote-refs`, `--refresh-remote-refs`: follow `$ref`s to http(s) URLs
+    (generator/spec/remote.py)."""
 
     def allow(ctx: click.Context, param: click.Parameter, value: bool) -> None:
         from generator.spec import remote
 
         remote.allow(value)
 
-    return click.option(
+    def refresh(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+        from generator.spec import remote
+
+        remote.refresh(value)
+
+    allowing = click.option(
         "--allow-remote-refs",
         is_flag=True,
         expose_value=False,
         callback=allow,
         help="Fetch $refs to http(s) URLs (timeout, size cap, cached by URL); "
         "also APIFORGE_ALLOW_REMOTE_REFS=1.",
-    )(func)
+    )
+    refreshing = click.option(
+        "--refresh-remote-refs",
+        is_flag=True,
+        expose_value=False,
+        callback=refresh,
+        help="Ask again for every cached remote document (a 304 keeps it; an unreachable "
+        "host keeps it with a warning); implies --allow-remote-refs. "
+        "APIFORGE_REMOTE_MAX_AGE=<seconds> does it for older copies only.",
+    )
+    return allowing(refreshing(func))
 
 
 class _StderrHandler(logging.Handler):

@@ -24,7 +24,7 @@ import ast
 import hashlib
 from collections.abc import Iterator
 
-from generator.render.models import _remembered
+from generator.spec.load import remembered
 
 _VERSION = "1"
 _KIND = "clientmodels" + _VERSION
@@ -36,7 +36,7 @@ _memo: dict[str, str] = {}
 def client_models(text: str) -> str:
     """`text` (the shared models module) made forward-compatible (see the module docstring)."""
     key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-    made = _remembered(_memo, _KIND, key, str, lambda: transform(text))
+    made = remembered(_memo, _KIND, key, str, lambda: transform(text))
     assert made is not None
     return made
 

@@ -4,7 +4,7 @@ pydantic-core checks a constraint's value when it builds a validator — at the 
 generated models module or router: `multipleOf: 0` ("must be a finite number greater than 0"),
 `minimum: 1.5` on an integer ("must be coercible to an integer"), `maxLength: -1` or `5.0`.
 A spec that says so cannot be enforced as written, so the constraint is left out (of the
-models: `models.schema_subset`; of a route: `server._constraints`) and named in a warning.
+models: `model_subset.schema_subset`; of a route: `server._constraints`) and named in a warning.
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ so adding an operation renames no other operation's models: it can only collide 
 name made from the same operationId spelling.
 
 A lifted schema is keyed by its JSON pointer in the root document (`#/paths/...`), which is
-no component name; the models step finds its data there (`models.schema_subset`), and the
+no component name; the models step finds its data there (`model_subset.schema_subset`), and the
 type mapper finds it by identity (`pytypes.TypeMapper`), so the IR itself is unchanged.
 """
 

@@ -26,8 +26,8 @@ Speed (the models step is most of `apiforge generate`'s time on a big spec):
   byte-for-byte what a fresh run would give and a changed schema can never be served stale;
 - schema `description`s do reach the output (`Field(description=...)`, even with the
   library's `use_*_description` options off), but only as copied text: the library is given
-  numbered placeholders instead (equal texts, equal placeholders; presence and blank texts
-  kept), and the real texts are written over the placeholders' literals afterwards, spelled
+  numbered placeholders instead (`model_subset.Placeholders`; equal texts, equal
+  placeholders; presence and blank texts kept), and the real texts are written over the placeholders' literals afterwards, spelled
   by the library's own literal writer. So the key does not cover description texts, and
   editing one (the most common change to a big spec) is a cache hit: milliseconds instead of
   a run of the library (~10 s on Stripe). Output that holds a placeholder anywhere else than
@@ -42,8 +42,9 @@ Operations' inline object schemas (`inline_models`) go into the subset too, afte
 component schemas, each under its class name like them; `class_names` has them under their
 JSON pointer (`#/paths/...`), and their data is read from the document there.
 
-Schemas sit in the subset under their class name with the first letter made lower case
-(`Widget` → `widget`; the library makes the same class name of either). The library matches a
+The subset is built by `model_subset.schema_subset`. Schemas sit in it under their class
+name with the first letter made lower case (`Widget` → `widget`; the library makes the same
+class name of either). The library matches a
 `model_name_map` key by a model's generated name *and* by the name it was derived from, and
 models made inside component `Widget` (its `oneOf` members, ...) are derived from the name the
 schema sits under: under `Widget` itself, each of them would match the `Widget` →
@@ -63,13 +64,11 @@ import io
 import logging
 import re
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
-from typing import Any, TypeVar
-from urllib.parse import quote, unquote
+from typing import Any
 
 from generator.errors import ApiforgeError, Problem
 from generator.forked import Forked
@@ -83,17 +82,25 @@ from generator.render.constraint_values import (
 )
 from generator.render.inline_models import (
     ModelSchemas,
-    inline_data,
     inline_digest,
     is_inline_key,
 )
 from generator.render.model_isolation import left_out, refs_located
+from generator.render.model_subset import (
+    PLACEHOLDER,
+    SCHEMAS_PREFIX,
+    Placeholders,
+    restore_descriptions,
+    schema_subset,
+    subset_name,
+    unescape_token,
+)
 from generator.render.names import RESERVED, NameAllocator, pascal_case
 from generator.render.regex_engines import Dropped, drop_unrunnable_patterns, pattern_locations
+from generator.spec.load import remembered
 from generator.spec.located import warn_at
 
 _log = logging.getLogger("apiforge")
-T = TypeVar("T")
 
 # `format`s that would need packages beyond pydantic (email-validator): plain strings.
 _TYPE_MAPPINGS = ["email=string", "idn-email=string"]
@@ -102,41 +109,11 @@ _MODELS_VERSION = "14"
 _CACHE_KIND = "models" + _MODELS_VERSION
 _RESTORED_KIND = "modelstext" + _MODELS_VERSION  # the module with its descriptions restored
 _KEYS_KIND = "modelkeys" + _MODELS_VERSION  # a known document's job key and texts
-_SCHEMAS_PREFIX = "#/components/schemas/"
 _memo: dict[str, str] = {}
 # the patterns `generate_models` left out of a module, by the SHA-256 of the module's text
 _dropped_memo: dict[str, tuple[Dropped, ...]] = {}
 _names_memo: dict[str, frozenset[str]] = {}
 _NAMES_CACHE_KIND = "modelnames1"
-# What the library gets instead of a description text: `@apiforge-description-<n>@`, an ASCII
-# string that the library writes as `'@apiforge-description-<n>@'`.
-_PLACEHOLDER = "@apiforge-description-"
-_PLACEHOLDER_LITERAL = re.compile(r"'@apiforge-description-(\d+)@'")
-# Keywords whose value is a schema, a list of schemas, or a map of names to schemas (JSON
-# Schema 2020-12 and drafts 4 to 7 spellings, OpenAPI 3.0 and 3.1). Anything else in a schema
-# (`default`, `example(s)`, `enum`, `const`, extensions, ...) is data and is copied as it is.
-_SUBSCHEMA = frozenset(
-    {
-        "items",
-        "additionalItems",
-        "additionalProperties",
-        "not",
-        "if",
-        "then",
-        "else",
-        "contains",
-        "propertyNames",
-        "unevaluatedItems",
-        "unevaluatedProperties",
-        "contentSchema",
-    }
-)
-_SUBSCHEMA_LIST = frozenset({"allOf", "anyOf", "oneOf", "prefixItems", "items"})
-_SUBSCHEMA_MAP = frozenset(
-    {"properties", "patternProperties", "dependentSchemas", "$defs", "definitions"}
-)
-# Keywords whose value is instance data: copied as written, even a `$ref` key inside it.
-_DATA = frozenset({"default", "example", "examples", "enum", "const"})
 
 
 @dataclass(frozen=True)
@@ -271,7 +248,7 @@ def defined_names(models_source: str) -> frozenset[str]:
     client ask for the same module) and on disk (a regeneration whose models did not change).
     The key is the whole text, so a changed module can never get another module's names."""
     key = hashlib.sha256(models_source.encode("utf-8", "surrogatepass")).hexdigest()
-    names = _remembered(
+    names = remembered(
         _names_memo, _NAMES_CACHE_KIND, key, frozenset, lambda: _top_level_names(models_source)
     )
     assert names is not None  # `_top_level_names` always gives them (or raises)
@@ -306,27 +283,6 @@ def _top_level_names(models_source: str) -> frozenset[str]:
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
             found.add(node.target.id)
     return frozenset(found)
-
-
-def _remembered(
-    memo: dict[str, T], kind: str, key: str, of: type[T], make: Callable[[], T | None]
-) -> T | None:
-    """`memo[key]`, else the disk cache's entry `kind`/`key` (when it is an `of`), else
-    `make()` — kept in both (None, "cannot be made", is not kept)."""
-    remembered = memo.get(key)
-    if remembered is not None:
-        return remembered
-    from generator.spec.load import cache_get, cache_put
-
-    hit = cache_get(kind, key)
-    if isinstance(hit, of):
-        memo[key] = hit
-        return hit
-    made = make()
-    if made is not None:
-        cache_put(kind, key, made)
-        memo[key] = made
-    return made
 
 
 # Names datamodel-code-generator may import into models.py: a component class of one of these
@@ -406,8 +362,8 @@ def warn_unenforced(api_schemas: Mapping[str, Schema], models_text: str) -> None
             _log.warning("warning: %s", message)
 
     def component_schema(ref: str) -> Mapping[str, Any] | None:
-        found = api_schemas.get(_unescape(ref[len(_SCHEMAS_PREFIX) :]))
-        return found.data if found is not None and ref.startswith(_SCHEMAS_PREFIX) else None
+        found = api_schemas.get(unescape_token(ref[len(SCHEMAS_PREFIX) :]))
+        return found.data if found is not None and ref.startswith(SCHEMAS_PREFIX) else None
 
     for node, at, path in schema_nodes(api_schemas):
         if default_problem(node, component_schema):
@@ -496,12 +452,12 @@ def _job(
     subset = schema_subset(data, class_names, placeholders=texts)
     if subset is None:
         return None
-    if texts is not None and texts.placed and repr(subset).count(_PLACEHOLDER) != texts.placed:
+    if texts is not None and texts.placed and repr(subset).count(PLACEHOLDER) != texts.placed:
         # the document itself spells a placeholder somewhere: the real texts go in
         return _job(data, class_names, header, placeholders=False)
     openapi_30 = isinstance(data, Mapping) and str(data.get("openapi", "")).startswith("3.0")
     options = _options(
-        {_subset_name(v): v for v in class_names.values()}, header, openapi_30=openapi_30
+        {subset_name(v): v for v in class_names.values()}, header, openapi_30=openapi_30
     )
     texts_ = tuple(texts.texts) if texts is not None else ()
     return _Job(subset, options, models_cache_key(subset, options), texts_)
@@ -514,7 +470,7 @@ def _module(key: str, job: Callable[[], _Job]) -> str:
         made = job()
         return _run(made.subset, made.options)
 
-    text = _remembered(_memo, _CACHE_KIND, key, str, run)
+    text = remembered(_memo, _CACHE_KIND, key, str, run)
     assert text is not None  # `run` always gives one (or raises)
     return text
 
@@ -525,7 +481,7 @@ def _restored_run(job: _Key, module: Callable[[], str]) -> str | None:
     imports the library's literal writer); None when they cannot be restored."""
     if not job.descriptions:
         return module()
-    return _remembered(
+    return remembered(
         _memo,
         _RESTORED_KIND,
         _restored_key(job),
@@ -537,65 +493,6 @@ def _restored_run(job: _Key, module: Callable[[], str]) -> str | None:
 def _restored_key(job: _Key) -> str:
     material = repr((job.key, job.descriptions)).encode("utf-8", "surrogatepass")
     return hashlib.sha256(material).hexdigest()
-
-
-class Placeholders:
-    """Collects the description texts of a subset and gives out their placeholders: the
-    same number for the same text, numbered in the order first met."""
-
-    def __init__(self) -> None:
-        self.texts: list[str] = []
-        self.placed = 0  # how many descriptions were replaced
-        self._numbers: dict[str, int] = {}
-
-    def clear(self) -> None:
-        self.texts.clear()
-        self.placed = 0
-        self._numbers.clear()
-
-    def __call__(self, text: str) -> str:
-        number = self._numbers.get(text)
-        if number is None:
-            number = self._numbers[text] = len(self.texts)
-            self.texts.append(text)
-        self.placed += 1
-        return f"{_PLACEHOLDER}{number}@"
-
-
-@cache
-def _literal_writer() -> Callable[[Any], str] | None:
-    """The function the library writes a string literal with (it escapes for the newest
-    Python target, not for the running interpreter); None when this version has none."""
-    try:
-        from datamodel_code_generator.python_literal import represent_python_value
-    except ImportError:  # pragma: no cover - another library version
-        return None
-    return represent_python_value
-
-
-def restore_descriptions(text: str, descriptions: Sequence[str]) -> str | None:
-    """`text` (the library's output for a subset with placeholders) with the literal of each
-    placeholder replaced by the literal of its description text; None when a placeholder is
-    left that was not a whole literal (the library combined or changed it: run it again
-    with the real texts)."""
-    if not descriptions:
-        return text
-    write = _literal_writer()
-    if write is None:  # pragma: no cover - another library version: run with the real texts
-        return None
-    literals: dict[int, str] = {}
-
-    def literal(match: re.Match[str]) -> str:
-        number = int(match.group(1))
-        if number >= len(descriptions):
-            return match.group(0)  # left in place: reported below
-        found = literals.get(number)
-        if found is None:
-            found = literals[number] = write(descriptions[number])
-        return found
-
-    restored = _PLACEHOLDER_LITERAL.sub(literal, text)
-    return None if _PLACEHOLDER in restored else restored
 
 
 class Prefetch:
@@ -665,216 +562,12 @@ def _library_version() -> str:
     return installed_version("datamodel_code_generator", "datamodel-code-generator")
 
 
-def _subset_name(class_name: str) -> str:
-    """The name a schema has in the subset: its class name with a lower-case first letter
-    (see the module docstring). Class names start with an upper-case ASCII letter, so this
-    is never a class name and never the name of another schema."""
-    return class_name[:1].lower() + class_name[1:]
-
-
-def _unescape(token: str) -> str:
-    return unquote(token).replace("~1", "/").replace("~0", "~")
-
-
-def schema_subset(
-    data: Any, class_names: Mapping[str, str], *, placeholders: Placeholders | None = None
-) -> dict[str, Any] | None:
-    """What the library needs of the document `data`: `openapi`, each component schema under
-    its subset name (`_subset_name` of its class name; `$ref`s and discriminator mappings
-    rewritten to match), and any other part of the document those schemas point into. None
-    when a schema points into another file (the library must read the files itself then) or
-    the document is not shaped as expected.
-
-    With `placeholders`, each non-blank string `description` of a component schema (or of a
-    schema inside it, at any depth) is replaced by its placeholder — not a property *named*
-    `description`, nor anything inside `default`, `example(s)`, `enum`, `const` or an
-    extension, which are data."""
-    if not isinstance(data, Mapping):
-        return None
-    components = data.get("components")
-    schemas = components.get("schemas") if isinstance(components, Mapping) else None
-    if schemas is None and all(is_inline_key(k) for k in class_names):
-        schemas = {}  # (only operations' inline schemas)
-    if not isinstance(schemas, Mapping):
-        return None
-    inline = {k: inline_data(data, k) for k in class_names if is_inline_key(k) and k not in schemas}
-    if set(schemas) != set(class_names) - set(inline):
-        return None
-    if not all(isinstance(node, dict) for node in inline.values()):
-        return None
-    if len(set(class_names.values())) != len(class_names):
-        return None
-    external = False
-    into_text = False  # a `$ref` that may point at a description text
-    wanted: list[tuple[str, ...]] = []  # other parts of the document the schemas point into
-
-    def ref(value: str) -> str:
-        nonlocal external, into_text
-        if not value.startswith("#"):
-            external = True
-            return value
-        if value.startswith(_SCHEMAS_PREFIX):
-            head, sep, rest = value[len(_SCHEMAS_PREFIX) :].partition("/")
-            if "description" in rest:
-                into_text = True
-            name = _unescape(head)
-            if name in class_names:
-                return (
-                    _SCHEMAS_PREFIX + quote(_subset_name(class_names[name]), safe="") + sep + rest
-                )
-            return value
-        tokens = tuple(_unescape(t) for t in value[2:].split("/"))
-        if tokens and tokens[0]:
-            # the whole section (`components/parameters`, `paths`, ...): pointers stay valid
-            wanted.append(tokens[:2] if tokens[0] == "components" else tokens[:1])
-        return value
-
-    def mapping_ref(value: str) -> str:
-        # a discriminator mapping value: a reference, or the bare name of a component schema
-        if "/" not in value and "#" not in value:
-            return _subset_name(class_names[value]) if value in class_names else value
-        return ref(value)
-
-    def copy(node: Any) -> Any:
-        if isinstance(node, dict):
-            return {
-                k: (ref(v) if k == "$ref" and isinstance(v, str) else copy(v))
-                for k, v in node.items()
-            }
-        if isinstance(node, list):
-            return [copy(v) for v in node]
-        return node
-
-    def data_copy(node: Any) -> Any:
-        if isinstance(node, dict):
-            return {k: data_copy(v) for k, v in node.items()}
-        if isinstance(node, list):
-            return [data_copy(v) for v in node]
-        return node
-
-    def component(value: Any) -> str | None:
-        # the component schema a `$ref` value or a mapping value names, if it names one
-        if not isinstance(value, str):
-            return None
-        if "/" not in value and "#" not in value:
-            return value if value in class_names else None
-        if not value.startswith(_SCHEMAS_PREFIX) or "/" in value[len(_SCHEMAS_PREFIX) :]:
-            return None
-        name = _unescape(value[len(_SCHEMAS_PREFIX) :])
-        return name if name in class_names else None
-
-    def component_schema(value: str) -> Mapping[str, Any] | None:
-        name = component(value)
-        target = schemas.get(name) if name is not None and "/" in value else None
-        return target if isinstance(target, Mapping) else None
-
-    # Subtypes by inheritance: the components whose `allOf` refers to a component, directly
-    # or through others (document order).
-    heirs: dict[str, list[str]] = {}
-    for heir, body in schemas.items():
-        all_of = body.get("allOf") if isinstance(body, dict) else None
-        for member in all_of if isinstance(all_of, list) else ():
-            parent = component(member.get("$ref")) if isinstance(member, dict) else None
-            if parent is not None and parent != heir:
-                heirs.setdefault(parent, []).append(heir)
-
-    def subtypes(name: str) -> list[str]:
-        found: list[str] = []
-        todo = list(heirs.get(name, ()))
-        while todo:
-            heir = todo.pop(0)
-            if heir not in found and heir != name:
-                found.append(heir)
-                todo.extend(heirs.get(heir, ()))
-        return found
-
-    def discriminator(value: dict[Any, Any], node: dict[Any, Any], owner: str | None) -> Any:
-        # Mapping values follow the renamed schemas. A subtype the mapping leaves out is
-        # told by its schema's name (OpenAPI), which the library would take from the name
-        # the schema has in the subset: such subtypes (`$ref` members of the `oneOf`/`anyOf`
-        # beside the discriminator or, without those, the components inheriting from the one
-        # that holds it) are added to the mapping under their names in the document.
-        out = copy(value)
-        mapping = value.get("mapping")
-        given = mapping if isinstance(mapping, dict) else {}
-        new = {k: mapping_ref(v) if isinstance(v, str) else copy(v) for k, v in given.items()}
-        members = [m for k in ("oneOf", "anyOf") if isinstance(node.get(k), list) for m in node[k]]
-        implicit = [component(m.get("$ref")) for m in members if isinstance(m, dict)]
-        if owner is not None and not members:  # (beside a oneOf, the subtypes are its members)
-            implicit += subtypes(owner)
-        mapped = {component(v) for v in given.values()}
-        for name in implicit:
-            if name is not None and name not in new and name not in mapped:
-                new[name] = _SCHEMAS_PREFIX + quote(_subset_name(class_names[name]), safe="")
-                mapped.add(name)
-        if new or isinstance(mapping, dict):
-            out["mapping"] = new
-        return out
-
-    def schema(node: Any, owner: str | None = None) -> Any:
-        if not isinstance(node, dict):
-            return copy(node)
-        out: dict[Any, Any] = {}
-        for k, v in node.items():
-            if k in CONSTRAINT_KEYS and constraint_problem(node, k):
-                continue  # a value pydantic refuses at import (`warn_unenforced` says so)
-            if k == "default" and default_problem(node, component_schema):
-                continue  # not a value of the schema (`warn_unenforced` says so)
-            if k == "$ref" and isinstance(v, str):
-                out[k] = ref(v)
-            elif k == "description" and placeholders is not None and isinstance(v, str):
-                out[k] = placeholders(v) if v.strip() else v
-            elif k == "discriminator" and isinstance(v, dict):
-                out[k] = discriminator(v, node, owner)
-            elif k in _SUBSCHEMA_MAP and isinstance(v, dict):
-                out[k] = {name: schema(s) for name, s in v.items()}
-            elif k in _SUBSCHEMA_LIST and isinstance(v, list):
-                out[k] = [schema(s) for s in v]
-            elif k in _SUBSCHEMA:
-                out[k] = schema(v)
-            elif k in _DATA:
-                out[k] = data_copy(v)
-            else:
-                out[k] = copy(v)
-        return out
-
-    subset: dict[str, Any] = {"openapi": data.get("openapi", "3.1.0")}
-    parts: dict[str, Any] = {
-        "schemas": {_subset_name(class_names[k]): schema(v, k) for k, v in schemas.items()}
-    }
-    # operations' inline object schemas (`inline_models`), after the components: the library
-    # names the models nested in components first, as it did without them
-    parts["schemas"].update({_subset_name(class_names[k]): schema(v) for k, v in inline.items()})
-    done: set[tuple[str, ...]] = set()
-    while wanted:
-        path = wanted.pop()
-        if path in done or path == ("components", "schemas"):
-            continue
-        done.add(path)
-        node: Any = data
-        for token in path:
-            node = node.get(token) if isinstance(node, Mapping) else None
-        if node is None:
-            continue  # a dangling pointer: the library reports it
-        if path[0] == "components":
-            parts[path[1]] = copy(node)
-        else:
-            subset[path[0]] = copy(node)
-    if external:
-        return None
-    if into_text and placeholders is not None:
-        placeholders.clear()  # the real texts go in
-        return schema_subset(data, class_names)
-    subset["components"] = parts
-    return subset
-
-
 def _options(
     name_map_by_name: Mapping[str, str], header: str, *, openapi_30: bool = False
 ) -> dict[str, Any]:
     """The library's options, as plain data (its enums are made by `_run`: the cache key is
     computed without importing the library, ~0.1 s)."""
-    name_map = {f"{_SCHEMAS_PREFIX}{k}": v for k, v in sorted(name_map_by_name.items())}
+    name_map = {f"{SCHEMAS_PREFIX}{k}": v for k, v in sorted(name_map_by_name.items())}
     # An inline model the library would name like a component (Stripe: a property
     # `balance_transaction: anyOf: [string, $ref: balance_transaction]` makes a string model
     # `BalanceTransaction` before the component is reached) is renamed `<Name>Inline`, so the
@@ -988,7 +681,7 @@ def _library_run(source: Path | str | Mapping[str, Any], options: Mapping[str, A
         result = call(options)
     except Exception as exc:
         # Two inline models that both want `<Name>Inline` (before schemas sat under their
-        # `_subset_name`, the oneOf members of Cloudflare's, just-eat's, ... components
+        # `subset_name`, the oneOf members of Cloudflare's, just-eat's, ... components
         # did): without the inline renames the library numbers them itself; a component
         # that then loses its name is typed Any with a warning (models_for).
         narrowed = _without_inline_renames(options)
@@ -1038,7 +731,7 @@ def _without_inline_renames(options: Mapping[str, Any]) -> dict[str, Any] | None
     """`options` with only the schema-path keys of the name map, or None when it had no
     other keys (see `_options`)."""
     name_map = options.get("model_name_map") or {}
-    by_path = {k: v for k, v in name_map.items() if k.startswith(_SCHEMAS_PREFIX)}
+    by_path = {k: v for k, v in name_map.items() if k.startswith(SCHEMAS_PREFIX)}
     if len(by_path) == len(name_map):
         return None
     return {**options, "model_name_map": by_path or None}
@@ -1088,7 +781,7 @@ def usable_classes(class_names: Mapping[str, str], models_text: str) -> dict[str
 
 
 def _class_of(subset_name: str) -> str:
-    return subset_name[:1].upper() + subset_name[1:]  # (see `_subset_name`)
+    return subset_name[:1].upper() + subset_name[1:]  # (see `subset_name`)
 
 
 def warn_missing_classes(

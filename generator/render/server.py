@@ -265,10 +265,12 @@ def _constraints(
             if _number(schema.get(key)) and not refused(key):
                 out.append(f"{kw}={schema[key]!r}")
             elif base == "int" and key in _INT_BOUNDS and schema.get("format") in _INT_RANGES:
-                # int32/int64 say the range even where no minimum/maximum does
+                # int32/int64 say the range (inclusive) even where no minimum/maximum does,
+                # unless a 3.1 exclusive bound stands in for it (a 3.0 flag alone bounds nothing)
                 exclusive = "exclusive" + key[0].upper() + key[1:]
-                if exclusive not in schema:
-                    out.append(f"{kw}={_INT_RANGES[schema['format']][_INT_BOUNDS[key]]!r}")
+                if not _number(schema.get(exclusive)):
+                    bound = _INT_RANGES[schema["format"]][_INT_BOUNDS[key]]
+                    out.append(f"{'ge' if key == 'minimum' else 'le'}={bound!r}")
     if base == "str":
         for key, kw in (("minLength", "min_length"), ("maxLength", "max_length")):
             value = schema.get(key)

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
 
 from generator.errors import ApiforgeError, Problem
 from generator.ir import Api
@@ -24,8 +27,9 @@ MAX_NOTES = 20  # conversion notes shown one by one; the rest are counted by kin
 
 
 class SpecText(str):
-    """A spec's text that no file holds (a Swagger 2.0 document's 3.0 reading), and the
-    folder its `$ref`s to other files are relative to (None: the working directory)."""
+    """A spec's text that no file holds (a Swagger 2.0 document's 3.0 reading, or a spec whose
+    `$ref`s reach files outside its folder), and the folder its `$ref`s to other files are
+    relative to (None: the working directory)."""
 
     folder: Path | None
 
@@ -45,11 +49,33 @@ class LoadedSpec:
         """What the models generator reads: the file, or the spec's text (stdin, or a
         Swagger 2.0 document's 3.0 reading, which no file holds)."""
         root = self.resolver.root
-        if isinstance(root, ConvertedDocument):
-            text = json.dumps(root.data, ensure_ascii=False, default=str)
-            folder = root.path.parent.absolute() if root.path is not None else None
-            return SpecText(text, folder)
+        folder = root.path.parent.absolute() if root.path is not None else None
+        # The library refuses a file outside the folder of what it reads (`../common/…`):
+        # it reads the spec from the folder that holds every file the spec names, then.
+        files = [d.path.absolute().parent for d in self.resolver.documents if d.path is not None]
+        base = Path(os.path.commonpath([folder, *files])) if folder is not None else None
+        if isinstance(root, ConvertedDocument) or base != folder:
+            data = root.data
+            if folder is not None and base is not None and base != folder:
+                data = _refs_from(data, folder, base)
+            return SpecText(json.dumps(data, ensure_ascii=False, default=str), base)
         return root.path if root.path is not None else root.text.decode("utf-8", "replace")
+
+
+def _refs_from(node: Any, folder: Path, base: Path) -> Any:
+    """`node` with each `$ref` to another file, written relative to `folder`, made relative
+    to `base` instead."""
+    if isinstance(node, dict):
+        out = {k: _refs_from(v, folder, base) for k, v in node.items()}
+        ref = node.get("$ref")
+        if isinstance(ref, str) and not ref.startswith("#") and "://" not in ref:
+            file_part, sep, fragment = ref.partition("#")
+            moved = os.path.relpath(os.path.normpath(folder / unquote(file_part)), base)
+            out["$ref"] = moved.replace(os.sep, "/") + sep + fragment
+        return out
+    if isinstance(node, list):
+        return [_refs_from(v, folder, base) for v in node]
+    return node
 
 
 def read_swagger2(doc: Document) -> Document:
@@ -57,7 +83,7 @@ def read_swagger2(doc: Document) -> Document:
     what the conversion could not carry over, each at its place in the 2.0 file."""
     if not is_swagger2(doc.data):
         return doc
-    converted = convert(doc)
+    converted = convert(doc, load=lambda path: load_document(str(path)))
     log = logging.getLogger("apiforge")
     notes = sorted(converted.notes, key=lambda n: doc.locate(n.pointer))
     for note in notes[:MAX_NOTES]:

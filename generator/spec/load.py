@@ -29,11 +29,11 @@ import pickle
 import re
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from generator.errors import ApiforgeError, Problem
 from generator.spec.fast_yaml import RymlTree, load_fast
@@ -53,6 +53,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+T = TypeVar("T")
 MAX_SPEC_BYTES = int(os.environ.get("APIFORGE_MAX_SPEC_BYTES", 32 * 1024 * 1024))
 CACHE_MIN_BYTES = 256 * 1024  # smaller files parse faster than a cache lookup pays off
 _PRUNE_EVERY_SECONDS = 3600
@@ -109,6 +110,25 @@ def cache_put(kind: str, digest: str, value: Any) -> None:
         os.replace(tmp, folder / f"{digest}.pickle")
     except OSError:
         pass  # a cache that cannot be written is only slower
+
+
+def remembered(
+    memo: dict[str, T], kind: str, key: str, of: type[T], make: Callable[[], T | None]
+) -> T | None:
+    """`memo[key]`, else the disk cache's entry `kind`/`key` (when it is an `of`), else
+    `make()` — kept in both (None, "cannot be made", is not kept)."""
+    known = memo.get(key)
+    if known is not None:
+        return known
+    hit = cache_get(kind, key)
+    if isinstance(hit, of):
+        memo[key] = hit
+        return hit
+    made = make()
+    if made is not None:
+        cache_put(kind, key, made)
+        memo[key] = made
+    return made
 
 
 def cache_limit() -> int:

@@ -15,19 +15,33 @@ what swagger2openapi does: `definitions` → `components/schemas`, body and form
 `securityDefinitions` → `components/securitySchemes`, `host`/`basePath`/`schemes` →
 `servers`, `collectionFormat` → `style`/`explode`, `x-nullable` → `nullable`, a string
 `discriminator` → `{propertyName: ...}`; `x-` extensions are kept where they are.
+
+Other files (`$ref: ../common/types.json#/definitions/Error`, AutoRest's common types) are
+2.0 too, so they are read and converted along with the document and brought into it: a
+schema becomes a component schema (under its own name, or with `2`, `3`… when the document
+has that name already), a parameter or a response is written in place (a body parameter goes
+into the request body like a local one). The converted document then refers to no other file:
+every later stage (validation, the IR, the models step and its cache) sees one document, and a
+message about something brought in names the `$ref` that brought it. A file that cannot be
+found is left to the reader of the converted document, which names the `$ref`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
+import os
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+from urllib.parse import quote, unquote
 
 from generator.spec.load import Document
 
 OPENAPI_VERSION = "3.0.3"
-_VERSION = "1"  # part of a converted document's digest: a change here is a new document
+_VERSION = "2"  # part of a converted document's digest: a change here is a new document
 _METHODS = ("get", "put", "post", "delete", "options", "head", "patch")
 _DEFAULT_MEDIA = "application/json"
 _FORM_MEDIA = ("multipart/form-data", "application/x-www-form-urlencoded")
@@ -94,12 +108,15 @@ class ConvertedDocument(Document):
     original: Document | None = field(default=None, repr=False)
     origins: dict[str, str] = field(default_factory=dict, repr=False)
     notes: list[Note] = field(default_factory=list, repr=False)
+    included: tuple[Document, ...] = field(default=(), repr=False)  # other files brought in
 
     @functools.cached_property
     def digest(self) -> str:
-        """The converted document's own cache key: the 2.0 text's, and the converter's."""
+        """The converted document's own cache key: the 2.0 text's, the other files' it
+        brought in, and the converter's."""
         assert self.original is not None
-        return hashlib.sha256(f"swagger2/{_VERSION}/{self.original.digest}".encode()).hexdigest()
+        texts = "/".join([self.original.digest, *(d.digest for d in self.included)])
+        return hashlib.sha256(f"swagger2/{_VERSION}/{texts}".encode()).hexdigest()
 
     def original_pointer(self, pointer: str) -> str:
         """The 2.0 document's pointer for a converted document's `pointer`."""
@@ -122,9 +139,11 @@ class ConvertedDocument(Document):
         return None  # the text is 2.0: nothing edits it by the converted document's pointers
 
 
-def convert(doc: Document) -> ConvertedDocument:
-    """The 3.0 reading of the 2.0 document `doc` (see the module docstring)."""
-    converter = _Converter(doc.data)
+def convert(doc: Document, load: Callable[[Path], Document] | None = None) -> ConvertedDocument:
+    """The 3.0 reading of the 2.0 document `doc` (see the module docstring); `load` reads
+    the other files its `$ref`s name (none are read without it, or for a document that is
+    not a file)."""
+    converter = _Converter(doc.data, doc.path, load)
     data = converter.run()
     return ConvertedDocument(
         name=doc.name,
@@ -135,7 +154,34 @@ def convert(doc: Document) -> ConvertedDocument:
         original=doc,
         origins=converter.origins,
         notes=converter.notes,
+        included=tuple(d for d in converter.files.values() if d is not None),
     )
+
+
+_MISSING = object()
+
+
+def _local_ref(fragment: str) -> str:
+    """`#<fragment>` (a pointer into the 2.0 document) as the converted document says it."""
+    ref = "#" + fragment
+    for old, new in _REF_PREFIXES.items():
+        if ref.startswith(old):
+            return new + ref[len(old) :]
+    return ref
+
+
+def _node_at(data: Any, fragment: str) -> Any:
+    """The node at the JSON pointer `fragment` of `data`, or `_MISSING`."""
+    node = data
+    for token in fragment.split("/")[1:] if fragment else ():
+        key = _unescape(token)
+        if isinstance(node, dict) and key in node:
+            node = node[key]
+        elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
+            node = node[int(key)]
+        else:
+            return _MISSING
+    return node
 
 
 def _dict(node: Any) -> dict[Any, Any]:
@@ -157,13 +203,27 @@ def _media_list(node: Any) -> list[str] | None:
 
 
 class _Converter:
-    def __init__(self, data: dict[Any, Any]) -> None:
+    def __init__(
+        self,
+        data: dict[Any, Any],
+        path: Path | None = None,
+        load: Callable[[Path], Document] | None = None,
+    ) -> None:
         self.src = data
         self.origins: dict[str, str] = {}
         self.notes: list[Note] = []
         self.produces = _media_list(data.get("produces")) or [_DEFAULT_MEDIA]
         self.consumes = _media_list(data.get("consumes")) or [_DEFAULT_MEDIA]
         self.global_params = _dict(data.get("parameters"))
+        # other files (see the module docstring)
+        self.path = path.absolute() if path is not None else None
+        self.load = load if path is not None else None
+        self.files: dict[Path, Document | None] = {}  # read (None: cannot be read)
+        self.file: Path | None = None  # the other file being converted; None: the document
+        self.entry = ""  # the pointer of the `$ref` (in the document) that led into it
+        self.brought: dict[tuple[Path, str], str] = {}  # (file, pointer) → the new `$ref`
+        self.brought_schemas: dict[str, Any] = {}
+        self.taken = {str(name) for name in _dict(data.get("definitions"))}
 
     def note(self, kind: str, message: str, pointer: str) -> None:
         self.notes.append(Note(kind, message, pointer))
@@ -224,7 +284,6 @@ class _Converter:
             for name, schema in _dict(src.get("definitions")).items()
         }
         if schemas:
-            out["schemas"] = schemas
             self.origin("/components/schemas", "/definitions")
             for name in schemas:
                 self.origin(_ptr("/components/schemas", name), _ptr("/definitions", name))
@@ -256,6 +315,9 @@ class _Converter:
         if schemes:
             out["securitySchemes"] = schemes
             self.origin("/components/securitySchemes", "/securityDefinitions")
+        schemas.update(self.brought_schemas)  # (last: bringing one in may bring in others)
+        if schemas:
+            out = {"schemas": schemas, **out}
         return out
 
     def security_scheme(self, scheme: Any, at: str, name: str) -> Any:
@@ -373,6 +435,16 @@ class _Converter:
             where = _ptr(at, i)
             resolved, resolved_at = param, where
             ref = param.get("$ref") if isinstance(param, dict) else None
+            other = self.other_file(ref, where)
+            if other is not None:
+                file, node = other
+                if isinstance(node, dict) and node.get("in") in ("body", "formData"):
+                    with self.reading(file, where):
+                        bodies.append((self.body_parameter(node, where), where))
+                elif out_at is not None:
+                    with self.reading(file, where):
+                        plain.append(self.parameter(node, where, _ptr(out_at, len(plain))))
+                continue
             if isinstance(ref, str) and ref.startswith("#/parameters/"):
                 name = _unescape(ref[len("#/parameters/") :])
                 if name in self.global_params:
@@ -397,6 +469,10 @@ class _Converter:
         if not isinstance(param, dict):
             return param
         if "$ref" in param:
+            other = self.other_file(param["$ref"], at)
+            if other is not None:
+                with self.reading(other[0], at):
+                    return self.parameter(other[1], at, out_at)
             return {**param, "$ref": self.ref(param["$ref"])}
         where = param.get("in")
         out: dict[str, Any] = {}
@@ -581,6 +657,10 @@ class _Converter:
         if not isinstance(response, dict):
             return response
         if "$ref" in response:
+            other = self.other_file(response["$ref"], at)
+            if other is not None:
+                with self.reading(other[0], at):
+                    return self.response(other[1], at, out_at, produces)
             return {"$ref": self.ref(response["$ref"])}
         out: dict[str, Any] = {"description": response.get("description", "")}
         headers = _dict(response.get("headers"))
@@ -629,13 +709,95 @@ class _Converter:
         out.update(_extensions(response))
         return out
 
-    def ref(self, ref: Any) -> Any:
-        if not isinstance(ref, str) or not ref.startswith("#/"):
-            return ref
-        for old, new in _REF_PREFIXES.items():
-            if ref.startswith(old):
-                return new + ref[len(old) :]
-        return ref
+    def ref(self, ref: Any, at: str = "") -> Any:
+        """A schema's `$ref` (at `at`) as the converted document says it: a local one with
+        its new prefix, one into another file to the component schema brought in for it."""
+        target = self.target(ref)
+        if target is None:
+            return _local_ref(ref[1:]) if isinstance(ref, str) and ref.startswith("#/") else ref
+        file, fragment = target
+        if file == self.path:  # back into the document, from another file
+            return _local_ref(fragment)
+        known = self.brought.get(target)
+        if known is not None:
+            return known
+        node = self.node(file, fragment)
+        if node is _MISSING:
+            return self.as_written(file, fragment)
+        tokens = [t for t in fragment.split("/") if t]
+        name = _unescape(tokens[-1]) if tokens else file.stem
+        free, n = name, 1
+        while free in self.taken:
+            n += 1
+            free = f"{name}{n}"
+        self.taken.add(free)
+        new = "#/components/schemas/" + escape(free)
+        self.brought[target] = new  # before converting it: it may refer to itself
+        self.brought_schemas[free] = None  # its place: before those it brings in
+        self.origin(_ptr("/components/schemas", free), self.entry if self.file else at)
+        with self.reading(file, at):
+            self.brought_schemas[free] = self.schema(node, fragment)
+        return new
+
+    # --- other files -------------------------------------------------------------------
+
+    def target(self, ref: Any) -> tuple[Path, str] | None:
+        """(the other file, the pointer in it) that `ref` names; None for a `$ref` inside
+        the document itself, a URL, or when other files are not read."""
+        if self.load is None or self.path is None or not isinstance(ref, str):
+            return None
+        file_part, _, fragment = ref.partition("#")
+        fragment = unquote(fragment)
+        if not file_part:
+            return None if self.file is None else (self.file, fragment)
+        if "://" in file_part:
+            return None
+        file = Path(os.path.normpath((self.file or self.path).parent / unquote(file_part)))
+        return None if file == self.path and self.file is None else (file, fragment)
+
+    def other_file(self, ref: Any, at: str) -> tuple[Path, Any] | None:
+        """(file, node) for a parameter's or a response's `$ref` into another file that can
+        be read; None otherwise (the `$ref` stays as written)."""
+        target = self.target(ref)
+        if target is None:
+            return None
+        node = self.node(*target)
+        return None if node is _MISSING else (target[0], node)
+
+    def node(self, file: Path, fragment: str) -> Any:
+        if file == self.path:
+            return _node_at(self.src, fragment)
+        if file not in self.files:
+            assert self.load is not None
+            self.files[file] = self.load(file) if file.is_file() else None
+        doc = self.files[file]
+        return _MISSING if doc is None else _node_at(doc.data, fragment)
+
+    def as_written(self, file: Path, fragment: str) -> str:
+        """A `$ref` to `file` as the converted document (in the 2.0 document's folder) would
+        write it: what its reader reports when the file is not there."""
+        assert self.path is not None
+        relative = quote(os.path.relpath(file, self.path.parent).replace(os.sep, "/"))
+        return f"{relative}#{quote(fragment, safe='/~')}" if fragment else relative
+
+    @contextlib.contextmanager
+    def reading(self, file: Path, at: str) -> Iterator[None]:
+        """Convert in `file`'s terms (its local `$ref`s are into it) what the `$ref` at `at`
+        brought in; the first such `$ref` in the document is where its messages point."""
+        outer = (self.file, self.entry)
+        self.file = None if file == self.path else file
+        self.entry = self.entry if outer[0] is not None else at
+        try:
+            yield
+        finally:
+            self.file, self.entry = outer
+
+    def body_parameter(self, param: dict[str, Any], at: str) -> dict[str, Any]:
+        """A body or form parameter of another file, its schema converted in that file's
+        terms now (its request body is made later, in the document's)."""
+        if "schema" not in param:
+            return param
+        return {**param, "schema": self.schema(param["schema"], _ptr(at, "schema"))}
 
     def schema(self, schema: Any, at: str) -> Any:
         """A 2.0 schema as 3.0: `$ref`s rewritten, `x-nullable`, string `discriminator`s and
@@ -646,7 +808,7 @@ class _Converter:
         out: dict[Any, Any] = {}
         for key, value in schema.items():
             if key == "$ref":
-                out[key] = self.ref(value)
+                out[key] = self.ref(value, _ptr(at, "$ref"))
             elif key in ("properties", "patternProperties", "definitions") and isinstance(
                 value, dict
             ):
@@ -659,7 +821,7 @@ class _Converter:
                 if value is True and "$ref" not in schema:
                     out["nullable"] = True
                 elif value is True:
-                    out["allOf"] = [{"$ref": self.ref(schema["$ref"])}]
+                    out["allOf"] = [{"$ref": self.ref(schema["$ref"], _ptr(at, "$ref"))}]
                     out["nullable"] = True
             elif key == "discriminator" and isinstance(value, str):
                 out[key] = {"propertyName": value}

@@ -12,14 +12,13 @@ from typing import Any
 
 import pytest
 
-from generator.render import models
+from generator.render import model_subset, models
+from generator.render.model_subset import restore_descriptions, schema_subset
 from generator.render.models import (
     generate_models,
     model_class_names,
     models_cache_key,
     preloaded,
-    restore_descriptions,
-    schema_subset,
 )
 
 
@@ -445,7 +444,7 @@ def test_the_restored_module_is_cached_so_a_repeat_needs_no_literal_writer(
     def no_writer() -> None:
         raise AssertionError("the literal writer was asked for")
 
-    monkeypatch.setattr(models, "_literal_writer", no_writer)
+    monkeypatch.setattr(model_subset, "_literal_writer", no_writer)
     assert _models(data) == first
     changed = _changed("widget/properties/id/description", "Another text.")
     with pytest.raises(AssertionError, match="literal writer"):

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from generator.render.pytypes import TypeMapper
-from generator.render.server import _Planner
+from generator.render.server import _constraints, _Planner
 from generator.render.server_settings import EXTRA_SETTINGS, settings_rows
 from generator.spec import load_spec
 from tests.golden import GOLDEN
@@ -130,3 +130,18 @@ def test_a_query_object_is_typed_by_the_one_type_its_properties_share() -> None:
     assert mapper.type_of(mixed, mode="param") == "dict[str, Any]"
     assert mapper.type_of(nested, mode="param") == "dict[str, Any]"
     assert mapper.type_of(ints) == "dict[str, Any]"  # a model's field: not narrowed
+
+
+@pytest.mark.parametrize(
+    ("schema", "expected"),
+    [
+        ({"format": "int32"}, ["ge=-2147483648", "le=2147483647"]),
+        # OpenAPI 3.0's flag without its bound: the range still holds, inclusive
+        ({"format": "int32", "exclusiveMinimum": True}, ["ge=-2147483648", "le=2147483647"]),
+        ({"format": "int32", "minimum": 0, "exclusiveMinimum": True}, ["gt=0", "le=2147483647"]),
+        # OpenAPI 3.1's numeric exclusive bound replaces the range's end
+        ({"format": "int64", "exclusiveMaximum": 10}, ["ge=-9223372036854775808", "lt=10"]),
+    ],
+)
+def test_integer_formats_bound_a_parameter(schema: dict[str, object], expected: list[str]) -> None:
+    assert sorted(_constraints(schema, "int", "query 'n'")) == sorted(expected)

@@ -193,3 +193,73 @@ def test_the_content_hash_is_made_only_when_asked(monkeypatch: pytest.MonkeyPatc
     converted = convert(doc)
     expected = hashlib.sha256(f"swagger2/{SWAGGER2_VERSION}/{doc.digest}".encode()).hexdigest()
     assert converted.digest == expected != doc.digest
+
+
+OUTSIDE_SPEC = """\
+openapi: 3.0.3
+info: {title: Things, version: "1.0"}
+paths:
+  /things:
+    get:
+      responses:
+        "200":
+          description: ok
+          content:
+            application/json:
+              schema: {$ref: "../common/types.yaml#/components/schemas/Thing"}
+components:
+  schemas:
+    Local:
+      type: object
+      properties:
+        thing: {$ref: "../common/types.yaml#/components/schemas/Thing"}
+"""
+OUTSIDE_TYPES = """\
+components:
+  schemas:
+    Thing:
+      type: object
+      properties: {name: {type: string}, part: {$ref: "parts/part.yaml"}}
+"""
+
+
+def test_a_spec_naming_files_outside_its_folder_generates_models(tmp_path: Path) -> None:
+    """The models library refuses a file outside the folder of what it reads ("Blocked
+    unsafe local $ref"): it is given the spec from the folder that holds every file."""
+    import os
+    import subprocess
+    import sys
+
+    from generator.spec import SpecText
+
+    (tmp_path / "api").mkdir()
+    (tmp_path / "common" / "parts").mkdir(parents=True)
+    spec = tmp_path / "api" / "spec.yaml"
+    spec.write_text(OUTSIDE_SPEC)
+    (tmp_path / "common" / "types.yaml").write_text(OUTSIDE_TYPES)
+    (tmp_path / "common" / "parts" / "part.yaml").write_text("type: object\n")
+    source = load_spec(str(spec)).source
+    assert isinstance(source, SpecText) and source.folder == tmp_path
+    assert '"$ref": "common/types.yaml#/components/schemas/Thing"' in source
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [sys.executable, "-m", "generator.cli", "generate", str(spec), "-o", str(out)],
+        cwd=tmp_path / "common",  # not where the spec is: the refs are not read from here
+        capture_output=True,
+        text=True,
+        env={**os.environ, "APIFORGE_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(ROOT)},
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    models = next((out / "client").glob("*/models.py")).read_text()
+    assert "class Thing(BaseModel):" in models and "thing: Thing | None" in models
+
+
+def test_a_spec_whose_files_are_in_its_folder_is_read_from_its_file(tmp_path: Path) -> None:
+    (tmp_path / "common").mkdir()
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(OUTSIDE_SPEC.replace("../common/", "common/"))
+    (tmp_path / "common" / "types.yaml").write_text(
+        OUTSIDE_TYPES.replace(', part: {$ref: "parts/part.yaml"}', "")
+    )
+    assert load_spec(str(spec)).source == spec

@@ -3,6 +3,7 @@ with a timeout and a size cap, cached by URL so a second run makes no request.""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 import sys
@@ -34,30 +35,49 @@ schemas:
 
 
 class _Server:
-    """Serves COMMON at /common.yaml, 4 KB at /big.yaml, and nothing for 5 s at /slow.yaml;
-    counts the requests by path."""
+    """Serves `common` (COMMON unless a test changes it) at /common.yaml with an ETag of its
+    text (a 304 to a matching If-None-Match; `fail_with`'s status while it is set), 4 KB at /big.yaml, and
+    nothing for 5 s at /slow.yaml; counts the requests by path and keeps the If-None-Match
+    headers it was sent."""
 
     def __init__(self) -> None:
         self.hits: Counter[str] = Counter()
+        self.if_none_match: list[str] = []
+        self.common = COMMON
+        self.fail_with: int | None = None
         self.stop = threading.Event()
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
                 outer.hits[self.path] += 1
+                etag = f'"{hashlib.sha256(outer.common).hexdigest()[:16]}"'
+                asked = self.headers.get("If-None-Match")
+                if asked is not None:
+                    outer.if_none_match.append(asked)
+                if outer.fail_with is not None:
+                    self.send_error(outer.fail_with)
+                    return
+                if self.path == "/common.yaml" and asked == etag:
+                    self.send_response(304)
+                    self.send_header("ETag", etag)
+                    self.end_headers()
+                    return
                 if self.path == "/slow.yaml":
                     outer.stop.wait(5)  # bounded: the fetch gives up long before
                     body = COMMON
                 elif self.path == "/big.yaml":
                     body = b"# " + b"x" * 4096 + b"\n" + COMMON
                 elif self.path == "/common.yaml":
-                    body = COMMON
+                    body = outer.common
                 else:
                     self.send_error(404)
                     return
                 try:
                     self.send_response(200)
                     self.send_header("Content-Type", "application/yaml")
+                    if self.path == "/common.yaml":
+                        self.send_header("ETag", etag)
                     self.end_headers()
                     self.wfile.write(body)
                 except OSError:
@@ -225,3 +245,71 @@ def test_a_default_is_checked_against_a_remote_schema(server: _Server, tmp_path:
     spec.write_text(text)
     proc = apiforge(tmp_path, "inspect", "--validate", "--allow-remote-refs", str(spec))
     assert_clear_error(proc, f"{spec}:24:", "default: 'many' is not of type 'integer'")
+
+
+# The second version of the remote document: the parameter the spec uses now points nowhere,
+# so a run that reads it stops at its line — proof of which version a run used.
+COMMON_V2 = COMMON.replace(
+    b"    name: limit\n    in: query\n    schema: {type: integer}\n",
+    b"    $ref: '#/parameters/Gone'\n",
+)
+
+
+def test_a_stale_copy_is_asked_for_again_with_its_etag(server: _Server, tmp_path: Path) -> None:
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(spec_text(server.url))
+    first = apiforge(tmp_path, "inspect", "--allow-remote-refs", str(spec))
+    assert first.returncode == 0, first.stderr
+    young = {"APIFORGE_REMOTE_MAX_AGE": "3600"}  # the copy is seconds old: kept
+    assert (
+        apiforge(tmp_path, "inspect", "--allow-remote-refs", str(spec), env=young).returncode == 0
+    )
+    assert server.hits == Counter({"/common.yaml": 1}) and server.if_none_match == []
+    old = {"APIFORGE_REMOTE_MAX_AGE": "0.001"}  # older than that: asked again, conditionally
+    again = apiforge(tmp_path, "inspect", "--allow-remote-refs", str(spec), env=old)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == first.stdout
+    assert server.hits == Counter({"/common.yaml": 2})
+    assert len(server.if_none_match) == 1 and server.if_none_match[0].startswith('"')
+    # the document changes: the next stale run gets the new version (a 200, a new ETag)
+    server.common = COMMON_V2
+    changed = apiforge(tmp_path, "inspect", "--allow-remote-refs", str(spec), env=old)
+    assert_clear_error(changed, f"{server.url}/common.yaml:3:", "#/parameters/Gone")
+    assert server.hits == Counter({"/common.yaml": 3})
+
+
+def test_refresh_fetches_again_and_implies_allow(server: _Server, tmp_path: Path) -> None:
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(spec_text(server.url))
+    assert apiforge(tmp_path, "inspect", "--allow-remote-refs", str(spec)).returncode == 0
+    server.common = COMMON_V2
+    kept = apiforge(tmp_path, "inspect", "--allow-remote-refs", str(spec))
+    assert kept.returncode == 0, kept.stderr  # no max age: the kept copy, no request
+    assert server.hits == Counter({"/common.yaml": 1})
+    refreshed = apiforge(tmp_path, "inspect", "--refresh-remote-refs", str(spec))
+    assert_clear_error(refreshed, f"{server.url}/common.yaml:3:", "#/parameters/Gone")
+    assert server.hits == Counter({"/common.yaml": 2})
+
+
+def test_an_unreachable_host_keeps_the_copy_with_a_warning(server: _Server, tmp_path: Path) -> None:
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(spec_text(server.url))
+    first = apiforge(tmp_path, "inspect", "--allow-remote-refs", str(spec))
+    assert first.returncode == 0, first.stderr
+    server.fail_with = 503
+    proc = apiforge(tmp_path, "inspect", str(spec), env={"APIFORGE_REFRESH_REMOTE_REFS": "1"})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == first.stdout
+    assert f"warning: {spec}:7:" in proc.stderr
+    assert "HTTP 503 from" in proc.stderr and "using the copy fetched" in proc.stderr
+    assert server.hits == Counter({"/common.yaml": 2})
+
+
+def test_a_document_gone_on_refresh_is_an_error(server: _Server, tmp_path: Path) -> None:
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(spec_text(server.url))
+    assert apiforge(tmp_path, "inspect", "--allow-remote-refs", str(spec)).returncode == 0
+    server.fail_with = 404
+    proc = apiforge(tmp_path, "inspect", "--refresh-remote-refs", str(spec))
+    assert_clear_error(proc, f"{spec}:7:", "HTTP 404")
+    assert server.hits == Counter({"/common.yaml": 2})

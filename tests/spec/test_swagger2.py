@@ -520,3 +520,142 @@ def test_lint_findings_name_the_2_0_pointer(tmp_path: Path) -> None:
     spec.write_text(text)
     finding = next(f for f in lint_path(str(spec)).findings if f.rule == "problem-details-missing")
     assert (finding.line, finding.pointer) == (line_of(text, "TooMany:"), "/responses/TooMany")
+
+
+OTHER_SPEC = """\
+swagger: "2.0"
+info: {title: Things, version: "1.0"}
+paths:
+  /things/{id}:
+    put:
+      parameters:
+        - $ref: "../common/types.yaml#/parameters/ApiVersion"
+        - $ref: "../common/types.yaml#/parameters/ThingBody"
+        - {name: id, in: path, required: true, type: string}
+      responses:
+        200: {description: ok, schema: {$ref: "#/definitions/Thing"}}
+        404: {$ref: "../common/types.yaml#/responses/NotFound"}
+definitions:
+  Thing:
+    type: object
+    properties:
+      error: {$ref: "../common/types.yaml#/definitions/Error"}
+  Error:
+    type: object
+    properties: {local: {type: string}}
+"""
+OTHER_TYPES = """\
+swagger: "2.0"
+info: {title: common, version: "1"}
+paths: {}
+parameters:
+  ApiVersion: {name: api-version, in: query, required: true, type: string, enum: ["2024-01-01"]}
+  ThingBody: {name: thing, in: body, required: true, schema: {$ref: "#/definitions/Error"}}
+responses:
+  NotFound: {description: not found, schema: {$ref: "#/definitions/Error"}}
+definitions:
+  Error:
+    type: object
+    properties:
+      code: {type: string, x-nullable: true}
+      inner: {$ref: "#/definitions/Inner"}
+  Inner:
+    type: object
+    discriminator: kind
+    required: [kind]
+    properties: {kind: {type: string}}
+"""
+
+
+def other_files(tmp_path: Path, types: str = OTHER_TYPES) -> Path:
+    (tmp_path / "api").mkdir(exist_ok=True)
+    (tmp_path / "common").mkdir(exist_ok=True)
+    (tmp_path / "common" / "types.yaml").write_text(types)
+    spec = tmp_path / "api" / "spec.yaml"
+    spec.write_text(OTHER_SPEC)
+    return spec
+
+
+def refs_in(node: object) -> list[str]:
+    if isinstance(node, dict):
+        own = [node["$ref"]] if isinstance(node.get("$ref"), str) else []
+        return own + [r for v in node.values() for r in refs_in(v)]
+    if isinstance(node, list):
+        return [r for v in node for r in refs_in(v)]
+    return []
+
+
+def test_other_2_0_files_are_converted_and_brought_into_the_document(tmp_path: Path) -> None:
+    from generator.spec.load import load_document
+
+    spec = other_files(tmp_path)
+    doc = convert(load_document(str(spec)), load=lambda path: load_document(str(path)))
+    data = doc.data
+    # one document: every $ref is local, into the converted components
+    assert refs_in(data) and all(r.startswith("#/components/schemas/") for r in refs_in(data))
+    schemas = data["components"]["schemas"]
+    assert list(schemas) == ["Thing", "Error", "Error2", "Inner"]  # the document keeps `Error`
+    assert schemas["Error"] == {"type": "object", "properties": {"local": {"type": "string"}}}
+    assert schemas["Thing"]["properties"]["error"] == {"$ref": "#/components/schemas/Error2"}
+    # brought in as 2.0 is read: x-nullable, a string discriminator, local refs of that file
+    assert schemas["Error2"]["properties"]["code"] == {"type": "string", "nullable": True}
+    assert schemas["Error2"]["properties"]["inner"] == {"$ref": "#/components/schemas/Inner"}
+    assert schemas["Inner"]["discriminator"] == {"propertyName": "kind"}
+    put = data["paths"]["/things/{id}"]["put"]
+    assert put["parameters"][0] == {
+        "name": "api-version",
+        "in": "query",
+        "required": True,
+        "schema": {"type": "string", "enum": ["2024-01-01"]},
+    }
+    body = put["requestBody"]
+    assert body["required"] is True
+    assert body["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/Error2"}
+    not_found = put["responses"]["404"]
+    assert not_found["description"] == "not found"
+    assert not_found["content"]["application/json"]["schema"]["$ref"].endswith("/Error2")
+    # what was brought in is located at the $ref that first brought it (paths are read
+    # first: the body parameter's, whose schema is the other file's `Error`)
+    assert doc.locate("/components/schemas/Error2/properties/code")[0] == line_of(
+        OTHER_SPEC, "types.yaml#/parameters/ThingBody"
+    )
+    assert doc.locate("/paths/~1things~1{id}/put/parameters/0/schema")[0] == line_of(
+        OTHER_SPEC, "types.yaml#/parameters/ApiVersion"
+    )
+    # the other file is part of what the document is: a change there is a new digest
+    assert [d.name for d in doc.included] == [str(tmp_path / "common" / "types.yaml")]
+    other_files(tmp_path, OTHER_TYPES.replace("x-nullable: true", "x-nullable: false"))
+    again = convert(load_document(str(spec)), load=lambda path: load_document(str(path)))
+    assert again.digest != doc.digest
+    assert again.data["components"]["schemas"]["Error2"]["properties"]["code"] == {"type": "string"}
+
+
+def test_a_missing_other_file_of_a_2_0_document_is_a_located_error(tmp_path: Path) -> None:
+    spec = other_files(tmp_path)
+    (tmp_path / "common" / "types.yaml").unlink()
+    with pytest.raises(ApiforgeError) as caught:
+        load_spec(str(spec))
+    message = str(caught.value)
+    assert f"{spec}:" in message and "no such file" in message and "types.yaml" in message
+
+
+def test_a_2_0_spec_with_common_types_generates_typed_code(tmp_path: Path) -> None:
+    spec = other_files(tmp_path)
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [sys.executable, "-m", "generator.cli", "generate", str(spec), "-o", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "APIFORGE_CACHE_DIR": str(tmp_path / "cache")},
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    models = next((out / "client").glob("*/models.py")).read_text()
+    assert "class Error2(BaseModel):" in models and "code: str | None" in models
+    client = "".join(p.read_text() for p in sorted((out / "client").glob("*/resources/*.py")))
+    assert (
+        "api_version: Literal['2024-01-01']" in client
+        or 'api_version: Literal["2024-01-01"]' in client
+    )
+    assert "body: models.Error2" in client
