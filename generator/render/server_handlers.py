@@ -49,33 +49,35 @@ def _handler_modules(folder: Path) -> dict[str, tuple[list[str], frozenset[str]]
     """Each module of `folder` (by name): the methods of its classes that look like handlers
     (`(self, ctx, ...)`) and are implemented (not only `raise NotImplementedError`), in file
     order, and every method it implements (`_implemented`). Parsing every module of a big API
-    takes a while: the answer is cached by the modules' names and bytes and apiforge's code,
-    one entry for the folder (a module each was ~290 cache reads on Stripe)."""
+    takes a while: the answers are kept between runs, one cache entry for the folder (a
+    module each was ~290 cache reads on Stripe), each served again while its module's bytes
+    (and apiforge's code) are the same."""
     import hashlib
 
     from generator.render.env import code_digest
     from generator.spec.load import cache_get, cache_put
 
-    sources: dict[str, bytes] = {}
+    kind = "handler-modules1"
+    material = f"{kind}\0{code_digest()}\0{folder.resolve()}"
+    store = hashlib.sha256(material.encode("utf-8", "surrogatepass")).hexdigest()
+    previous = cache_get(kind, store)
+    if not isinstance(previous, dict):
+        previous = {}
+    kept: dict[str, tuple[bytes, list[str], frozenset[str]]] = {}
     for path in sorted(folder.glob("*.py")) if folder.is_dir() else ():
         try:
-            sources[path.stem] = path.read_bytes()
+            source = path.read_bytes()
         except OSError:
             continue
-    digest = hashlib.sha256(code_digest().encode())
-    for name, source in sources.items():
-        digest.update(b"\0" + name.encode("utf-8", "surrogatepass") + b"\0")
-        digest.update(hashlib.sha256(source).digest())
-    key = digest.hexdigest()
-    hit = cache_get("handler-modules1", key)
-    if isinstance(hit, dict):
-        return hit
-    found = {
-        name: (_parsed_methods(source), _implemented(source, cached=False))
-        for name, source in sources.items()
-    }
-    cache_put("handler-modules1", key, found)
-    return found
+        digest = hashlib.sha256(source).digest()
+        hit = previous.get(path.stem)
+        if hit is not None and hit[0] == digest:
+            kept[path.stem] = hit
+        else:
+            kept[path.stem] = (digest, _parsed_methods(source), _implemented(source, cached=False))
+    if kept != previous:
+        cache_put(kind, store, kept)
+    return {name: (methods, implemented) for name, (_, methods, implemented) in kept.items()}
 
 
 def _parsed_methods(source: bytes) -> list[str]:
