@@ -466,7 +466,8 @@ def generate(
             # A failure here is reported after validation and lint, as it was before.
             try:
                 models_text = _models_module(api, source, class_names, header)
-                classes = {kind: usable_classes(class_names, models_text) for kind in kinds}
+                usable = usable_classes(class_names, models_text)  # (the same for both trees)
+                classes = {kind: usable for kind in kinds}
                 # planning allocates much and frees it by reference counts: no collections
                 # (they were 40-80 ms of a Stripe regeneration)
                 with gc_paused():
@@ -496,7 +497,8 @@ def generate(
     for kind in kinds:  # what the module lacks is typed Any, and said
         warn_missing_classes(class_names, models_text, _USED_IN[kind], lifted.schemas)
     if planned is None:
-        classes = {kind: usable_classes(class_names, models_text) for kind in kinds}
+        usable = usable_classes(class_names, models_text)
+        classes = {kind: usable for kind in kinds}
         if speculative is not None and all(classes[k] == class_names for k in kinds):
             planned = speculative
         else:
