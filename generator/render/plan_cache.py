@@ -213,4 +213,34 @@ class PlanCache:
             cache_put(_KIND, self.store, self.used)
 
 
-__all__ = ["PlanCache", "PlanInputs"]
+def kept(kind: str, material: Any, make: Callable[[], T]) -> T:
+    """`make()` — a function of `material` (plain data) and apiforge's code that computes
+    and warns — kept between runs (cache kind `kind`) with what it said, which is said again
+    when it is served (`replay`: lines looked up anew). Made and not kept when caching is
+    off, when the logger would drop a warning before it is recorded, or when `material` is
+    not plain data."""
+    from generator.spec.load import cache_dir, cache_get, cache_put
+
+    if cache_dir() is None or not recording_complete():
+        return make()
+    from generator.render.env import code_digest
+
+    try:
+        key = hashlib.sha256(
+            marshal.dumps((kind, sys.version, code_digest(), material), 2)
+        ).hexdigest()
+    except (ValueError, TypeError, RecursionError):
+        return make()
+    hit = cache_get(kind, key)
+    if isinstance(hit, tuple) and len(hit) == 2:
+        replay(hit[1])
+        value: T = hit[0]
+        return value
+    with recorded() as said:
+        made = make()
+    cache_put(kind, key, (made, tuple(said)))
+    replay(said)
+    return made
+
+
+__all__ = ["PlanCache", "PlanInputs", "kept"]

@@ -362,3 +362,36 @@ def test_the_runtime_names_methods_avoid_are_kept_between_runs(
     method_names._reserved_in.cache_clear()
     assert method_names.runtime_reserved() == first  # from the cache
     method_names._reserved_in.cache_clear()
+
+
+def test_the_models_warnings_are_replayed_at_their_current_lines(
+    spec: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from generator.render import generate as generate_module
+
+    # a default that is not a value of its own schema: left out of the models, and said
+    head = "    Payment:\n      type: object\n      properties:\n"
+    _edit(
+        spec, head, head + "        attempts:\n          type: integer\n          default: many\n"
+    )
+    _, said = _run(spec, tmp_path / "warm", monkeypatch, caplog)
+    first = [w for w in said if "is left out of the models" in w]
+    assert len(first) == 1
+    line = int(re.search(r"acme\.yaml:(\d+)", first[0]).group(1))  # type: ignore[union-attr]
+    probe = (
+        "  /v1/probes:\n    get:\n      operationId: listProbes\n      responses:\n"
+        "        '200':\n          description: ok\n"
+    )
+    _edit(spec, "paths:\n", "paths:\n" + probe)
+    # the warnings come from the cache: the schemas are not walked again
+    walked: list[object] = []
+    real = generate_module.warn_unenforced
+    monkeypatch.setattr(generate_module, "warn_unenforced", lambda *a: walked.append(a) or real(*a))
+    files, said = _run(spec, tmp_path / "cached", monkeypatch, caplog)
+    assert walked == []
+    now = [w for w in said if "is left out of the models" in w]
+    assert now == [first[0].replace(f"acme.yaml:{line}:", f"acme.yaml:{line + 6}:")]
+    assert (files, said) == _uncached(spec, tmp_path / "fresh", monkeypatch, caplog)
