@@ -53,7 +53,7 @@ from generator.render.method_names import (
 )
 from generator.render.models import models_for
 from generator.render.names import NameAllocator, package_version, safe_identifier, snake_case
-from generator.render.plan_cache import PlanCache, PlanInputs
+from generator.render.plan_cache import PlanCache, PlanInputs, with_op
 from generator.render.pytypes import TypeMapper, is_plain_class, query_shape, query_style
 from generator.render.resources import Resource
 from generator.render.writer import (
@@ -497,7 +497,7 @@ class _Planner:
             kept = cache.served(key) if cache is not None else None
             if isinstance(kept, _Kept):
                 pairs = zip(kept.views, group.operations, strict=True)
-                ops = tuple(_with_op(view, op) for view, op in pairs)
+                ops = tuple(with_op(view, op) for view, op in pairs)
                 self.kept[group.module] = kept
             else:
                 make = functools.partial(self.resource_operations, group, method_names)
@@ -698,14 +698,6 @@ class _Kept:
     scoped: tuple[OperationPlan, ...]
     scoped_digests: tuple[bytes, ...]
     uses_builtins: bool
-
-
-def _with_op(view: OperationPlan, op: Operation) -> OperationPlan:
-    """The plan `view` was made from: the same, with the operation itself."""
-    plan = object.__new__(OperationPlan)
-    plan.__dict__.update(view.__dict__)
-    plan.__dict__["op"] = op
-    return plan
 
 
 def _resource_view(resource: ResourcePlan, kept: _Kept | None = None) -> ResourcePlan:

@@ -40,6 +40,7 @@ from generator.spec.located import Said, recorded, recording_complete, replay
 
 _KIND = "plans1"
 T = TypeVar("T")
+P = TypeVar("P")
 
 
 class PlanInputs:
@@ -213,6 +214,15 @@ class PlanCache:
             cache_put(_KIND, self.store, self.used)
 
 
+def with_op(view: P, op: Operation) -> P:
+    """The plan `view` (kept with an `OperationView` as its `op`) was made from: the same
+    values, with the operation itself."""
+    plan = object.__new__(type(view))
+    plan.__dict__.update(view.__dict__)
+    plan.__dict__["op"] = op
+    return plan
+
+
 def kept(kind: str, material: Any, make: Callable[[], T]) -> T:
     """`make()` — a function of `material` (plain data) and apiforge's code that computes
     and warns — kept between runs (cache kind `kind`) with what it said, which is said again
@@ -243,4 +253,4 @@ def kept(kind: str, material: Any, make: Callable[[], T]) -> T:
     return made
 
 
-__all__ = ["PlanCache", "PlanInputs", "kept"]
+__all__ = ["PlanCache", "PlanInputs", "kept", "with_op"]

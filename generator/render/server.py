@@ -40,7 +40,7 @@ from generator.render.error_views import error_views_json, plan_error_views
 from generator.render.inline_models import model_schemas
 from generator.render.models import models_for
 from generator.render.names import NameAllocator, package_version, safe_identifier, snake_case
-from generator.render.plan_cache import PlanCache, PlanInputs
+from generator.render.plan_cache import PlanCache, PlanInputs, with_op
 from generator.render.pytypes import (
     TypeMapper,
     is_plain_class,
@@ -771,6 +771,7 @@ class _Planner:
         return None
 
     def resource_operations(self, group: Resource) -> tuple[OperationPlan, ...]:
+        """The plans of `group`'s operations (method and endpoint names unique in it)."""
         methods = NameAllocator(_CLASS_SCOPE_NAMES)
         endpoints = NameAllocator({"router"})
         return tuple(self.operation(op, methods, endpoints) for op in group.operations)
@@ -779,7 +780,7 @@ class _Planner:
         """One router and one handler module per resource (`resources.group_operations`, the
         client's grouping). Module names are also file names and fields of main.Handlers
         (never `field`, which its class body calls). With `cache`, a resource's operations
-        planned by an earlier run come from it (`_served`)."""
+        planned by an earlier run come from it (`plan_cache`)."""
         groups = group_operations(self.api, reserved_modules={"runtime", "field", "dataclass"})
         classes = NameAllocator({"Reply", "RequestContext", "JobContext", "Any"})
         plans = []
@@ -793,7 +794,7 @@ class _Planner:
             kept = cache.served(key) if cache is not None else None
             if isinstance(kept, _Kept):
                 pairs = zip(kept.views, group.operations, strict=True)
-                ops = tuple(_with_op(view, op) for view, op in pairs)
+                ops = tuple(with_op(view, op) for view, op in pairs)
                 self.kept[group.module] = kept
             else:
                 make = functools.partial(self.resource_operations, group)
@@ -981,14 +982,6 @@ class _Kept:
 
     views: tuple[OperationPlan, ...]
     digests: tuple[bytes, ...]
-
-
-def _with_op(view: OperationPlan, op: Operation) -> OperationPlan:
-    """The plan `view` was made from: the same, with the operation itself."""
-    plan = object.__new__(OperationPlan)
-    plan.__dict__.update(view.__dict__)
-    plan.__dict__["op"] = op
-    return plan
 
 
 def write_server(
