@@ -60,6 +60,8 @@ class Schema:
 
 @dataclass(frozen=True, slots=True)
 class Header:
+    """A response header the spec declares."""
+
     name: str
     required: bool
     description: str
@@ -69,6 +71,8 @@ class Header:
 
 @dataclass(frozen=True, slots=True)
 class Parameter:
+    """An operation's parameter (its path item's included; the operation's wins)."""
+
     name: str
     location: ParamIn
     required: bool
@@ -82,6 +86,8 @@ class Parameter:
 
 @dataclass(frozen=True, slots=True)
 class MediaType:
+    """One `content` entry: a media type, its schema and its examples."""
+
     content_type: str
     schema: Schema | None
     where: Where
@@ -90,6 +96,8 @@ class MediaType:
 
 @dataclass(frozen=True, slots=True)
 class RequestBody:
+    """An operation's request body."""
+
     required: bool
     description: str
     content: tuple[MediaType, ...]
@@ -129,6 +137,8 @@ class OAuthFlow:
 
 @dataclass(frozen=True, slots=True)
 class SecurityScheme:
+    """One entry of `components/securitySchemes`."""
+
     name: str
     type: str  # apiKey, http, oauth2, openIdConnect, mutualTLS
     scheme: str  # for http: bearer, basic (lower case)
@@ -162,6 +172,8 @@ SecurityRequirement = Mapping[str, tuple[str, ...]]
 
 @dataclass(frozen=True, slots=True)
 class IdempotencySpec:
+    """What an operation declares of idempotency keys."""
+
     header: str  # as the spec spells it
     required: bool
     responses: frozenset[str]  # which of 409/422 are declared
@@ -173,6 +185,8 @@ RateLimitFamily = Literal["x-ratelimit", "ratelimit", "ietf"]
 
 @dataclass(frozen=True, slots=True)
 class RateLimitSpec:
+    """What an operation declares of rate limits."""
+
     family: RateLimitFamily
     headers: tuple[str, ...]  # the declared names, as spelled
     has_429: bool
@@ -182,6 +196,8 @@ class RateLimitSpec:
 
 @dataclass(frozen=True, slots=True)
 class ConcurrencySpec:
+    """What an operation declares of optimistic concurrency (ETag, If-Match)."""
+
     etag: bool  # a 2xx response declares ETag
     if_match: bool
     if_match_required: bool
@@ -192,6 +208,8 @@ class ConcurrencySpec:
 
 @dataclass(frozen=True, slots=True)
 class AsyncJobSpec:
+    """What a 202 operation declares of its job."""
+
     location: bool
     retry_after: bool
     status_operation: str | None  # operation id of the job status GET, when resolvable
@@ -202,6 +220,8 @@ class AsyncJobSpec:
 
 @dataclass(frozen=True, slots=True)
 class ProblemsSpec:
+    """How an operation's error responses are written."""
+
     problem_statuses: tuple[str, ...]  # error responses using application/problem+json
     other_statuses: tuple[str, ...]  # error responses with another (or no) media type
 
@@ -271,6 +291,8 @@ class PaginationSpec:
 
 @dataclass(frozen=True, slots=True)
 class OperationPatterns:
+    """Every pattern detected on one operation (`generator.patterns`)."""
+
     idempotency: IdempotencySpec | None = None
     rate_limit: RateLimitSpec | None = None
     concurrency: ConcurrencySpec | None = None
@@ -282,6 +304,8 @@ class OperationPatterns:
 
 @dataclass(frozen=True, slots=True)
 class WebhookSignatureSpec:
+    """How a webhook's deliveries are signed."""
+
     scheme: Literal["standard-webhooks", "stripe-style", "custom"]
     signature_header: str | None
     id_header: str | None
@@ -295,6 +319,8 @@ class WebhookSignatureSpec:
 
 @dataclass(frozen=True, slots=True)
 class Operation:
+    """One operation: a method on a path."""
+
     id: str  # operationId, or a stable id derived from method and path
     method: HttpMethod
     path: str
@@ -351,6 +377,8 @@ class Webhook:
 
 @dataclass(frozen=True, slots=True)
 class ServerVariable:
+    """A variable of a server URL template."""
+
     name: str
     default: str
     enum: tuple[str, ...]  # as the spec lists them; () for any value
@@ -359,6 +387,8 @@ class ServerVariable:
 
 @dataclass(frozen=True, slots=True)
 class Server:
+    """One entry of `servers`."""
+
     url: str  # a template when it has variables: `https://{region}.example.com`
     description: str
     variables: tuple[ServerVariable, ...] = ()  # in the order the spec lists them
@@ -366,6 +396,8 @@ class Server:
 
 @dataclass(frozen=True, slots=True)
 class Api:
+    """The whole API: what every later stage reads."""
+
     title: str
     version: str
     description: str

@@ -21,6 +21,7 @@ Naming (stable, documented in the generated README):
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -52,6 +53,7 @@ from generator.render.method_names import (
 )
 from generator.render.models import models_for
 from generator.render.names import NameAllocator, package_version, safe_identifier, snake_case
+from generator.render.plan_cache import PlanCache, PlanInputs, with_op
 from generator.render.pytypes import TypeMapper, is_plain_class, query_shape, query_style
 from generator.render.resources import Resource
 from generator.render.writer import (
@@ -263,6 +265,8 @@ class _Planner:
         self.api = api
         self.types = mapper
         self.auth = plan_auth(api, CONSTRUCTOR_ARGUMENTS)
+        self.kept: dict[str, _Kept] = {}  # module → its operations' views from the plan cache
+        self.keys: dict[str, str | None] = {}  # module → its plan-cache key, when planned
 
     def params(self, op: Operation) -> tuple[ParamPlan, ...]:
         pattern_headers = set(_CONCURRENCY_HEADERS)
@@ -458,7 +462,9 @@ class _Planner:
             errors=self.error_types(op),
         )
 
-    def resources(self) -> list[ResourcePlan]:
+    def resources(self, cache: PlanCache | None = None) -> list[ResourcePlan]:
+        """One plan per resource (`method_names.client_methods`). With `cache`, a resource's
+        operations planned by an earlier run come from it."""
         layout = client_methods(self.api)
         groups = layout.resources
         classes = NameAllocator(
@@ -467,41 +473,60 @@ class _Planner:
         names = {g.path: classes.allocate(g.path, f"{g.pascal}Resource") for g in groups}
         plans = []
         for group in groups:
-            methods = NameAllocator((*CLASS_SCOPE_NAMES, *RESOURCE_NAMES, *group.children))
-            ops = [
-                replace(
-                    self.operation(op, methods.allocate(op.id, layout.names[op.id].name)),
-                    named_by=layout.names[op.id].source,
-                )
-                for op in group.operations
-            ]
-            ops = [
-                replace(
-                    plan,
-                    stream_name=methods.allocate(
-                        ("stream", plan.op.id), plan.name.rstrip("_") + "_stream"
-                    ),
-                )
-                if plan.media.stream and not plan.job_result
-                else plan
-                for plan in ops
-            ]
             children = tuple(
                 ChildPlan(c, names[(*group.path, c)], _module_of(groups, (*group.path, c)))
                 for c in group.children
             )
-            plans.append(
-                ResourcePlan(
-                    attribute=group.attribute,
-                    dotted=".".join(group.path),
-                    module=group.module,
-                    class_name=names[group.path],
-                    label=group.label,
-                    operations=tuple(ops),
-                    children=children,
-                )
+            resource = ResourcePlan(
+                attribute=group.attribute,
+                dotted=".".join(group.path),
+                module=group.module,
+                class_name=names[group.path],
+                label=group.label,
+                operations=(),
+                children=children,
             )
+            method_names = tuple(
+                (layout.names[op.id].name, layout.names[op.id].source) for op in group.operations
+            )
+            key = (
+                cache.key((repr(resource), method_names), group.operations)
+                if cache is not None
+                else None
+            )
+            kept = cache.served(key) if cache is not None else None
+            if isinstance(kept, _Kept):
+                pairs = zip(kept.views, group.operations, strict=True)
+                ops = tuple(with_op(view, op) for view, op in pairs)
+                self.kept[group.module] = kept
+            else:
+                make = functools.partial(self.resource_operations, group, method_names)
+                ops = cache.plan(key, make) if cache is not None else make()
+                self.keys[group.module] = key
+            plans.append(replace(resource, operations=ops))
         return plans
+
+    def resource_operations(
+        self, group: Resource, method_names: Sequence[tuple[str, str]]
+    ) -> tuple[OperationPlan, ...]:
+        """The plans of `group`'s operations, named `method_names` ((name, where it comes
+        from) each)."""
+        methods = NameAllocator((*CLASS_SCOPE_NAMES, *RESOURCE_NAMES, *group.children))
+        ops = [
+            replace(self.operation(op, methods.allocate(op.id, name)), named_by=source)
+            for op, (name, source) in zip(group.operations, method_names, strict=True)
+        ]
+        return tuple(
+            replace(
+                plan,
+                stream_name=methods.allocate(
+                    ("stream", plan.op.id), plan.name.rstrip("_") + "_stream"
+                ),
+            )
+            if plan.media.stream and not plan.job_result
+            else plan
+            for plan in ops
+        )
 
     def webhooks(self) -> list[WebhookPlan]:
         allocator = NameAllocator({"verify_webhook", "parse_event"})
@@ -541,12 +566,14 @@ def plan_client(
     spec_name: str,
     package: str | None = None,
     models: tuple[str | Deferred, Mapping[str, str]] | None = None,
+    inputs: PlanInputs | None = None,
 ) -> ClientPlan:
     """Everything `apiforge client` writes for `api`. `spec_source` is what the models step
     reads (the root file's path, or the spec text from stdin); `spec_name` is the spec's name
     as messages and markers show it. `models`: the models module's text (or a `Deferred`
     one) and the schema → class map of the classes it defines, when the caller has them
-    (`apiforge generate`); otherwise they come from `models_for`."""
+    (`apiforge generate`); otherwise they come from `models_for`. `inputs`: what `api` was
+    built from, for the per-resource plan cache (`plan_cache`; None: no cache)."""
     package = check_package_name(package or default_package_name(api))
     marker = marker_line(spec_name)
     models_source: str | Deferred
@@ -560,6 +587,8 @@ def plan_client(
         models_source, classes = models
     mapper = TypeMapper({k: s.data for k, s in lifted.schemas.items()}, classes)
     planner = _Planner(api, mapper)
+    scope = f"{marker}\0{package}"
+    cache = PlanCache("client", scope, api, inputs, classes)
     version = package_version(api.version)
     taken = [*CONSTRUCTOR_ARGUMENTS, *(a.argument for a in planner.auth if a.argument)]
     servers = plan_servers(api, taken)
@@ -574,7 +603,7 @@ def plan_client(
         base_url=servers.default_url,
         servers=servers,
         user_agent=f"{package}/{version}",
-        resources=planner.resources(),
+        resources=planner.resources(cache),
         auth=planner.auth,
         auth_example=example_arguments(api, planner.auth),
         log_env=f"{package.upper()}_LOG",
@@ -582,11 +611,14 @@ def plan_client(
     )
     # Templates see each operation only as an OperationView (what they read of it), so the
     # context a file's cache key covers is exactly what its template can read.
-    views = [_resource_view(r) for r in plan.resources]
+    views = [_resource_view(r, planner.kept.get(r.module)) for r in plan.resources]
     view = replace(plan, resources=views, files=[])
     context = {"plan": view, "marker": marker, "html_marker": marker_line(spec_name, style="html")}
-    scope = f"{marker}\0{package}"
     templates = TemplateFiles("client", context, scope=scope)
+    for kept in planner.kept.values():  # their digests, from the run that planned them
+        for ops, digests in ((kept.views, kept.digests), (kept.scoped, kept.scoped_digests)):
+            for op, digest in zip(ops, digests, strict=True):
+                templates.fingerprints.remember(op, digest)
     # `_client.py` sees the top-level resources only, and each resource module its own
     # resource only: a new operation re-renders (and re-formats) its resource's module alone.
     tops = [replace(r, operations=()) for r in views if r.top_level]
@@ -610,14 +642,29 @@ def plan_client(
         ),
     ]
     for resource in views:
+        scoped = _class_scope_view(resource, planner.kept.get(resource.module))
         files.append(
             resource_modules.file(
                 f"{pkg}/resources/{resource.module}.py",
                 "resource.py.j2",
                 format=True,
-                extra={"resource": _class_scope_view(resource)},
+                extra={"resource": scoped},
             )
         )
+        if resource.module in planner.keys:  # planned this run: kept for the next
+            digest_of = templates.fingerprints.object_digest
+            own = scoped.operations is not resource.operations
+            cache.keep(
+                planner.keys[resource.module],
+                _Kept(
+                    resource.operations,
+                    tuple(digest_of(o) for o in resource.operations),
+                    scoped.operations if own else (),
+                    tuple(digest_of(o) for o in scoped.operations) if own else (),
+                    scoped.uses_builtins,
+                ),
+            )
+    cache.save()
     if plan.webhooks:
         files.append(templates.file(f"{pkg}/webhooks.py", "webhooks.py.j2", format=True))
     runtime = templates_root() / "client" / "runtime"
@@ -640,17 +687,38 @@ def _lenient(models_source: str | Deferred) -> str | Deferred:
     return Deferred(lambda: client_models(models_source.text()))
 
 
-def _resource_view(resource: ResourcePlan) -> ResourcePlan:
-    """`resource` as templates see it: each operation as an `OperationView`."""
+@dataclass(frozen=True)
+class _Kept:
+    """What the plan cache keeps of a resource: its operations as templates see them
+    (`_resource_view`), and as its class body does (`_class_scope_view`; () when the same),
+    with their fingerprints' digests."""
+
+    views: tuple[OperationPlan, ...]
+    digests: tuple[bytes, ...]
+    scoped: tuple[OperationPlan, ...]
+    scoped_digests: tuple[bytes, ...]
+    uses_builtins: bool
+
+
+def _resource_view(resource: ResourcePlan, kept: _Kept | None = None) -> ResourcePlan:
+    """`resource` as templates see it: each operation as an `OperationView` (`kept`: those
+    views, from the plan cache)."""
+    if kept is not None:
+        return replace(resource, operations=kept.views)
     operations = tuple(
         replace(o, op=cast(Operation, operation_view(o.op))) for o in resource.operations
     )
     return replace(resource, operations=operations)
 
 
-def _class_scope_view(resource: ResourcePlan) -> ResourcePlan:
+def _class_scope_view(resource: ResourcePlan, kept: _Kept | None = None) -> ResourcePlan:
     """`resource` with its signatures' types safe inside its class body: where a method is
-    named after a builtin (`list`), the annotations spell the builtin `builtins.list`."""
+    named after a builtin (`list`), the annotations spell the builtin `builtins.list`
+    (`kept`: those operations, from the plan cache)."""
+    if kept is not None:
+        if not kept.scoped:
+            return resource
+        return replace(resource, operations=kept.scoped, uses_builtins=kept.uses_builtins)
     shadowed = SHADOWABLE_BUILTINS.intersection(o.name for o in resource.operations)
     if not shadowed:
         return resource

@@ -163,6 +163,16 @@ class Fingerprinter:
     def digest(self, value: object) -> str:
         return hashlib.sha256(marshal.dumps(self._plain(value), 2)).hexdigest()
 
+    def object_digest(self, value: object) -> bytes:
+        """The digest that stands for an apiforge dataclass instance inside other values."""
+        return self._object(value)
+
+    def remember(self, value: object, digest: bytes) -> None:
+        """Take `digest` as `value`'s `object_digest` — one an earlier run made of an equal
+        value (the plan cache keeps them with the plans, keyed by everything they are made
+        from): its attributes are then not walked again."""
+        self._known[id(value)] = (value, digest)
+
     def _plain(self, value: Any) -> Any:
         kind = type(value)
         if kind in _ATOMS:

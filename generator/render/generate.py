@@ -34,13 +34,14 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
 from generator.errors import ApiforgeError, Problem
 from generator.forked import Forked
+from generator.ir import Schema
 from generator.render.inline_models import model_schemas
 from generator.render.model_isolation import refs_located
 from generator.render.models import (
@@ -51,6 +52,7 @@ from generator.render.models import (
     warn_missing_classes,
     warn_unenforced,
 )
+from generator.render.plan_cache import PlanInputs, kept
 from generator.render.writer import (
     Deferred,
     GeneratedFile,
@@ -237,6 +239,26 @@ class _Checks:
 _USED_IN = {"server": "routers", "client": "client methods"}
 
 
+def _warn_about_models(
+    schemas: Mapping[str, Schema], class_names: dict[str, str], models_text: str, kinds: list[str]
+) -> None:
+    """Say what the models do not enforce, and what the module lacks (typed Any), for `kinds`:
+    kept between runs by what it reads (walking every schema was ~0.08 s of each run)."""
+
+    def warn() -> None:
+        warn_unenforced(schemas, models_text)
+        for kind in kinds:  # what the module lacks is typed Any, and said
+            warn_missing_classes(class_names, models_text, _USED_IN[kind], schemas)
+
+    material = (
+        models_text,
+        sorted(class_names.items()),
+        [_USED_IN[kind] for kind in kinds],
+        [(name, s.where.file, s.where.pointer, s.data) for name, s in schemas.items()],
+    )
+    kept("models-warnings1", material, warn)
+
+
 def _models_module(api: Any, source: Path | str, class_names: dict[str, str], header: str) -> str:
     """The models module's text (from the memory the prefetch filled, else the caches or the
     library); a spec without component schemas gets a stub, as `models.models_for` gives."""
@@ -275,6 +297,7 @@ class _Build:
     packages: dict[str, str | None]
     check: bool
     progress: Progress
+    inputs: PlanInputs | None = None  # for the per-resource plan cache
 
     def plan(
         self, kinds: list[str], classes: dict[str, dict[str, str]], models_text: str | None
@@ -321,6 +344,7 @@ class _Build:
                 spec_name=self.spec_name,
                 package=self.packages["server"],
                 models=models,
+                inputs=self.inputs,
             )
             product = Product(
                 "server",
@@ -341,6 +365,7 @@ class _Build:
                 spec_name=self.spec_name,
                 package=self.packages["client"],
                 models=models,
+                inputs=self.inputs,
             )
             product = Product(
                 "client",
@@ -437,6 +462,10 @@ def generate(
         packages={"server": server_package, "client": client_package},
         check=check,
         progress=progress,
+        inputs=PlanInputs(
+            root.data,
+            tuple((d.name, d.digest) for d in loaded.resolver.documents if d is not root),
+        ),
     )
     planned: list[_Planned] | None = None
     speculative: list[_Planned] | None = None
@@ -458,7 +487,8 @@ def generate(
             # A failure here is reported after validation and lint, as it was before.
             try:
                 models_text = _models_module(api, source, class_names, header)
-                classes = {kind: usable_classes(class_names, models_text) for kind in kinds}
+                usable = usable_classes(class_names, models_text)  # (the same for both trees)
+                classes = {kind: usable for kind in kinds}
                 # planning allocates much and frees it by reference counts: no collections
                 # (they were 40-80 ms of a Stripe regeneration)
                 with gc_paused():
@@ -484,11 +514,10 @@ def generate(
             models_text = _models_module(api, source, class_names, header)
     if speculative is not None:  # ruff formats models.py while its classes are checked
         build.with_models(speculative, models_text)
-    warn_unenforced(lifted.schemas, models_text)
-    for kind in kinds:  # what the module lacks is typed Any, and said
-        warn_missing_classes(class_names, models_text, _USED_IN[kind], lifted.schemas)
+    _warn_about_models(lifted.schemas, class_names, models_text, kinds)
     if planned is None:
-        classes = {kind: usable_classes(class_names, models_text) for kind in kinds}
+        usable = usable_classes(class_names, models_text)
+        classes = {kind: usable for kind in kinds}
         if speculative is not None and all(classes[k] == class_names for k in kinds):
             planned = speculative
         else:

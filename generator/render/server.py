@@ -23,6 +23,7 @@ arguments = snake_case of parameter names, never `self`, `ctx` or `body`.
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from collections.abc import Mapping, Sequence
@@ -39,6 +40,7 @@ from generator.render.error_views import error_views_json, plan_error_views
 from generator.render.inline_models import model_schemas
 from generator.render.models import models_for
 from generator.render.names import NameAllocator, package_version, safe_identifier, snake_case
+from generator.render.plan_cache import PlanCache, PlanInputs, with_op
 from generator.render.pytypes import (
     TypeMapper,
     is_plain_class,
@@ -47,7 +49,7 @@ from generator.render.pytypes import (
     union_members,
 )
 from generator.render.regex_engines import ENGINE_NAMES, rust_error
-from generator.render.resources import group_operations
+from generator.render.resources import Resource, group_operations
 from generator.render.server_conformance import (
     JobViewPlan,
     declared_errors,
@@ -328,6 +330,8 @@ class _Planner:
         self.api = api
         self.types = mapper
         self.api_family = self._api_rate_limit()
+        self.kept: dict[str, _Kept] = {}  # module → its operations' views from the plan cache
+        self.keys: dict[str, str | None] = {}  # module → its plan-cache key, when planned
         self.job_ops: dict[str, tuple[str, Operation]] = {}  # status/cancel op id → kind, submit
         for op in api.operations:
             job = op.patterns.async_job
@@ -784,10 +788,17 @@ class _Planner:
                     return found[0]
         return None
 
-    def tags(self) -> list[TagPlan]:
+    def resource_operations(self, group: Resource) -> tuple[OperationPlan, ...]:
+        """The plans of `group`'s operations (method and endpoint names unique in it)."""
+        methods = NameAllocator(_CLASS_SCOPE_NAMES)
+        endpoints = NameAllocator({"router"})
+        return tuple(self.operation(op, methods, endpoints) for op in group.operations)
+
+    def tags(self, cache: PlanCache | None = None) -> list[TagPlan]:
         """One router and one handler module per resource (`resources.group_operations`, the
         client's grouping). Module names are also file names and fields of main.Handlers
-        (never `field`, which its class body calls)."""
+        (never `field`, which its class body calls). With `cache`, a resource's operations
+        planned by an earlier run come from it (`plan_cache`)."""
         groups = group_operations(self.api, reserved_modules={"runtime", "field", "dataclass"})
         classes = NameAllocator({"Reply", "RequestContext", "JobContext", "Any"})
         plans = []
@@ -796,9 +807,17 @@ class _Planner:
                 continue  # a parent of nested resources only: nothing to route
             base = classes.allocate(("base", group.path), f"{group.pascal}Base")
             handler = classes.allocate(("handler", group.path), f"{group.pascal}Handler")
-            methods = NameAllocator(_CLASS_SCOPE_NAMES)
-            endpoints = NameAllocator({"router"})
-            ops = tuple(self.operation(op, methods, endpoints) for op in group.operations)
+            names = (group.label, group.module, base, handler)
+            key = cache.key(names, group.operations) if cache is not None else None
+            kept = cache.served(key) if cache is not None else None
+            if isinstance(kept, _Kept):
+                pairs = zip(kept.views, group.operations, strict=True)
+                ops = tuple(with_op(view, op) for view, op in pairs)
+                self.kept[group.module] = kept
+            else:
+                make = functools.partial(self.resource_operations, group)
+                ops = cache.plan(key, make) if cache is not None else make()
+                self.keys[group.module] = key
             plans.append(TagPlan(group.label, group.module, base, handler, ops))
         return plans
 
@@ -810,12 +829,14 @@ def plan_server(
     spec_name: str,
     package: str | None = None,
     models: tuple[str | Deferred, Mapping[str, str]] | None = None,
+    inputs: PlanInputs | None = None,
 ) -> ServerPlan:
     """Everything `apiforge server` writes for `api` (see the module docstring).
 
     `models`: the models module's text (or a `Deferred` one) and the schema → class map of
     the classes it defines, when the caller has them (`apiforge generate`); otherwise they come
-    from `models_for`, which also warns about the classes the module lacks."""
+    from `models_for`, which also warns about the classes the module lacks. `inputs`: what
+    `api` was built from, for the per-resource plan cache (`plan_cache`; None: no cache)."""
     package = check_package_name(package or default_package_name(api))
     marker = marker_line(spec_name)
     models_source: str | Deferred
@@ -827,7 +848,16 @@ def plan_server(
         models_source, classes = models
     mapper = TypeMapper({k: s.data for k, s in lifted.schemas.items()}, classes)
     planner = _Planner(api, mapper)
-    tags = planner.tags()
+    scope = f"{marker}\0{package}"
+    cache = PlanCache(
+        "server",
+        scope,
+        api,
+        inputs,
+        classes,
+        facts=(planner.api_family, sorted((k, v[0], v[1].id) for k, v in planner.job_ops.items())),
+    )
+    tags = planner.tags(cache)
     event_planner = EventPlanner(api, mapper, planner.is_job)
     events = event_planner.events()
     all_ops = [o for t in tags for o in t.operations]
@@ -865,7 +895,7 @@ def plan_server(
     )
     # Templates see each operation only as an OperationView (what they read of it), so the
     # context a file's cache key covers is exactly what its template can read.
-    view_tags = [_tag_view(t) for t in tags]
+    view_tags = [_tag_view(t, planner.kept.get(t.module)) for t in tags]
     views = dict(zip((t.module for t in tags), view_tags, strict=True))
     context: dict[str, object] = {
         "plan": dc_replace(plan, tags=view_tags, files=[]),
@@ -873,7 +903,10 @@ def plan_server(
         "html_marker": marker_line(spec_name, style="html"),
         "is_plain_class": is_plain_class,
     }
-    templates = TemplateFiles("server", context, scope=f"{marker}\0{package}")
+    templates = TemplateFiles("server", context, scope=scope)
+    for kept in planner.kept.values():  # their digests, from the run that planned them
+        for op_view, digest in zip(kept.views, kept.digests, strict=True):
+            templates.fingerprints.remember(op_view, digest)
     pkg = package
 
     def gen(path: str, template: str, **extra: object) -> GeneratedFile:
@@ -902,7 +935,7 @@ def plan_server(
             "is_plain_class": is_plain_class,
             "plan": {"title": plan.title, "package": pkg, "has_outbox": plan.has_outbox},
         },
-        scope=f"{marker}\0{package}",
+        scope=scope,
     )
     per_resource.fingerprints = templates.fingerprints  # one digest per view
     for tag in tags:
@@ -922,6 +955,11 @@ def plan_server(
                     extra={"tag": view},
                 )
             )
+    for module, key in planner.keys.items():  # (each view's digest is known: its file's key)
+        ops = views[module].operations
+        digests = tuple(templates.fingerprints.object_digest(o) for o in ops)
+        cache.keep(key, _Kept(ops, digests))
+    cache.save()
     if has_jobs:
         files.append(gen(f"{pkg}/jobs.py", "jobs.py.j2"))
     files.append(GeneratedFile(f"{pkg}/mocks.json", mock_answers(tags, api, job_view.result)))
@@ -944,12 +982,24 @@ def plan_server(
     return plan
 
 
-def _tag_view(tag: TagPlan) -> TagPlan:
-    """`tag` as templates see it: each operation as an `OperationView`."""
+def _tag_view(tag: TagPlan, kept: _Kept | None = None) -> TagPlan:
+    """`tag` as templates see it: each operation as an `OperationView` (`kept`: those views,
+    from the plan cache)."""
+    if kept is not None:
+        return dc_replace(tag, operations=kept.views)
     operations = tuple(
         dc_replace(o, op=cast(Operation, operation_view(o.op))) for o in tag.operations
     )
     return dc_replace(tag, operations=operations)
+
+
+@dataclass(frozen=True)
+class _Kept:
+    """A resource's operations as templates see them (`_tag_view`), with their fingerprints'
+    digests: what the plan cache keeps of a resource."""
+
+    views: tuple[OperationPlan, ...]
+    digests: tuple[bytes, ...]
 
 
 def write_server(

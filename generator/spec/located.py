@@ -9,6 +9,9 @@ a hand-made `Api`) is named by file and pointer alone.
 from __future__ import annotations
 
 import logging
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from generator.errors import Problem
@@ -20,6 +23,9 @@ if TYPE_CHECKING:
 _log = logging.getLogger("apiforge")
 _last: list[Resolver] = []  # the resolver of the spec loaded last (one at most)
 _said: set[str] = set()  # the warnings given since then: a plan made twice says each once
+# what `recorded()` collects, per thread: (where or None, level, message)
+Said = tuple[Where | None, int, str]
+_recording = threading.local()
 
 
 def remember(resolver: Resolver) -> None:
@@ -42,10 +48,62 @@ def problem_at(where: Where, message: str) -> Problem:
 def warn_at(where: Where, message: str) -> None:
     """Say `message` as a warning that names `where` (file:line:column and pointer), once
     per loaded spec."""
+    recorder: list[Said] | None = getattr(_recording, "said", None)
+    if recorder is not None:
+        recorder.append((where, logging.WARNING, message))
+        return
     text = problem_at(where, message).render()
     if text not in _said:
         _said.add(text)
         _log.warning("warning: %s", text)
 
 
-__all__ = ["problem_at", "remember", "warn_at"]
+class _Collect(logging.Filter):
+    """Takes the apiforge logger's records of one thread (a plain warning, no `Where`) into
+    `said` instead of letting them through."""
+
+    def __init__(self, said: list[Said]) -> None:
+        super().__init__()
+        self.said = said
+        self.thread = threading.get_ident()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.thread != self.thread:
+            return True
+        self.said.append((None, record.levelno, record.getMessage()))
+        return False
+
+
+def recording_complete() -> bool:
+    """Whether `recorded()` would see every warning: a logger that drops warnings before its
+    filters (its level, `logging.disable`) would leave them out of what is kept."""
+    return _log.isEnabledFor(logging.WARNING) and not _log.disabled
+
+
+@contextmanager
+def recorded() -> Iterator[list[Said]]:
+    """Collect, instead of saying, the warnings this thread gives meanwhile — `warn_at`'s with
+    their `Where`, so `replay` looks their lines up again (a plan kept between runs says
+    them where the node is now) — for `replay` to say them."""
+    said: list[Said] = []
+    collect = _Collect(said)
+    outer = getattr(_recording, "said", None)
+    _recording.said = said
+    _log.addFilter(collect)
+    try:
+        yield said
+    finally:
+        _log.removeFilter(collect)
+        _recording.said = outer
+
+
+def replay(said: Sequence[Said]) -> None:
+    """Say what `recorded()` collected, as it would have been said."""
+    for where, level, message in said:
+        if where is not None:
+            warn_at(where, message)
+        else:
+            _log.log(level, "%s", message)
+
+
+__all__ = ["Said", "problem_at", "recorded", "recording_complete", "remember", "replay", "warn_at"]
