@@ -24,7 +24,6 @@ arguments = snake_case of parameter names, never `self`, `ctx` or `body`.
 from __future__ import annotations
 
 import functools
-import logging
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -33,8 +32,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from generator.errors import ApiforgeError, Problem
-from generator.ir import Api, Operation, Parameter, Where
-from generator.render.constraint_values import constraint_problem
+from generator.ir import Api, Operation, Parameter
 from generator.render.env import TemplateFiles, operation_view, templates_root
 from generator.render.error_views import error_views_json, plan_error_views
 from generator.render.inline_models import model_schemas
@@ -48,7 +46,6 @@ from generator.render.pytypes import (
     query_style,
     union_members,
 )
-from generator.render.regex_engines import ENGINE_NAMES, rust_error
 from generator.render.resources import Resource, group_operations
 from generator.render.server_conformance import (
     JobViewPlan,
@@ -69,6 +66,7 @@ from generator.render.server_handlers import (
     missing_handlers,
     missing_verifiers,
 )
+from generator.render.server_params import constraints, default_literal
 from generator.render.server_params import file_type as _file_type
 from generator.render.server_params import scalar_enum as _scalar_enum
 from generator.render.server_params import text_formats as _text_formats
@@ -219,75 +217,7 @@ def check_package_name(name: str) -> str:
     return name
 
 
-def _number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
 _FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
-_INT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
-_INT_BOUNDS = {"minimum": 0, "maximum": 1}
-
-
-def _constraints(
-    schema: Mapping[str, Any], type_expr: str, what: str, where: Where | None = None
-) -> list[str]:
-    """FastAPI `Path/Query/Header/Cookie` keyword arguments for a primitive schema (`what`
-    names the parameter, `where` its schema, in the warning about a pattern the server cannot
-    enforce)."""
-    base = type_expr.replace(" | None", "")
-    out: list[str] = []
-
-    def refused(key: str) -> bool:
-        reason = constraint_problem(schema, key)
-        if reason and where is not None:
-            warn_at(
-                where.child(key),
-                f"`{key}` of {what} is not enforced by the server: pydantic refuses "
-                f"{schema[key]!r} ({reason})",
-            )
-        return reason is not None
-
-    if base in ("int", "float"):
-        # OpenAPI 3.0 says an exclusive bound with a flag: `minimum: 0, exclusiveMinimum: true`
-        lower = "gt" if schema.get("exclusiveMinimum") is True else "ge"
-        upper = "lt" if schema.get("exclusiveMaximum") is True else "le"
-        for key, kw in (
-            ("minimum", lower),
-            ("maximum", upper),
-            ("exclusiveMinimum", "gt"),
-            ("exclusiveMaximum", "lt"),
-        ):
-            if _number(schema.get(key)) and not refused(key):
-                out.append(f"{kw}={schema[key]!r}")
-            elif base == "int" and key in _INT_BOUNDS and schema.get("format") in _INT_RANGES:
-                # int32/int64 say the range (inclusive) even where no minimum/maximum does,
-                # unless a 3.1 exclusive bound stands in for it (a 3.0 flag alone bounds nothing)
-                exclusive = "exclusive" + key[0].upper() + key[1:]
-                if not _number(schema.get(exclusive)):
-                    bound = _INT_RANGES[schema["format"]][_INT_BOUNDS[key]]
-                    out.append(f"{'ge' if key == 'minimum' else 'le'}={bound!r}")
-    if base == "str":
-        for key, kw in (("minLength", "min_length"), ("maxLength", "max_length")):
-            value = schema.get(key)
-            if isinstance(value, int | float) and not isinstance(value, bool) and not refused(key):
-                out.append(f"{kw}={value!r}")
-        pattern = schema.get("pattern")
-        if isinstance(pattern, str):
-            # FastAPI compiles a parameter's pattern with pydantic-core's Rust engine, at
-            # import: one it rejects would stop the generated app
-            reason = rust_error(pattern)
-            if reason is None:
-                out.append(f"pattern={_pystr(pattern)}")
-            else:
-                message = (
-                    f"the pattern of {what} is not enforced by the server: "
-                    f"{ENGINE_NAMES['rust']} rejects {pattern[:200]!r} ({reason})"
-                )
-                if where is not None:
-                    warn_at(where.child("pattern"), message)
-                else:
-                    logging.getLogger("apiforge").warning("warning: %s", message)
-    return out
 
 
 def _pystr(value: str) -> str:
@@ -301,28 +231,6 @@ def _tuple(values: Sequence[str]) -> str:
     from generator.render.escape import py_tuple
 
     return py_tuple([_pystr(v) for v in values])
-
-
-def _default_literal(schema: Mapping[str, Any] | None, type_expr: str) -> str | None:
-    """The schema's default as a Python literal, when it is a value of `type_expr`."""
-    if schema is None or "default" not in schema:
-        return None
-    value = schema["default"]
-    from generator.render.escape import py_literal
-
-    if type_expr == "int" and isinstance(value, int) and not isinstance(value, bool):
-        return py_literal(value)
-    if type_expr == "float" and _number(value):
-        return py_literal(float(value))
-    if type_expr == "bool" and isinstance(value, bool):
-        return py_literal(value)
-    if type_expr == "str" and isinstance(value, str):
-        return py_literal(value)
-    if type_expr.startswith("Literal[") and isinstance(value, str | int):
-        literal = py_literal(value)
-        if literal in type_expr:
-            return literal
-    return None
 
 
 class _Planner:
@@ -416,7 +324,7 @@ class _Planner:
         if p.location != "path":
             kwargs.append(f"alias={_pystr(p.name)}")
         if schema is not None and not loose:
-            kwargs += _constraints(
+            kwargs += constraints(
                 schema,
                 type_expr,
                 f"{p.location} parameter {p.name!r}",
@@ -430,7 +338,7 @@ class _Planner:
         default: str | None = None
         handler_type = type_expr
         if not required:
-            default = _default_literal(schema, type_expr)
+            default = default_literal(schema, type_expr)
             if default is None:
                 default = "None"
                 if "None" not in type_expr.split(" | "):
@@ -618,7 +526,7 @@ class _Planner:
             data = _resolved_data(prop, self.api.schemas)
             type_expr = _file_type(data) or self.types.type_of(data, mode="param")
             kwargs = dict(
-                k.split("=", 1) for k in _constraints(data, type_expr, f"form field {name!r}")
+                k.split("=", 1) for k in constraints(data, type_expr, f"form field {name!r}")
             )
             bounds = "{" + ", ".join(f"{_pystr(k)}: {v}" for k, v in kwargs.items()) + "}"
             fields.append(f"{_pystr(str(name))}: ({type_expr}, {bounds}, {name in required})")
