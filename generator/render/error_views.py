@@ -22,12 +22,12 @@ from typing import Any
 from generator.ir import Operation, Schema, Where
 from generator.render.mock_values import value_of
 from generator.render.server_conformance import (
-    _json_media,
-    _label,
-    _may_be,
-    _norm,
-    _properties,
-    _required,
+    json_media,
+    may_be_type,
+    normalized_name,
+    pointer_label,
+    required_properties,
+    schema_properties,
 )
 from generator.render.server_events import resolved_data
 
@@ -88,7 +88,7 @@ def plan_error_views(
     planned: dict[int, dict[str, Any] | None] = {}  # schema object → its view (shared refs)
     for op in operations:
         for response in op.error_responses:
-            media = _json_media(response)
+            media = json_media(response)
             if media is None or media.schema is None:
                 continue
             key = id(media.schema.data)
@@ -116,7 +116,7 @@ def _view(
     """The view of one error schema, or None where the problem goes out as it is; `data`:
     the components' JSON, for values made from a schema."""
     top = resolved_data(schema, schemas)
-    props = _properties(top, schemas)
+    props = schema_properties(top, schemas)
     if not props or _is_problem(props):
         return None
     wrap = ""
@@ -125,24 +125,24 @@ def _view(
         inner = [
             (name, resolved_data(p, schemas))
             for name, p in props.items()
-            if _may_be(resolved_data(p, schemas), frozenset({"object"}))
+            if may_be_type(resolved_data(p, schemas), frozenset({"object"}))
         ]
         for name, node in inner:
-            inner_props = _properties(node, schemas)
+            inner_props = schema_properties(node, schemas)
             if inner_props and (fields := _fields(inner_props, schemas, data)):
                 wrap, top, props = name, node, inner_props
                 break
     if not fields:
         return None
     constants: dict[str, Any] = {}
-    for name in _required(top, schemas):
+    for name in required_properties(top, schemas):
         if name not in fields and name in props:
             constants[name] = value_of(props[name], data, examples=True)
     if constants:
         _log.warning(
             "warning: %s: the error schema requires %s, which nothing the server's errors "
             "say fills: %s a value made from the schema",
-            _label(where),
+            pointer_label(where),
             ", ".join(f"`{c}`" for c in sorted(constants)),
             "it gets" if len(constants) == 1 else "they get",
         )
@@ -163,7 +163,7 @@ def _fields(
     each error shows: {"each": {property → member}, "constants": {…}})."""
     by_norm: dict[str, str] = {}
     for name in props:
-        by_norm.setdefault(_norm(name), name)
+        by_norm.setdefault(normalized_name(name), name)
     fields: dict[str, Any] = {}
     for member, types, synonyms in sources:
         for synonym in synonyms:
@@ -188,7 +188,7 @@ def _fits(node: Mapping[str, Any], types: frozenset[str], member: str) -> bool:
         return False  # a closed set of values the problem's cannot be known to be in
     if node.get("type") is None:  # untyped: only the texts, which any such property takes
         return member in ("detail", "kind", "title")
-    if not _may_be(node, types):
+    if not may_be_type(node, types):
         return False
     if member == "instance":
         return node.get("format") not in ("uri", "url")  # the problem's is a path
@@ -207,15 +207,15 @@ def _errors_member(
     where it holds objects, each error shown as one (its properties filled by name, as the
     error object's are); else nothing ("")."""
     items = resolved_data(node.get("items"), schemas) if "items" in node else {}
-    if items.get("type") is not None and _may_be(items, frozenset({"string"})):
+    if items.get("type") is not None and may_be_type(items, frozenset({"string"})):
         return "messages" if "enum" not in items else ""
-    if not _may_be(items, frozenset({"object"})):
+    if not may_be_type(items, frozenset({"object"})):
         return ""
-    props = _properties(items, schemas)
+    props = schema_properties(items, schemas)
     each = _fields(props, schemas, data, ITEM_SOURCES) if props else {}
     constants = {
         name: value_of(props[name], data)
-        for name in _required(items, schemas)
+        for name in required_properties(items, schemas)
         if name not in each and name in props
     }
     if each or constants:

@@ -49,7 +49,13 @@ from generator.ir import Api, Operation, Where
 from generator.patterns.pagination import list_body
 from generator.render.env import code_digest, templates_root
 from generator.render.names import NameAllocator, safe_identifier, snake_case, words
-from generator.render.resources import Resource, _actions, _is_param, _segments, group_operations
+from generator.render.resources import (
+    Resource,
+    action_paths,
+    group_operations,
+    is_param,
+    path_segments,
+)
 
 EXTENSION = "x-apiforge-method-name"
 # Module names that annotations inside generated resource classes use: no method may shadow
@@ -183,14 +189,14 @@ def _collections(operations: Sequence[Operation], api: Api) -> frozenset[str]:
         by_path.setdefault(op.path, []).append(op)
     with_items = {  # `/a/b` of `/a/b/{id}`, `/a/b/{id}/c`…: paths that hold items
         tuple(parts[:n])
-        for parts in (_segments(p) for p in by_path)
+        for parts in (path_segments(p) for p in by_path)
         for n in range(1, len(parts))
-        if _is_param(parts[n])
+        if is_param(parts[n])
     }
     found = set()
     for path, ops in by_path.items():
-        parts = _segments(path)
-        if not parts or _is_param(parts[-1]):
+        parts = path_segments(path)
+        if not parts or is_param(parts[-1]):
             continue
         get = next((op for op in ops if op.method == "get"), None)
         creates = any(op.method == "post" and op.response("201") for op in ops)
@@ -223,12 +229,12 @@ def derived_name(
 ) -> tuple[str, str]:
     """What an operation on a path-derived resource does to it, and whether that is a "crud"
     name or an "action"'s; ("", "") when nothing fits."""
-    parts = _segments(op.path)
+    parts = path_segments(op.path)
     call = _call(parts[-1]) if parts else ""
     if op.path in actions or call:
         action = call or "_".join(words(parts[-1]))
         return (action, "action") if plain_identifier(action) else ("", "")
-    if parts and _is_param(parts[-1]):
+    if parts and is_param(parts[-1]):
         table = _ITEM
     else:
         table = _COLLECTION if op.path in collections else _ITEM  # a singleton is like an item
@@ -318,7 +324,7 @@ def _client_methods(api: Api, reserved: frozenset[str]) -> ClientMethods:
     nested = frozenset({*CLASS_SCOPE_NAMES, *RESOURCE_NAMES})
     resources = group_operations(api, reserved=reserved | nested, reserved_nested=nested)
     untagged = [op for op in api.operations if not op.tags]
-    actions = _actions(untagged)
+    actions = action_paths(untagged)
     collections = _collections(untagged, api)
     names: dict[str, MethodName] = {}
     problems: list[NameProblem] = []

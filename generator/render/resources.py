@@ -45,25 +45,25 @@ class Resource:
         return self.path[-1]
 
 
-def _is_param(segment: str) -> bool:
+def is_param(segment: str) -> bool:
     return segment.startswith("{") and segment.endswith("}")
 
 
-def _segments(path: str) -> list[str]:
+def path_segments(path: str) -> list[str]:
     parts = [s for s in path.split("/") if s]
-    while parts and not _is_param(parts[0]) and _VERSION.fullmatch(parts[0]):
+    while parts and not is_param(parts[0]) and _VERSION.fullmatch(parts[0]):
         parts = parts[1:]
     return parts
 
 
-def _actions(operations: Sequence[Operation]) -> frozenset[str]:
+def action_paths(operations: Sequence[Operation]) -> frozenset[str]:
     """Paths whose last literal segment is an action on the resource before it: a POST after
     an item (`/charges/{charge}/capture`), or the one operation of a path that ends a
     collection's path with a word (`GET /customers/search`, `POST /secrets/delete`)."""
     methods: dict[str, set[str]] = {}
     for op in operations:
         methods.setdefault(op.path, set()).add(op.method.lower())
-    segments = {p: _segments(p) for p in methods}
+    segments = {p: path_segments(p) for p in methods}
     extended = {tuple(parts[:n]) for parts in segments.values() for n in range(1, len(parts))}
     paths = {tuple(parts) for parts in segments.values()}
     # collections of items: the prefixes an item parameter follows
@@ -71,14 +71,14 @@ def _actions(operations: Sequence[Operation]) -> frozenset[str]:
         tuple(parts[:n])
         for parts in segments.values()
         for n in range(1, len(parts))
-        if _is_param(parts[n])
+        if is_param(parts[n])
     }
 
     def is_action(path: str, verbs: set[str]) -> bool:
         parts = segments[path]
-        if len(parts) < 2 or _is_param(parts[-1]) or tuple(parts) in extended:
+        if len(parts) < 2 or is_param(parts[-1]) or tuple(parts) in extended:
             return False  # an item, or a resource other paths go on from
-        if _is_param(parts[-2]):
+        if is_param(parts[-2]):
             return verbs == {"post"}
         parent = tuple(parts[:-1])
         # a GET under a plain path (`/preview/lines`) is a list of its own, not an action
@@ -90,7 +90,7 @@ def _actions(operations: Sequence[Operation]) -> frozenset[str]:
 
 
 def _path_key(path: str, is_action: bool) -> tuple[str, ...]:
-    literals = [s for s in _segments(path) if not _is_param(s)]
+    literals = [s for s in path_segments(path) if not is_param(s)]
     if is_action:
         literals = literals[:-1]
     names = tuple(snake_case(s, fallback="resource") for s in literals)
@@ -113,7 +113,7 @@ def group_operations(
     tag_key: dict[str, tuple[str, ...]] = {
         t: (tag_names.allocate(t, snake_case(t, fallback="default")),) for t in tags
     }
-    actions = _actions([op for op in operations if not op.tags])
+    actions = action_paths([op for op in operations if not op.tags])
     by_key: dict[tuple[str, ...], list[Operation]] = {}
     labels: dict[tuple[str, ...], str] = {}
     key: tuple[str, ...]

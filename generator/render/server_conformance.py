@@ -85,11 +85,13 @@ RUNTIME_HEADERS = frozenset(
 )  # fmt: skip
 
 
-def _norm(text: str) -> str:
+def normalized_name(text: str) -> str:
+    """A field name as names are compared: lower case, without spaces, `_` and `-`."""
     return re.sub(r"[\s_\-]", "", text).lower()
 
 
-def _label(where: Where) -> str:
+def pointer_label(where: Where) -> str:
+    """`file#pointer`: a node as the caches and warnings name it."""
     return f"{where.file}#{where.pointer}"
 
 
@@ -106,7 +108,7 @@ def job_schema(status_op: Operation | None, submit: Operation) -> Schema | None:
     """The schema of the job resource: the status operation's JSON answer, else the 202's."""
     responses = [*(status_op.success_responses if status_op else ()), submit.response("202")]
     for response in responses:
-        media = _json_media(response)
+        media = json_media(response)
         if media is not None and media.schema is not None:
             schema: Schema = media.schema
             return schema
@@ -116,17 +118,17 @@ def job_schema(status_op: Operation | None, submit: Operation) -> Schema | None:
 def plan_job_view(schema: Schema | None, schemas: Mapping[str, Schema]) -> JobViewPlan:
     """How the runtime's job shows as `schema` (None or a schema without properties: as is)."""
     data = resolved(schema, schemas) or {}
-    props = _properties(data, schemas)
+    props = schema_properties(data, schemas)
     if schema is None or not props:
         return JobViewPlan()
     fields = _job_fields(props, schemas)
     where = schema.where
-    missing = sorted(set(_required(data, schemas)) - set(fields.values()))
+    missing = sorted(set(required_properties(data, schemas)) - set(fields.values()))
     if missing:
         _log.warning(
             "warning: %s: the job resource's required %s %s no counterpart in the server's "
             "jobs: its answers leave %s out",
-            _label(where),
+            pointer_label(where),
             "property" if len(missing) == 1 else "properties",
             ", ".join(f"`{m}`" for m in missing),
             "it" if len(missing) == 1 else "them",
@@ -139,7 +141,7 @@ def plan_job_view(schema: Schema | None, schemas: Mapping[str, Schema]) -> JobVi
         _log.warning(
             "warning: %s: the job resource has no status property: the server's answers "
             "about a job cannot say whether it has ended",
-            _label(where),
+            pointer_label(where),
         )
     return JobViewPlan(fields, statuses, props.get(fields.get("result", "")))
 
@@ -147,12 +149,12 @@ def plan_job_view(schema: Schema | None, schemas: Mapping[str, Schema]) -> JobVi
 def _job_fields(props: Mapping[str, Any], schemas: Mapping[str, Schema]) -> dict[str, str]:
     """Runtime job field → the job schema's property that shows it."""
     fields: dict[str, str] = {}
-    by_norm = {_norm(name): name for name in props}
+    by_norm = {normalized_name(name): name for name in props}
     for runtime, (names, types) in FIELD_SYNONYMS.items():
         name = next((by_norm[n] for n in names if n in by_norm), None)
         if name is None or name in fields.values():
             continue
-        if types and not _may_be(resolved_data(props[name], schemas), types):
+        if types and not may_be_type(resolved_data(props[name], schemas), types):
             continue
         fields[runtime] = name
     return fields
@@ -161,7 +163,7 @@ def _job_fields(props: Mapping[str, Any], schemas: Mapping[str, Schema]) -> dict
 def job_result_schema(schema: Schema | None, schemas: Mapping[str, Schema]) -> Any:
     """The schema of the property that shows a job's result (`result`, `output`, …), or
     None; what `plan_job_view` maps, without its warnings."""
-    props = _properties(resolved(schema, schemas) or {}, schemas)
+    props = schema_properties(resolved(schema, schemas) or {}, schemas)
     name = _job_fields(props, schemas).get("result")
     return props[name] if name else None
 
@@ -170,7 +172,7 @@ def _map_states(prop: Any, schemas: Mapping[str, Schema], where: Where) -> dict[
     enum = resolved_data(prop, schemas).get("enum")
     if not isinstance(enum, list) or not all(isinstance(v, str) for v in enum):
         return {}
-    by_norm = {_norm(v): v for v in enum}
+    by_norm = {normalized_name(v): v for v in enum}
     direct = {
         state: next((by_norm[n] for n in names if n in by_norm), None)
         for state, names in STATE_SYNONYMS.items()
@@ -183,7 +185,7 @@ def _map_states(prop: Any, schemas: Mapping[str, Schema], where: Where) -> dict[
             _log.warning(
                 "warning: %s: the job status enumeration %s has no value for a %s job: "
                 "it is shown as %s",
-                _label(where),
+                pointer_label(where),
                 enum,
                 state,
                 shown,
@@ -193,30 +195,34 @@ def _map_states(prop: Any, schemas: Mapping[str, Schema], where: Where) -> dict[
     return statuses
 
 
-def _properties(data: Mapping[str, Any], schemas: Mapping[str, Schema]) -> dict[str, Any]:
+def schema_properties(data: Mapping[str, Any], schemas: Mapping[str, Schema]) -> dict[str, Any]:
+    """An object schema's properties, its `allOf` members' included."""
     props: dict[str, Any] = {}
     for part in data.get("allOf") or ():
-        props.update(_properties(resolved_data(part, schemas), schemas))
+        props.update(schema_properties(resolved_data(part, schemas), schemas))
     own = data.get("properties")
     if isinstance(own, Mapping):
         props.update(own)
     return props
 
 
-def _required(data: Mapping[str, Any], schemas: Mapping[str, Schema]) -> list[str]:
+def required_properties(data: Mapping[str, Any], schemas: Mapping[str, Schema]) -> list[str]:
+    """An object schema's required property names, its `allOf` members' included."""
     names = [str(n) for n in data.get("required") or () if isinstance(n, str)]
     for part in data.get("allOf") or ():
-        names += _required(resolved_data(part, schemas), schemas)
+        names += required_properties(resolved_data(part, schemas), schemas)
     return names
 
 
-def _may_be(data: Mapping[str, Any], types: frozenset[str]) -> bool:
+def may_be_type(data: Mapping[str, Any], types: frozenset[str]) -> bool:
+    """Whether a value of one of `types` may fit the schema's `type` (any, without one)."""
     kind = data.get("type")
     kinds = set(kind) if isinstance(kind, list) else {kind} if isinstance(kind, str) else set()
     return not kinds or bool(kinds & types)
 
 
-def _json_media(response: Response | None) -> MediaType | None:
+def json_media(response: Response | None) -> MediaType | None:
+    """The response's first JSON media type."""
     if response is None:
         return None
     return next((m for m in response.content if is_json(m)), None)
@@ -279,7 +285,7 @@ def moved_own_paths(api: Api) -> dict[str, str]:
         _log.warning(
             "warning: %s: %s is also where the server answers %s by default: it answers there "
             "at %s instead",
-            _label(op.where),
+            pointer_label(op.where),
             path,
             name.replace("_url", "").replace("_path", "").replace("_", " "),
             moved[name],
@@ -323,7 +329,7 @@ def _answer_inputs(response: Response | None, status: int, conditional: bool) ->
     """All `_answer` reads of an operation's answer, as plain data (its cache key)."""
     if response is None:
         return ("answer", status, None)
-    media = _json_media(response) or (response.content[0] if response.content else None)
+    media = json_media(response) or (response.content[0] if response.content else None)
     chosen = None
     if media is not None:
         data = media.schema.data if media.schema else {}

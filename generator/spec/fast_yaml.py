@@ -72,7 +72,7 @@ _KEY_TABLE_MIN = 32  # children of a mapping worth a table of its keys (`RymlTre
 def _refused(body: bytes) -> bool:
     """Whether the text may hold what this reader does not take (see the module docstring):
     a superset, so a description that merely looks so is refused too."""
-    from generator.spec.load import _names_after, blockable
+    from generator.spec.load import anchor_names, blockable
 
     if b"\t" in body or _MERGE_KEY.search(body) or not blockable(body):
         return True  # tabs: rapidyaml and libyaml differ on some; `\n` lines: libyaml's
@@ -90,7 +90,7 @@ def _refused(body: bytes) -> bool:
             if _NODE_START.match(body, line, at) and (sign == b"!" or after in b" \r\n"):
                 return True
             at = body.find(sign, at + 1)
-    return bool(_names_after(body, b"&"))  # an anchor (aliases: see `settle`)
+    return bool(anchor_names(body, b"&"))  # an anchor (aliases: see `settle`)
 
 
 _KEY_QUOTED = 0

@@ -803,13 +803,14 @@ def _anchors_may_cross(body: bytes) -> bool:
     (where a token can start), the name after it, if what follows the name can. A superset
     of the real anchors and aliases, so False is safe; anchors nothing refers to, `&lt;` and
     `**bold**` in descriptions pass."""
-    anchors = _names_after(body, b"&")
+    anchors = anchor_names(body, b"&")
     if not anchors:
         return False
-    return len(set(anchors)) < len(anchors) or not set(anchors).isdisjoint(_names_after(body, b"*"))
+    return len(set(anchors)) < len(anchors) or not set(anchors).isdisjoint(anchor_names(body, b"*"))
 
 
-def _names_after(body: bytes, sign: bytes) -> list[bytes]:
+def anchor_names(body: bytes, sign: bytes) -> list[bytes]:
+    """The anchor (`sign` `&`) or alias (`*`) names written in a YAML text, in order."""
     found = []
     at = body.find(sign)
     while at != -1:
