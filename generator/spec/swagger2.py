@@ -723,8 +723,8 @@ class _Converter:
         if known is not None:
             return known
         node = self.node(file, fragment)
-        if node is _MISSING:
-            return self.as_written(file, fragment)
+        if node is _MISSING:  # its reader names it: as the document wrote it, when it did
+            return ref if self.file is None else self.as_written(file, fragment)
         tokens = [t for t in fragment.split("/") if t]
         name = _unescape(tokens[-1]) if tokens else file.stem
         free, n = name, 1
