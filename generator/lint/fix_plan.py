@@ -29,8 +29,8 @@ from urllib.parse import quote
 from generator.errors import ApiforgeError
 from generator.ir import Api, Operation, Where
 from generator.lint.fix_text import CannotFix, Entry, Rank, Request, SourceText
-from generator.spec.load import Document
-from generator.spec.refs import Resolver, unescape
+from generator.spec.load import Document, unescape
+from generator.spec.refs import Resolver
 
 if TYPE_CHECKING:
     from generator.lint.engine import Finding, RuleFilter

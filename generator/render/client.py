@@ -53,7 +53,7 @@ from generator.render.method_names import (
 )
 from generator.render.models import models_for
 from generator.render.names import NameAllocator, package_version, safe_identifier, snake_case
-from generator.render.plan_cache import PlanCache, PlanInputs, with_op
+from generator.render.plan_cache import PlanCache, PlanInputs, resource_plans
 from generator.render.pytypes import TypeMapper, is_plain_class, query_shape, query_style
 from generator.render.resources import Resource
 from generator.render.writer import (
@@ -489,19 +489,12 @@ class _Planner:
             method_names = tuple(
                 (layout.names[op.id].name, layout.names[op.id].source) for op in group.operations
             )
-            key = (
-                cache.key((repr(resource), method_names), group.operations)
-                if cache is not None
-                else None
-            )
-            kept = cache.served(key) if cache is not None else None
-            if isinstance(kept, _Kept):
-                pairs = zip(kept.views, group.operations, strict=True)
-                ops = tuple(with_op(view, op) for view, op in pairs)
+            make = functools.partial(self.resource_operations, group, method_names)
+            names_of = (repr(resource), method_names)
+            ops, kept, key = resource_plans(cache, names_of, group.operations, _Kept, make)
+            if kept is not None:
                 self.kept[group.module] = kept
             else:
-                make = functools.partial(self.resource_operations, group, method_names)
-                ops = cache.plan(key, make) if cache is not None else make()
                 self.keys[group.module] = key
             plans.append(replace(resource, operations=ops))
         return plans

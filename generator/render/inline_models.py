@@ -44,6 +44,7 @@ from typing import Any
 
 from generator.ir import Api, MediaType, Operation, Schema
 from generator.render.names import NameAllocator, pascal_case
+from generator.spec.load import MISSING, node_at
 
 INLINE_PREFIX = "#/"  # the key of a lifted schema: `#` + its JSON pointer in the root file
 _FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
@@ -119,16 +120,8 @@ def _model_schemas(api: Api) -> ModelSchemas:
 
 def inline_data(document: Any, key: str) -> Any:
     """The node of the parsed root `document` at a lifted schema's key, or None."""
-    node = document
-    for token in key[len(INLINE_PREFIX) :].split("/"):
-        token = token.replace("~1", "/").replace("~0", "~")
-        if isinstance(node, Mapping):
-            node = node.get(token)
-        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
-            node = node[int(token)]
-        else:
-            return None
-    return node
+    node = node_at(document, "/" + key[len(INLINE_PREFIX) :])
+    return None if node is MISSING else node
 
 
 def inline_digest(document: Any, class_names: Mapping[str, str]) -> str:

@@ -362,19 +362,18 @@ def runtime_reserved() -> frozenset[str]:
     return _reserved_in((templates_root() / "client" / "runtime" / "_base.py").read_text())
 
 
-@functools.lru_cache(maxsize=4)
+_reserved_memo: dict[str, frozenset[str]] = {}
+
+
 def _reserved_in(source: str) -> frozenset[str]:
     """`runtime_reserved` of the module `source`, kept between runs (`reserved1/`, by the
     source, apiforge's code and Python's version: parsing it was ~0.02 s of every run)."""
-    from generator.spec.load import cache_get, cache_put
+    from generator.spec.load import remembered
 
     material = f"reserved1\0{sys.version}\0{code_digest()}\0{source}"
     key = hashlib.sha256(material.encode("utf-8", "surrogatepass")).hexdigest()
-    kept = cache_get("reserved1", key)
-    if isinstance(kept, frozenset):
-        return kept
-    found = _parse_reserved(source)
-    cache_put("reserved1", key, found)
+    found = remembered(_reserved_memo, "reserved1", key, frozenset, lambda: _parse_reserved(source))
+    assert found is not None  # `_parse_reserved` always gives one
     return found
 
 

@@ -22,6 +22,7 @@ from urllib.parse import quote, unquote
 
 from generator.render.constraint_values import CONSTRAINT_KEYS, constraint_problem, default_problem
 from generator.render.inline_models import inline_data, is_inline_key
+from generator.spec.load import unescape
 
 SCHEMAS_PREFIX = "#/components/schemas/"
 # What the library gets instead of a description text: `@apiforge-description-<n>@`, an ASCII
@@ -122,7 +123,8 @@ def subset_name(class_name: str) -> str:
 
 
 def unescape_token(token: str) -> str:
-    return unquote(token).replace("~1", "/").replace("~0", "~")
+    """A `$ref`'s (URI-encoded) pointer token as the key it names."""
+    return unescape(unquote(token))
 
 
 def schema_subset(

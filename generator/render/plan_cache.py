@@ -33,7 +33,7 @@ import marshal
 import pickle
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from generator.ir import Api, Operation
 from generator.spec.located import Said, recorded, recording_complete, replay
@@ -41,6 +41,16 @@ from generator.spec.located import Said, recorded, recording_complete, replay
 _KIND = "plans1"
 T = TypeVar("T")
 P = TypeVar("P")
+
+
+class _Kept(Protocol):
+    """What a planner keeps of a resource: at least its operations as templates see them."""
+
+    @property
+    def views(self) -> tuple[Any, ...]: ...
+
+
+K = TypeVar("K", bound=_Kept)
 
 
 class PlanInputs:
@@ -123,8 +133,6 @@ class PlanCache:
         classes: Mapping[str, str],
         facts: object,
     ) -> bytes:
-        from generator.render.env import code_digest
-
         rest, self._paths, inward = inputs.digests()
         jobs = []
         for op in api.operations:
@@ -133,10 +141,7 @@ class PlanCache:
                 continue
             involved = (op.id, job.status_operation or "", job.cancel_operation or "")
             jobs.append((*involved, *(self._op_digest(i) or b"" for i in involved)))
-        material = (
-            _KIND,
-            sys.version,
-            code_digest(),
+        material = (  # (the store's key has apiforge's code and Python's version)
             tree,
             api.root,
             rest,
@@ -214,6 +219,26 @@ class PlanCache:
             cache_put(_KIND, self.store, self.used)
 
 
+def resource_plans(
+    cache: PlanCache | None,
+    names: object,
+    operations: Sequence[Operation],
+    kind: type[K],
+    make: Callable[[], tuple[P, ...]],
+) -> tuple[tuple[P, ...], K | None, str | None]:
+    """One resource's operation plans: served from `cache` (what a planner kept, a `kind`,
+    its views linked back to `operations`) or made by `make()`. Returns the plans, what was
+    served (None when made), and the key to `keep` made plans under (None when served)."""
+    if cache is None:
+        return make(), None, None
+    key = cache.key(names, operations)
+    kept = cache.served(key)
+    if isinstance(kept, kind):
+        pairs = zip(kept.views, operations, strict=True)
+        return tuple(with_op(view, op) for view, op in pairs), kept, None
+    return cache.plan(key, make), None, key
+
+
 def with_op(view: P, op: Operation) -> P:
     """The plan `view` (kept with an `OperationView` as its `op`) was made from: the same
     values, with the operation itself."""
@@ -253,4 +278,4 @@ def kept(kind: str, material: Any, make: Callable[[], T]) -> T:
     return made
 
 
-__all__ = ["PlanCache", "PlanInputs", "kept", "with_op"]
+__all__ = ["PlanCache", "PlanInputs", "kept", "resource_plans", "with_op"]

@@ -38,7 +38,7 @@ from generator.render.error_views import error_views_json, plan_error_views
 from generator.render.inline_models import model_schemas
 from generator.render.models import models_for
 from generator.render.names import NameAllocator, package_version, safe_identifier, snake_case
-from generator.render.plan_cache import PlanCache, PlanInputs, with_op
+from generator.render.plan_cache import PlanCache, PlanInputs, resource_plans
 from generator.render.pytypes import (
     TypeMapper,
     is_plain_class,
@@ -716,15 +716,11 @@ class _Planner:
             base = classes.allocate(("base", group.path), f"{group.pascal}Base")
             handler = classes.allocate(("handler", group.path), f"{group.pascal}Handler")
             names = (group.label, group.module, base, handler)
-            key = cache.key(names, group.operations) if cache is not None else None
-            kept = cache.served(key) if cache is not None else None
-            if isinstance(kept, _Kept):
-                pairs = zip(kept.views, group.operations, strict=True)
-                ops = tuple(with_op(view, op) for view, op in pairs)
+            make = functools.partial(self.resource_operations, group)
+            ops, kept, key = resource_plans(cache, names, group.operations, _Kept, make)
+            if kept is not None:
                 self.kept[group.module] = kept
             else:
-                make = functools.partial(self.resource_operations, group)
-                ops = cache.plan(key, make) if cache is not None else make()
                 self.keys[group.module] = key
             plans.append(TagPlan(group.label, group.module, base, handler, ops))
         return plans

@@ -48,7 +48,7 @@ class Misplaced:
 def _handler_modules(folder: Path) -> dict[str, tuple[list[str], frozenset[str]]]:
     """Each module of `folder` (by name): the methods of its classes that look like handlers
     (`(self, ctx, ...)`) and are implemented (not only `raise NotImplementedError`), in file
-    order, and every method it implements (`_implemented`). Parsing every module of a big API
+    order, and every method it implements (`_parsed`). Parsing every module of a big API
     takes a while: the answers are kept between runs, one cache entry for the folder (a
     module each was ~290 cache reads on Stripe), each served again while its module's bytes
     (and apiforge's code) are the same."""
@@ -74,30 +74,37 @@ def _handler_modules(folder: Path) -> dict[str, tuple[list[str], frozenset[str]]
         if hit is not None and hit[0] == digest:
             kept[path.stem] = hit
         else:
-            kept[path.stem] = (digest, _parsed_methods(source), _implemented(source, cached=False))
+            kept[path.stem] = (digest, *_parsed(source))
     if kept != previous:
         cache_put(kind, store, kept)
     return {name: (methods, implemented) for name, (_, methods, implemented) in kept.items()}
 
 
-def _parsed_methods(source: bytes) -> list[str]:
-
+def _parsed(source: bytes) -> tuple[list[str], frozenset[str]]:
+    """From one parse of a handler module: the methods of its classes that look like handlers
+    (`(self, ctx, ...)`) and are implemented (not only `raise NotImplementedError`), in file
+    order; and every method its classes implement (not stubs)."""
     try:
         tree = ast.parse(source.decode("utf-8"))
     except (SyntaxError, ValueError):
-        return []
-    found = []
-    for node in tree.body:
-        if not isinstance(node, ast.ClassDef):
-            continue
-        for item in node.body:
-            if (
-                isinstance(item, ast.AsyncFunctionDef | ast.FunctionDef)
-                and [a.arg for a in item.args.args[:2]] == ["self", "ctx"]
-                and not _is_stub(item)
-            ):
-                found.append(item.name)
-    return found
+        return [], frozenset()
+    handlers = [
+        item.name
+        for node in tree.body
+        if isinstance(node, ast.ClassDef)
+        for item in node.body
+        if isinstance(item, ast.AsyncFunctionDef | ast.FunctionDef)
+        and [a.arg for a in item.args.args[:2]] == ["self", "ctx"]
+        and not _is_stub(item)
+    ]
+    implemented = {
+        item.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ClassDef)
+        for item in node.body
+        if isinstance(item, ast.AsyncFunctionDef | ast.FunctionDef) and not _is_stub(item)
+    }
+    return handlers, frozenset(implemented)
 
 
 def misplaced_handlers(plan: ServerPlan, out_dir: Path | str) -> list[Misplaced]:
@@ -184,33 +191,18 @@ def missing_verifiers(plan: ServerPlan, out_dir: Path | str) -> list[SchemePlan]
     return [s for s in checkable if s.method not in implemented]
 
 
-def _implemented(source: bytes, *, cached: bool = True) -> frozenset[str]:
-    """The methods a handler module implements (not stubs). Parsing a big module takes a
-    while, so the answer is cached by the module's bytes and apiforge's code (unless
-    `cached` is False: `_handler_modules` keeps it with the folder's)."""
+def _implemented(source: bytes) -> frozenset[str]:
+    """The methods a module implements (not stubs). Parsing a big module takes a while, so
+    the answer is cached by the module's bytes and apiforge's code."""
     import hashlib
 
     from generator.render.env import code_digest
     from generator.spec.load import cache_get, cache_put
 
     key = hashlib.sha256(code_digest().encode() + b"\0" + source).hexdigest()
-    hit = cache_get("handlers1", key) if cached else None
+    hit = cache_get("handlers1", key)
     if isinstance(hit, frozenset):
         return hit
-    implemented: set[str] = set()
-    try:
-        tree = ast.parse(source.decode("utf-8"))
-    except (SyntaxError, ValueError):
-        tree = None
-    if tree is not None:
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ClassDef):
-                for item in node.body:
-                    if isinstance(item, ast.AsyncFunctionDef | ast.FunctionDef) and not _is_stub(
-                        item
-                    ):
-                        implemented.add(item.name)
-    result = frozenset(implemented)
-    if cached:
-        cache_put("handlers1", key, result)
+    result = _parsed(source)[1]
+    cache_put("handlers1", key, result)
     return result

@@ -497,6 +497,30 @@ def pointer_token(key: str) -> str:
     return key
 
 
+def unescape(token: str) -> str:
+    """A JSON pointer token as the mapping key it names (`pointer_token` undone)."""
+    return token.replace("~1", "/").replace("~0", "~")
+
+
+MISSING: Any = object()  # what `node_at` gives for a pointer to nothing
+
+
+def node_at(data: Any, pointer: str) -> Any:
+    """The node at the JSON pointer `pointer` ("" or "/a/0/b") of `data`, or `MISSING`."""
+    node = data
+    for raw in pointer[1:].split("/") if pointer else ():
+        token = unescape(raw)
+        if isinstance(node, dict):
+            if token not in node:
+                return MISSING
+            node = node[token]
+        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
+            node = node[int(token)]
+        else:
+            return MISSING
+    return node
+
+
 @dataclass(eq=False, slots=True)
 class BlockLeaf:
     """A block parsed on its own: bytes `start:end` of the text (after a BOM), its key's

@@ -16,12 +16,8 @@ from urllib.parse import unquote, urljoin
 from generator.errors import ApiforgeError, Problem
 from generator.ir import Where
 from generator.spec import remote
-from generator.spec.load import Document, load_document, parse_document
+from generator.spec.load import MISSING, Document, load_document, node_at, parse_document
 from generator.spec.swagger2 import ConvertedDocument
-
-
-def unescape(token: str) -> str:
-    return token.replace("~1", "/").replace("~0", "~")
 
 
 class UnresolvedRef(ApiforgeError):
@@ -121,20 +117,8 @@ class Resolver:
         """The node at `where`, without following a `$ref` it may be. `origin` is where the
         `$ref` (`ref`) that led here is written, when one did: then a missing node is an
         UnresolvedRef."""
-        node: Any = self.document(where.file).data
-        if not where.pointer:
-            return node
-        for raw in where.pointer[1:].split("/"):
-            token = unescape(raw)
-            if isinstance(node, dict):
-                if token not in node:
-                    break
-                node = node[token]
-            elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
-                node = node[int(token)]
-            else:
-                break
-        else:
+        node = node_at(self.document(where.file).data, where.pointer)
+        if node is not MISSING:
             return node
         at = origin or where
         problem = self.problem(f"$ref target #{where.pointer} does not exist in {where.file}", at)

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote
 
-from generator.spec.load import Document
+from generator.spec.load import MISSING, Document, node_at, unescape
 
 OPENAPI_VERSION = "3.0.3"
 _VERSION = "2"  # part of a converted document's digest: a change here is a new document
@@ -159,9 +159,6 @@ def convert(doc: Document, load: Callable[[Path], Document] | None = None) -> Co
     )
 
 
-_MISSING = object()
-
-
 def _local_ref(fragment: str) -> str:
     """`#<fragment>` (a pointer into the 2.0 document) as the converted document says it."""
     ref = "#" + fragment
@@ -169,20 +166,6 @@ def _local_ref(fragment: str) -> str:
         if ref.startswith(old):
             return new + ref[len(old) :]
     return ref
-
-
-def _node_at(data: Any, fragment: str) -> Any:
-    """The node at the JSON pointer `fragment` of `data`, or `_MISSING`."""
-    node = data
-    for token in fragment.split("/")[1:] if fragment else ():
-        key = _unescape(token)
-        if isinstance(node, dict) and key in node:
-            node = node[key]
-        elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
-            node = node[int(key)]
-        else:
-            return _MISSING
-    return node
 
 
 def _dict(node: Any) -> dict[Any, Any]:
@@ -447,7 +430,7 @@ class _Converter:
                         plain.append(self.parameter(node, where, _ptr(out_at, len(plain))))
                 continue
             if isinstance(ref, str) and ref.startswith("#/parameters/"):
-                name = _unescape(ref[len("#/parameters/") :])
+                name = unescape(ref[len("#/parameters/") :])
                 if name in self.global_params:
                     resolved = self.global_params[name]
                     resolved_at = _ptr("/parameters", name)
@@ -723,10 +706,10 @@ class _Converter:
         if known is not None:
             return known
         node = self.node(file, fragment)
-        if node is _MISSING:  # its reader names it: as the document wrote it, when it did
+        if node is MISSING:  # its reader names it: as the document wrote it, when it did
             return ref if self.file is None else self.as_written(file, fragment)
         tokens = [t for t in fragment.split("/") if t]
-        name = _unescape(tokens[-1]) if tokens else file.stem
+        name = unescape(tokens[-1]) if tokens else file.stem
         free, n = name, 1
         while free in self.taken:
             n += 1
@@ -763,16 +746,16 @@ class _Converter:
         if target is None:
             return None
         node = self.node(*target)
-        return None if node is _MISSING else (target[0], node)
+        return None if node is MISSING else (target[0], node)
 
     def node(self, file: Path, fragment: str) -> Any:
         if file == self.path:
-            return _node_at(self.src, fragment)
+            return node_at(self.src, fragment)
         if file not in self.files:
             assert self.load is not None
             self.files[file] = self.load(file) if file.is_file() else None
         doc = self.files[file]
-        return _MISSING if doc is None else _node_at(doc.data, fragment)
+        return MISSING if doc is None else node_at(doc.data, fragment)
 
     def as_written(self, file: Path, fragment: str) -> str:
         """A `$ref` to `file` as the converted document (in the 2.0 document's folder) would
@@ -834,7 +817,3 @@ class _Converter:
         if "allOf" in out and "$ref" in out and out.get("nullable") is True:
             del out["$ref"]  # a nullable `$ref`: 3.0 ignores siblings of `$ref`
         return out
-
-
-def _unescape(token: str) -> str:
-    return token.replace("~1", "/").replace("~0", "~")

@@ -16,9 +16,6 @@ import pytest
 from generator.render import plan_cache, server
 from generator.render.generate import generate
 
-ROOT = Path(__file__).resolve().parents[2]
-ACME = ROOT / "specs" / "acme.yaml"
-
 WIDGETS = """openapi: 3.1.0
 info:
   title: Widgets
@@ -67,20 +64,7 @@ components:
 """
 
 
-@pytest.fixture(autouse=True)
-def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    cache = tmp_path / "cache"
-    monkeypatch.setenv("APIFORGE_CACHE_DIR", str(cache))
-    monkeypatch.delenv("APIFORGE_NO_CACHE", raising=False)
-    return cache
-
-
-@pytest.fixture
-def spec(tmp_path: Path) -> Path:
-    folder = tmp_path / "spec"
-    folder.mkdir()
-    shutil.copy(ACME, folder / "acme.yaml")
-    return folder / "acme.yaml"
+pytestmark = pytest.mark.usefixtures("private_cache")  # (conftest.py)
 
 
 @pytest.fixture
@@ -351,7 +335,7 @@ def test_the_runtime_names_methods_avoid_are_kept_between_runs(
 ) -> None:
     from generator.render import method_names
 
-    method_names._reserved_in.cache_clear()
+    method_names._reserved_memo.clear()
     first = method_names.runtime_reserved()
     assert "close" in first and all(not n.startswith("_") for n in first)
 
@@ -359,9 +343,9 @@ def test_the_runtime_names_methods_avoid_are_kept_between_runs(
         raise AssertionError("parsed again")
 
     monkeypatch.setattr(method_names, "_parse_reserved", parse)
-    method_names._reserved_in.cache_clear()
+    method_names._reserved_memo.clear()
     assert method_names.runtime_reserved() == first  # from the cache
-    method_names._reserved_in.cache_clear()
+    method_names._reserved_memo.clear()
 
 
 def test_the_models_warnings_are_replayed_at_their_current_lines(

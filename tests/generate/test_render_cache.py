@@ -20,24 +20,9 @@ from generator.render.generate import generate
 from generator.spec import load_spec
 
 ROOT = Path(__file__).resolve().parents[2]
-ACME = ROOT / "specs" / "acme.yaml"
 
 
-@pytest.fixture(autouse=True)
-def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    cache = tmp_path / "cache"
-    monkeypatch.setenv("APIFORGE_CACHE_DIR", str(cache))
-    monkeypatch.delenv("APIFORGE_NO_CACHE", raising=False)
-    return cache
-
-
-@pytest.fixture
-def spec(tmp_path: Path) -> Path:
-    """A copy of acme.yaml (same file name, so the same markers) that a test may edit."""
-    folder = tmp_path / "spec"
-    folder.mkdir()
-    shutil.copy(ACME, folder / "acme.yaml")
-    return folder / "acme.yaml"
+pytestmark = pytest.mark.usefixtures("private_cache")  # (conftest.py)
 
 
 @pytest.fixture
