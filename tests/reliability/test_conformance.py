@@ -21,6 +21,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from threading import Lock
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -201,14 +202,22 @@ def permissive_verifier(plan: Any) -> str:
     return "\n".join(lines) + "\n"
 
 
+# One spec is prepared at a time. CPython 3.11's AST constructor keeps one recursion counter
+# per interpreter, so two threads in ast.parse at once (the generator reading handler modules,
+# pytest rewriting a module hypothesis imports lazily) can fail with "AST constructor
+# recursion depth mismatch"; the waiting on servers and schemathesis still overlaps.
+_PREPARING = Lock()
+
+
 def _run_one(spec: Path, work: Path) -> tuple[Outcome, str]:
     """Generate, implement, serve and fuzz one spec; (outcome, schemathesis's output tail)."""
     project = work / "project"
-    plan, _report, _missing = generate(spec, project, "conf_srv")
-    doc = load_spec(str(spec)).resolver.root.data  # a Swagger 2.0 spec's 3.0 reading
-    for module, source in handler_modules(plan, doc).items():
-        write_handler(project, "conf_srv", module, source)
-    (project / "conf_srv" / "verifier.py").write_text(permissive_verifier(plan))
+    with _PREPARING:
+        plan, _report, _missing = generate(spec, project, "conf_srv")
+        doc = load_spec(str(spec)).resolver.root.data  # a Swagger 2.0 spec's 3.0 reading
+        for module, source in handler_modules(plan, doc).items():
+            write_handler(project, "conf_srv", module, source)
+        (project / "conf_srv" / "verifier.py").write_text(permissive_verifier(plan))
     events = work / "events.ndjson"
     env = {"APIFORGE_RATE_LIMIT_DEFAULT": "1000000/minute", "APIFORGE_MAX_BODY_BYTES": "1048576"}
     with serve(project, "conf_srv", work / "state", env=env) as base:
