@@ -35,13 +35,14 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
 from generator.errors import ApiforgeError, Problem
 from generator.forked import Forked
-from generator.ir import Schema
+from generator.ir import Schema, Where
 from generator.render.inline_models import model_schemas
 from generator.render.model_isolation import refs_located
 from generator.render.models import (
@@ -64,6 +65,7 @@ from generator.render.writer import (
     tree_roots,
     write_tree,
 )
+from generator.spec.located import Said, recorded, recording_complete, replay
 from generator.spec.validate import Found, find_problems, report_problems
 
 SERVER_DIR = "server"
@@ -278,6 +280,7 @@ class _Planned:
     models: GeneratedFile
     pending: list[PendingTree] = field(default_factory=list)
     unknown: _Unknown | None = None  # the models text a speculative plan waits for
+    gaps: list[Said] | None = None  # the client's gaps, found in a forked child (`beside`)
 
     def result(self) -> dict[str, bytes]:
         rendered: dict[str, bytes] = {}
@@ -298,6 +301,7 @@ class _Build:
     check: bool
     progress: Progress
     inputs: PlanInputs | None = None  # for the per-resource plan cache
+    locate: Callable[[Where], tuple[int, int]] | None = None  # for the client's gaps
 
     def plan(
         self, kinds: list[str], classes: dict[str, dict[str, str]], models_text: str | None
@@ -318,6 +322,66 @@ class _Build:
                 wanted = [f for f in wanted if f is not item.models]
             item.pending.append(self._start(item, wanted))
         return [planned[k] for k in kinds]
+
+    def beside(
+        self, kinds: list[str], classes: dict[str, dict[str, str]], models_text: str
+    ) -> list[_Planned]:
+        """`plan`, the client planned, rendered and formatted in a forked child (the other
+        core) while this process plans the server; each tree's warnings are said afterwards,
+        the client's first, as `plan` says them. A failed child: the client is planned here."""
+        if sorted(kinds) != ["client", "server"] or not recording_complete():
+            return self.plan(kinds, classes, models_text)
+        if self.inputs is not None:  # made once, before the fork: both planners read them
+            with suppress(ValueError):
+                self.inputs.digests()
+        child = Forked.start(self._client_made, (models_text, classes["client"]))
+        if child is None:
+            return self.plan(kinds, classes, models_text)
+        server: _Planned | None = None
+        failure: BaseException | None = None
+        try:
+            with recorded() as server_said:
+                server = self._plan_one("server", (models_text, classes["server"]))
+                server.pending.append(self._start(server, server.product.files))
+        except Exception as exc:  # said after the client's warnings and errors, as `plan` does
+            failure = exc
+        except BaseException:
+            child.cancel()
+            raise
+        made = child.result()
+        if made is None:
+            client = self._plan_one("client", (models_text, classes["client"]))
+            client.pending.append(self._start(client, client.product.files))
+        else:
+            client = made.planned(self.out / CLIENT_DIR)
+            replay(made.said)
+        replay(server_said)
+        if failure is not None:
+            raise failure
+        assert server is not None
+        return [{"server": server, "client": client}[k] for k in kinds]
+
+    def _client_made(self, models: tuple[str, dict[str, str]]) -> _MadeTree:
+        """In the forked child: the client tree's bytes, its warnings and its gaps."""
+        self.progress = Progress(enabled=False)  # the parent shows the stages
+        from generator.render.client_gaps import warn_gaps
+
+        with recorded() as said:
+            item = self._plan_one("client", models)
+            rendered = self._start(item, item.product.files).result()
+        with recorded() as gaps:
+            warn_gaps(self.api, self.locate)
+        product = item.product
+        if any(f.create_once for f in product.files):  # (none today) not all in `rendered`
+            raise NotImplementedError("create-once client files are made in the parent")
+        return _MadeTree(
+            product.package,
+            product.summary,
+            [(f.path, f.format, f.create_once, f.executable, f.key) for f in product.files],
+            rendered,
+            said,
+            gaps,
+        )
 
     def with_models(self, planned: list[_Planned], models_text: str) -> list[_Planned]:
         """The speculative plans, now that the models module is there: its file is rendered."""
@@ -392,6 +456,29 @@ class _Build:
         return start_render_tree(files, skip=skip, roots=tree_roots(product.files))
 
 
+@dataclass
+class _MadeTree:
+    """The client tree as a forked child made it (`_Build.beside`): what the parent needs to
+    write it and say its warnings, all plain data."""
+
+    package: str
+    summary: str
+    files: list[tuple[str, bool, bool, bool, str | None]]  # path, format, once, exec, key
+    rendered: dict[str, bytes]
+    said: list[Said]
+    gaps: list[Said]
+
+    def planned(self, out_dir: Path) -> _Planned:
+        files = [
+            GeneratedFile(path, self.rendered[path], fmt, once, executable, key)
+            for path, fmt, once, executable, key in self.files
+        ]
+        product = Product("client", out_dir, self.package, files, {}, self.summary)
+        models = next(f for f in files if f.path == f"{self.package}/models.py")
+        done = PendingTree(dict(self.rendered), [], [], {}, {})
+        return _Planned("client", None, product, models, [done], gaps=self.gaps)
+
+
 def _speculate(
     build: _Build, kinds: list[str], class_names: dict[str, str]
 ) -> list[_Planned] | None:
@@ -449,7 +536,14 @@ def generate(
     api = loaded.api
     root = loaded.resolver.root
     source: Path | str = loaded.source
-    lifted = model_schemas(api)  # the component schemas and the operations' inline ones
+    # validation and lint only read the parsed spec: they start first, on the other core
+    checks = _Checks(spec, loaded, validate=validate, lint=lint)
+    checks.start()
+    try:
+        lifted = model_schemas(api)  # the component schemas and the operations' inline ones
+    except BaseException:
+        checks.cancel()
+        raise
     class_names = dict(lifted.class_names)
     header = marker_line(root.name)
 
@@ -462,6 +556,7 @@ def generate(
         packages={"server": server_package, "client": client_package},
         check=check,
         progress=progress,
+        locate=loaded.resolver.locate,
         inputs=PlanInputs(
             root.data,
             tuple((d.name, d.digest) for d in loaded.resolver.documents if d is not root),
@@ -471,8 +566,6 @@ def generate(
     speculative: list[_Planned] | None = None
     models_text: str | None = None
     early_error: Exception | None = None
-    checks = _Checks(spec, loaded, validate=validate, lint=lint)
-    checks.start()
     with preloaded(
         source, root.data, digest=root.digest, components_digest=root.entry_digest("components")
     ):
@@ -492,7 +585,7 @@ def generate(
                 # planning allocates much and frees it by reference counts: no collections
                 # (they were 40-80 ms of a Stripe regeneration)
                 with gc_paused():
-                    planned = build.plan(kinds, classes, models_text)
+                    planned = build.beside(kinds, classes, models_text)
             except Exception as exc:
                 early_error = exc
         try:
@@ -548,7 +641,11 @@ def generate(
     if "client" in kinds:
         from generator.render.client_gaps import warn_gaps
 
-        warn_gaps(api, loaded.resolver.locate)  # what the client cannot express
+        gaps = next((p.gaps for p in planned if p.gaps is not None), None)
+        if gaps is not None:  # found beside, with the client's plan
+            replay(gaps)
+        else:
+            warn_gaps(api, loaded.resolver.locate)  # what the client cannot express
     files = sum(len(p.files) for p in products)
     progress.finish(f"{'checked' if check else 'generated'} {files} files")
     return GenerateResult(

@@ -68,7 +68,8 @@ class _Collect(logging.Filter):
         self.thread = threading.get_ident()
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if record.thread != self.thread:
+        # another thread's, or an inner `recorded()`'s (its filter, later in the list, takes it)
+        if record.thread != self.thread or getattr(_recording, "said", None) is not self.said:
             return True
         self.said.append((None, record.levelno, record.getMessage()))
         return False

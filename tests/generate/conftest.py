@@ -26,3 +26,12 @@ def spec(tmp_path: Path) -> Path:
     folder.mkdir()
     shutil.copy(ACME, folder / "acme.yaml")
     return folder / "acme.yaml"
+
+
+@pytest.fixture
+def one_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`generate` does all its work in this process (no forked helper can start, as on a
+    platform without fork): for tests that watch what the planners and renderers do."""
+    from generator.forked import Forked
+
+    monkeypatch.setattr(Forked, "start", classmethod(lambda cls, *args: None))

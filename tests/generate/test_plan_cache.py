@@ -68,8 +68,11 @@ pytestmark = pytest.mark.usefixtures("private_cache")  # (conftest.py)
 
 
 @pytest.fixture
-def caches(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[plan_cache.PlanCache]]:
-    """Every PlanCache a run makes (its hits and misses say what was served)."""
+def caches(
+    monkeypatch: pytest.MonkeyPatch, one_process: None
+) -> Iterator[list[plan_cache.PlanCache]]:
+    """Every PlanCache a run makes (its hits and misses say what was served), all in this
+    process (the client tree is not planned in a forked child)."""
     made: list[plan_cache.PlanCache] = []
     real = plan_cache.PlanCache.__init__
 

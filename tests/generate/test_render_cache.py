@@ -26,8 +26,9 @@ pytestmark = pytest.mark.usefixtures("private_cache")  # (conftest.py)
 
 
 @pytest.fixture
-def counted_renders(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Every template render (through the caches' `render_fragments`), by template name."""
+def counted_renders(monkeypatch: pytest.MonkeyPatch, one_process: None) -> list[str]:
+    """Every template render (through the caches' `render_fragments`), by template name (all
+    in this process: the client tree is not planned in a forked child)."""
     seen: list[str] = []
     real = env.render_fragments
 

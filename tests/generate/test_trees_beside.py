@@ -1,0 +1,207 @@
+"""A warm `apiforge generate` plans, renders and formats the client tree in a forked child
+while it plans the server (`generate._Build.beside`): the files and the warnings, in the order
+they are said, must be those of a run that does everything in one process, whatever the cache
+holds; a child that fails leaves the work to the parent, which meets any error a one-process
+run meets."""
+
+from __future__ import annotations
+
+import logging
+import shutil
+from pathlib import Path
+
+import pytest
+
+from generator.errors import ApiforgeError, Problem
+from generator.forked import Forked
+from generator.render import client, server
+from generator.render import generate as generate_module
+from generator.render.generate import generate
+from generator.spec.located import recorded, replay
+
+pytestmark = pytest.mark.usefixtures("private_cache")  # (conftest.py)
+
+# Warnings from the client's planning (a relative server URL), the server's (a pattern
+# pydantic refuses, a path variable declared `in: query`) and the client's gaps (mutualTLS).
+WARNY = """openapi: 3.1.0
+info:
+  title: Warny
+  version: '1'
+servers:
+  - url: relative/base
+paths:
+  /things/{thingId}:
+    get:
+      operationId: getThing
+      security:
+        - tls: []
+      parameters:
+        - name: thingId
+          in: query
+          schema:
+            type: string
+        - name: code
+          in: query
+          schema:
+            type: string
+            pattern: '^(?=a)a+$'
+      responses:
+        '200':
+          description: ok
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/Thing'
+components:
+  securitySchemes:
+    tls:
+      type: mutualTLS
+  schemas:
+    Thing:
+      type: object
+      properties:
+        name:
+          type: string
+"""
+
+NEW_RESOURCE = """  /gadgets/{gadgetId}:
+    put:
+      operationId: putGadget
+      parameters:
+        - name: gadgetId
+          in: path
+          required: true
+          schema:
+            type: string
+      responses:
+        '204':
+          description: done
+"""
+
+
+def _snapshot(out: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(out)): p.read_bytes()
+        for p in sorted(out.rglob("*"))
+        if p.is_file() and "__pycache__" not in p.parts
+    }
+
+
+@pytest.fixture
+def client_plans_here(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The client plans made in this process (a forked child's are not seen here)."""
+    seen: list[str] = []
+    real = client.plan_client
+
+    def counting(*args: object, **kwargs: object) -> object:
+        seen.append("client")
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(client, "plan_client", counting)
+    return seen
+
+
+def _run(
+    spec: Path, out: Path, caplog: pytest.LogCaptureFixture
+) -> tuple[dict[str, bytes], list[str]]:
+    """The files of a fresh tree, and the warnings in the order they were said."""
+    caplog.clear()
+    shutil.rmtree(out, ignore_errors=True)
+    with caplog.at_level(logging.WARNING, logger="apiforge"):
+        generate(str(spec), out)
+    said = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    return _snapshot(out), said
+
+
+def _one_process(
+    spec: Path, out: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> tuple[dict[str, bytes], list[str]]:
+    with monkeypatch.context() as m:
+        m.setattr(Forked, "start", classmethod(lambda cls, *args: None))
+        return _run(spec, out, caplog)
+
+
+@pytest.mark.parametrize("spec_text", ["acme", WARNY], ids=["acme", "warnings"])
+def test_the_client_planned_beside_equals_one_process(
+    spec_text: str,
+    spec: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    client_plans_here: list[str],
+) -> None:
+    if spec_text != "acme":
+        spec.write_text(spec_text)
+    _run(spec, tmp_path / "warm", caplog)  # a cold run (no fork: the models step has the core)
+    for edit in ("unchanged", "a new resource"):
+        if edit != "unchanged":
+            text = spec.read_text()
+            spec.write_text(text.replace("paths:\n", "paths:\n" + NEW_RESOURCE, 1))
+        client_plans_here.clear()
+        beside = _run(spec, tmp_path / "beside", caplog)
+        assert client_plans_here == []  # the child planned the client
+        alone = _one_process(spec, tmp_path / "alone", caplog, monkeypatch)
+        assert client_plans_here == ["client"]
+        assert beside == alone
+    if spec_text == WARNY:  # each tree's warnings, the client's first, the gaps last
+        said = beside[1]
+        order = ["servers[0]", "is not enforced by the server", "is declared `in: query`"]
+        at = [next(i for i, w in enumerate(said) if part in w) for part in order]
+        gaps = next(i for i, w in enumerate(said) if "the client cannot express" in w)
+        assert at == sorted(at) and gaps > max(at)
+
+
+def test_a_failed_child_leaves_the_client_to_this_process(
+    spec: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    client_plans_here: list[str],
+) -> None:
+    spec.write_text(WARNY)
+    _run(spec, tmp_path / "warm", caplog)
+    alone = _one_process(spec, tmp_path / "alone", caplog, monkeypatch)
+
+    def fails(self: object, models: object) -> None:
+        raise RuntimeError("the child dies")
+
+    monkeypatch.setattr(generate_module._Build, "_client_made", fails)
+    client_plans_here.clear()
+    assert _run(spec, tmp_path / "failed", caplog) == alone
+    assert client_plans_here == ["client"]  # planned again here, once
+
+
+def test_planning_errors_are_those_of_one_process(
+    spec: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    _run(spec, tmp_path / "warm", caplog)
+
+    def client_fails(*args: object, **kwargs: object) -> None:
+        raise ApiforgeError(Problem("the client's error"))
+
+    def server_fails(*args: object, **kwargs: object) -> None:
+        raise ApiforgeError(Problem("the server's error"))
+
+    out = tmp_path / "failed"
+    with monkeypatch.context() as m:  # the server's error, the client planned fine beside it
+        m.setattr(server, "plan_server", server_fails)
+        with pytest.raises(ApiforgeError, match="the server's error"):
+            generate(str(spec), out)
+    with monkeypatch.context() as m:  # both fail: the client is planned first in one process
+        m.setattr(server, "plan_server", server_fails)
+        m.setattr(client, "plan_client", client_fails)
+        with pytest.raises(ApiforgeError, match="the client's error"):
+            generate(str(spec), out)
+    assert not out.exists()  # nothing written
+
+
+def test_a_plain_warning_goes_to_the_innermost_recording() -> None:
+    log = logging.getLogger("apiforge")
+    with recorded() as outer:
+        log.warning("before")
+        with recorded() as inner:
+            log.warning("inside")
+        assert [m for _, _, m in inner] == ["inside"]
+        replay(inner)  # said again: the outer recording takes it
+        log.warning("after")
+    assert [m for _, _, m in outer] == ["before", "inside", "after"]
