@@ -125,7 +125,11 @@ def install_peers(names: list[str]) -> None:
 
 def base_env() -> dict[str, str]:
     java = ("JAVA_OPTS", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS")  # no workaround by accident
-    env = {k: v for k, v in os.environ.items() if not k.startswith("APIFORGE_") and k not in java}
+    # bytecode (and apiforge's compiled dataclass methods) written as on a user's machine
+    dropped = {*java, "PYTHONDONTWRITEBYTECODE"}
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith("APIFORGE_") and k not in dropped
+    }
     env["NO_COLOR"] = "1"
     return env
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from generator import __version__
+from generator import __version__, compiled_methods
 from generator.errors import ApiforgeError, Problem
 
 if TYPE_CHECKING:
@@ -431,6 +431,7 @@ def run() -> None:
         quick = sys.argv[1:2] in (["lint"], ["generate"])
         if quick and (exc.code is None or isinstance(exc.code, int)):
             logging.shutdown()
+            compiled_methods.save()  # what atexit would have done
             for stream in (sys.stdout, sys.stderr):
                 with suppress(OSError, ValueError):  # a closed pipe: nothing more to say
                     stream.flush()

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 from generator.forked import Forked
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _pid_and(value: int) -> tuple[int, int]:
@@ -42,3 +47,26 @@ def test_cancel_stops_a_child_that_still_runs() -> None:
     child.cancel()
     assert time.monotonic() - started < 10
     assert child.result() is None
+
+
+def test_output_is_written_once(tmp_path: Path) -> None:
+    """What this process printed before the fork is not printed again by the child; what the
+    child prints is not lost."""
+    script = (
+        "from generator.forked import Forked\n"
+        "print('before')\n"  # still in the buffer: stdout is a pipe
+        "child = Forked.start(print, 'from the child')\n"
+        "assert child is not None\n"
+        "child.result()\n"
+        "print('after')\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+        cwd=ROOT,
+        env={k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"},
+    ).stdout
+    assert out == "before\nfrom the child\nafter\n"
