@@ -634,10 +634,11 @@ def generate(
             p.report = write_tree(p.files, p.out_dir, rendered=p.rendered)
             if p.kind == "server":
                 from generator.render.server import missing_handlers
-                from generator.render.server_handlers import misplaced_handlers
+                from generator.render.server_handlers import handler_modules, misplaced_handlers
 
-                misplaced_handlers(server_plan, p.out_dir)  # warns
-                p.missing_handlers = len(missing_handlers(server_plan, p.out_dir))
+                modules = handler_modules(server_plan, p.out_dir)  # read once for both
+                misplaced_handlers(server_plan, p.out_dir, modules=modules)  # warns
+                p.missing_handlers = len(missing_handlers(server_plan, p.out_dir, modules=modules))
     if "client" in kinds:
         from generator.render.client_gaps import warn_gaps
 

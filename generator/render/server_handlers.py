@@ -107,17 +107,29 @@ def _parsed(source: bytes) -> tuple[list[str], frozenset[str]]:
     return handlers, frozenset(implemented)
 
 
-def misplaced_handlers(plan: ServerPlan, out_dir: Path | str) -> list[Misplaced]:
+HandlerModules = dict[str, tuple[list[str], frozenset[str]]]
+
+
+def handler_modules(plan: ServerPlan, out_dir: Path | str) -> HandlerModules:
+    """What `misplaced_handlers` and `missing_handlers` read of the handler modules: read it
+    once for both (`modules=`) when nothing writes them in between."""
+    return _handler_modules(Path(out_dir) / plan.package / "handlers")
+
+
+def misplaced_handlers(
+    plan: ServerPlan, out_dir: Path | str, *, modules: HandlerModules | None = None
+) -> list[Misplaced]:
     """Every implemented handler method in `handlers/*.py` whose operation another module owns
     now (or that no operation has any more), each also logged as a warning."""
-    folder = Path(out_dir) / plan.package / "handlers"
     owners: dict[str, list[tuple[str, OperationPlan]]] = {}
     for tag in plan.handler_tags:
         for op in tag.handler_operations:
             owners.setdefault(op.name, []).append((tag.module, op))
     classes = {t.module: t.handler_class for t in plan.handler_tags}
     found: list[Misplaced] = []
-    for module, (methods, _) in _handler_modules(folder).items():
+    if modules is None:
+        modules = handler_modules(plan, out_dir)
+    for module, (methods, _) in modules.items():
         if module == "__init__":
             continue
         for method in methods:
@@ -137,7 +149,7 @@ def misplaced_handlers(plan: ServerPlan, out_dir: Path | str) -> list[Misplaced]
     return found
 
 
-__all__ = ["Misplaced", "misplaced_handlers"]
+__all__ = ["HandlerModules", "Misplaced", "handler_modules", "misplaced_handlers"]
 
 
 @dataclass(frozen=True)
@@ -163,11 +175,14 @@ def _is_stub(node: ast.AsyncFunctionDef | ast.FunctionDef) -> bool:
     return isinstance(exc, ast.Name) and exc.id == "NotImplementedError"
 
 
-def missing_handlers(plan: ServerPlan, out_dir: Path | str) -> list[MissingHandler]:
+def missing_handlers(
+    plan: ServerPlan, out_dir: Path | str, *, modules: HandlerModules | None = None
+) -> list[MissingHandler]:
     """Operations whose handler module does not implement them (no method, or a method that
     only raises NotImplementedError), in tag and operation order."""
     missing: list[MissingHandler] = []
-    modules = _handler_modules(Path(out_dir) / plan.package / "handlers")
+    if modules is None:
+        modules = handler_modules(plan, out_dir)
     for tag in plan.handler_tags:
         implemented = modules[tag.module][1] if tag.module in modules else frozenset()
         for op in tag.handler_operations:

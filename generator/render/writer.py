@@ -128,14 +128,16 @@ class WriteReport:
 def _check_paths(files: Sequence[GeneratedFile]) -> None:
     seen: set[str] = set()
     for f in files:
-        p = PurePosixPath(f.path)
-        if p.is_absolute() or ".." in p.parts or not p.parts or f.path != str(p):
+        # relative and normalised: no empty, "." or ".." segment (a leading, trailing or
+        # doubled "/" makes an empty one) — strings, not PurePosixPath (~500 files a run)
+        if not f.path or any(part in _BAD_SEGMENTS for part in f.path.split("/")):
             raise ValueError(f"generated path must be relative and normalised: {f.path!r}")
         if f.path in seen:
             raise ValueError(f"generated twice: {f.path!r}")
         seen.add(f.path)
 
 
+_BAD_SEGMENTS = frozenset({"", ".", ".."})
 _COMMON = ["--isolated", "--line-length", str(LINE_LENGTH), "--target-version", TARGET_VERSION]
 _FORMAT_STEPS = (
     ("check", *_COMMON, "--select", "I,F401", "--fix", "--exit-zero", "--quiet", "--no-cache"),
@@ -250,10 +252,10 @@ def tree_roots(files: Sequence[GeneratedFile]) -> list[str]:
 def _roots(files: Sequence[GeneratedFile]) -> list[str]:
     """The tree's top-level names: directories, and top-level `.py` files."""
     names = set()
-    for f in files:
-        parts = PurePosixPath(f.path).parts
-        if len(parts) > 1:
-            names.add(parts[0] + "/")
+    for f in files:  # (normalised paths: `_check_paths`)
+        top, slash, _ = f.path.partition("/")
+        if slash:
+            names.add(top + "/")
         elif f.path.endswith(".py"):
             names.add(f.path)
     return sorted(names)
@@ -408,17 +410,28 @@ def tree_drift(
 def stale_files(out: Path, produced: set[str]) -> list[str]:
     """Files under `out` that an earlier run generated (they carry the marker) and this run
     no longer produces; hand-written files never count."""
-    stale = []
-    for existing in sorted(out.rglob("*")):
-        rel = existing.relative_to(out).as_posix()
-        if (
-            existing.is_file()
-            and rel not in produced
-            and "__pycache__" not in existing.parts
-            and _is_generated(existing)
-        ):
-            stale.append(rel)
-    return stale
+    stale: list[str] = []
+    _find_stale(os.fspath(out), "", produced, stale)
+    return sorted(stale, key=lambda rel: rel.split("/"))  # Path order, as `rglob` sorted
+
+
+def _find_stale(folder: str, prefix: str, produced: set[str], stale: list[str]) -> None:
+    """`stale_files` below `folder` (`prefix`: its path under the tree), by `os.scandir`:
+    pathlib's `rglob` and a `Path` per file were ~0.02 s of a Stripe regeneration."""
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        rel = prefix + entry.name
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name != "__pycache__":
+                    _find_stale(entry.path, rel + "/", produced, stale)
+            elif rel not in produced and entry.is_file() and _is_generated(Path(entry.path)):
+                stale.append(rel)
+        except OSError:
+            continue
 
 
 def _is_generated(path: Path) -> bool:
