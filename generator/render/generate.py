@@ -200,42 +200,52 @@ def _lint_summary(spec: str, loaded: Any) -> tuple[str | None, bool]:
 
 @dataclass
 class _Checks:
-    """Validation and the lint summary: computed in a forked process (they only read the
-    parsed spec) while this one plans and renders, or waits for the models; said here, in
-    this process, in the order a run without the fork says them."""
+    """Validation and the lint summary: computed in forked processes (they only read the
+    parsed spec) while this one builds the IR, plans and renders, or waits for the models;
+    said here, in this process, in the order a run without the forks says them. Validation
+    starts as soon as the document is resolved (`load_spec(resolved=)`): it only reads the
+    document, and runs while this process builds the IR with the other core idle."""
 
     spec: str
-    loaded: Any
     validate: bool
     lint: bool
-    child: Forked[tuple[Found | None, tuple[str | None, bool]]] | None = None
+    resolver: Any = None
+    loaded: Any = None
+    validation: Forked[Found] | None = None
+    linting: Forked[tuple[str | None, bool]] | None = None
 
-    def start(self) -> None:
-        if self.validate or self.lint:
-            self.child = Forked.start(self.run)
+    def start_validation(self, resolver: Any) -> None:
+        self.resolver = resolver
+        if self.validate:
+            self.validation = Forked.start(find_problems, resolver)
 
-    def run(self) -> tuple[Found | None, tuple[str | None, bool]]:
-        found = find_problems(self.loaded.resolver) if self.validate else None
-        return found, _lint_summary(self.spec, self.loaded) if self.lint else (None, False)
+    def start_lint(self, loaded: Any) -> None:
+        self.loaded = loaded
+        if self.lint:
+            self.linting = Forked.start(_lint_summary, self.spec, loaded)
 
     def report(self, progress: Progress, *, strict: bool) -> tuple[str | None, bool]:
-        """Warn about (or, `strict`, raise) the validation errors; the lint summary."""
+        """Warn about (or, `strict`, raise) the validation errors; the lint summary. A child
+        that failed: the same work here meets the same error."""
         operations = len(self.loaded.api.operations)
         if self.validate:
             progress.stage(f"validating {operations} operations")
         elif self.lint:
             progress.stage(f"linting {operations} operations")
-        result = self.child.result() if self.child is not None else None
-        if result is None:  # no child, or it failed: the same work here meets the same error
-            result = self.run()
-        found, linted = result
-        if found is not None:
-            report_problems(self.loaded.resolver, found, strict=strict)
-        return linted
+        if self.validate:
+            found = self.validation.result() if self.validation is not None else None
+            if found is None:
+                found = find_problems(self.resolver)
+            report_problems(self.resolver, found, strict=strict)
+        if not self.lint:
+            return None, False
+        linted = self.linting.result() if self.linting is not None else None
+        return linted if linted is not None else _lint_summary(self.spec, self.loaded)
 
     def cancel(self) -> None:
-        if self.child is not None:
-            self.child.cancel()
+        for child in (self.validation, self.linting):
+            if child is not None:
+                child.cancel()
 
 
 _USED_IN = {"server": "routers", "client": "client methods"}
@@ -532,18 +542,18 @@ def generate(
     server_package, client_package = _package_names(package_prefix)
 
     progress.stage(f"loading {spec}")
-    loaded = load_spec(spec, validate=False)
-    api = loaded.api
-    root = loaded.resolver.root
-    source: Path | str = loaded.source
     # validation and lint only read the parsed spec: they start first, on the other core
-    checks = _Checks(spec, loaded, validate=validate, lint=lint)
-    checks.start()
+    checks = _Checks(spec, validate=validate, lint=lint)
     try:
-        lifted = model_schemas(api)  # the component schemas and the operations' inline ones
+        loaded = load_spec(spec, validate=False, resolved=checks.start_validation)
+        checks.start_lint(loaded)
+        lifted = model_schemas(loaded.api)  # the component schemas and the inline ones
     except BaseException:
         checks.cancel()
         raise
+    api = loaded.api
+    root = loaded.resolver.root
+    source: Path | str = loaded.source
     class_names = dict(lifted.class_names)
     header = marker_line(root.name)
 

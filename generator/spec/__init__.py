@@ -6,6 +6,7 @@ import json
 import logging
 import os
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -135,11 +136,19 @@ def check_root(doc: Document) -> None:
         )
 
 
-def load_spec(source: str, *, validate: bool = False, strict: bool = True) -> LoadedSpec:
+def load_spec(
+    source: str,
+    *,
+    validate: bool = False,
+    strict: bool = True,
+    resolved: Callable[[Resolver], None] | None = None,
+) -> LoadedSpec:
     """Read `source` (a path or "-"), optionally validate it, and build the patterned IR.
 
     Validation errors raise ApiforgeError when `strict`; otherwise they are warnings on the
-    "apiforge" logger and the spec is used as it is (`generator.spec.validate.validate`)."""
+    "apiforge" logger and the spec is used as it is (`generator.spec.validate.validate`).
+    `resolved` is called with the resolver before the IR is built (`generate` starts
+    validating then, in another process)."""
     from generator.patterns import attach_patterns
 
     root = read_swagger2(load_document(source))
@@ -147,6 +156,8 @@ def load_spec(source: str, *, validate: bool = False, strict: bool = True) -> Lo
     resolver = Resolver(root)
     resolver.fetch_remote()
     remember(resolver)  # later warnings (rendering) name lines in these files
+    if resolved is not None:
+        resolved(resolver)
     api = build_api(resolver)
     if validate:
         from generator.spec.validate import validate as run_validation

@@ -205,3 +205,92 @@ def test_a_plain_warning_goes_to_the_innermost_recording() -> None:
         replay(inner)  # said again: the outer recording takes it
         log.warning("after")
     assert [m for _, _, m in outer] == ["before", "inside", "after"]
+
+
+# Two validation errors (an unknown response key, a default of the wrong type).
+SLOPPY = """openapi: 3.0.3
+info: {title: Sloppy, version: '1'}
+paths:
+  /items:
+    get:
+      operationId: listItems
+      parameters:
+        - {name: flag, in: query, schema: {type: string, default: false}}
+      responses:
+        '200':
+          description: ok
+          content:
+            application/json:
+              schema: {$ref: '#/components/schemas/Item'}
+        4xx: {description: client error}
+components:
+  schemas:
+    Item:
+      type: object
+      properties:
+        name: {type: string}
+"""
+
+
+def test_validation_starts_once_the_document_is_resolved_before_the_ir() -> None:
+    import generator.spec as spec_module
+
+    order: list[str] = []
+    real = spec_module.build_api
+
+    def build(resolver: object) -> object:
+        order.append("build")
+        return real(resolver)  # type: ignore[arg-type]
+
+    acme = str(Path(__file__).resolve().parents[2] / "specs" / "acme.yaml")
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(spec_module, "build_api", build)
+        loaded = spec_module.load_spec(
+            acme, resolved=lambda resolver: order.append(f"resolved {resolver.root.name}")
+        )
+    assert order == [f"resolved {acme}", "build"] and loaded.api.operations
+
+
+def test_a_warm_run_says_validation_errors_as_one_process_and_strict_writes_nothing(
+    spec: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    spec.write_text(SLOPPY)
+    _run(spec, tmp_path / "warm", caplog)
+    text = spec.read_text()
+    spec.write_text(text.replace("paths:\n", "paths:\n" + NEW_RESOURCE, 1))
+    beside = _run(spec, tmp_path / "beside", caplog)
+    assert beside == _one_process(spec, tmp_path / "alone", caplog, monkeypatch)
+    said = beside[1]
+    assert [w for w in said if "is not valid OpenAPI" in w] == [
+        f"warning: {spec} is not valid OpenAPI 3.x (2 errors); generating anyway — "
+        "pass --strict to make this an error"
+    ]
+    out = tmp_path / "strict"
+    with pytest.raises(ApiforgeError, match="Additional properties are not allowed"):
+        generate(str(spec), out, strict=True)
+    assert not out.exists()
+
+
+def test_a_spec_the_ir_refuses_stops_the_validation_child(
+    spec: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started: list[Forked[object]] = []
+    real = Forked.start
+
+    def start(fn: object, *args: object) -> Forked[object] | None:
+        child = real(fn, *args)  # type: ignore[arg-type]
+        if child is not None:
+            started.append(child)
+        return child
+
+    def refuses(resolver: object) -> None:
+        raise ApiforgeError(Problem("the IR refuses this"))
+
+    monkeypatch.setattr(Forked, "start", staticmethod(start))
+    import generator.spec as spec_module
+
+    monkeypatch.setattr(spec_module, "build_api", refuses)
+    with pytest.raises(ApiforgeError, match="the IR refuses this"):
+        generate(str(spec), tmp_path / "out")
+    assert len(started) == 1 and started[0]._done  # validation's child: stopped, reaped
+    assert not (tmp_path / "out").exists()
