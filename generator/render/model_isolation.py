@@ -73,6 +73,8 @@ def isolate(
 
 def left_out(text: str) -> dict[str, str]:
     """The schemas (by their name in the library's input) a module says it left out, and why."""
+    if _NOTE not in text:  # most modules: one substring search, not a line-anchored regex
+        return {}  # over all of Stripe's 1.5 MB (~0.01 s of every regeneration)
     return {m.group(1): m.group(2) for m in _NOTE_LINE.finditer(text)}
 
 

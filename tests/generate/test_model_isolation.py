@@ -79,3 +79,11 @@ def test_the_note_is_comment_lines_a_hostile_message_cannot_leave() -> None:
     assert text is not None
     assert all(line.startswith("#") for line in text.splitlines()[1:] if line)
     compile(text, "models.py", "exec")
+
+
+def test_left_out_reads_only_whole_note_lines() -> None:
+    notes = "# apiforge-left-out: A1: RecursionError\n# apiforge-left-out: B: it failed: badly\n"
+    assert left_out("x = 1\n" + notes) == {"A1": "RecursionError", "B": "it failed: badly"}
+    assert left_out("x = 1\n") == {}
+    # the marker inside a line is no note (the quick test for it must not make it one)
+    assert left_out('x = "# apiforge-left-out: C: no"\n') == {}
