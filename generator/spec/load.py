@@ -485,9 +485,11 @@ def _header_line(column: int) -> re.Pattern[bytes]:
 
 
 def _blocks_salt() -> str:
-    import yaml
+    # PyYAML's version from its dist-info folder: importing it (~0.03 s) for its
+    # `__version__` was most of an unchanged regeneration's read, where no block is parsed
+    from generator.installed import installed_version
 
-    return f"{_CACHE_VERSION}/{yaml.__version__}/{BLOCK_SPLIT_BYTES}"
+    return f"{_CACHE_VERSION}/{installed_version('yaml', 'PyYAML')}/{BLOCK_SPLIT_BYTES}"
 
 
 def pointer_token(key: str) -> str:

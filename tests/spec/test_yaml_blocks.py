@@ -370,6 +370,34 @@ def test_regenerating_after_an_edit_parses_and_maps_one_block(
     _check(doc)
 
 
+def test_an_unchanged_file_is_read_from_its_blocks_without_importing_pyyaml(
+    cache: Path,
+) -> None:
+    """PyYAML is imported to parse a block, not to name the blocks' cache (its version comes
+    from its dist-info folder): an unchanged regeneration imports none of it."""
+    import subprocess
+    import sys
+
+    spec = cache / "spec.yaml"
+    spec.write_text(SPEC)
+    program = (
+        "import sys, generator.spec.load as load\n"
+        "load.CACHE_MIN_BYTES = 0\n"
+        "from pathlib import Path\n"
+        f"path = Path({str(spec)!r})\n"
+        "doc = load.parse_document(str(path), path, path.read_bytes())\n"
+        "print(doc._blocks.parsed, 'yaml' in sys.modules)\n"
+    )
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", program], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout.split()
+        for _ in range(2)
+    ]
+    assert runs[0][0] != "0" and runs[0][1] == "True"  # parsed: PyYAML was needed
+    assert runs[1] == ["0", "False"]  # served from the blocks: not imported
+
+
 def test_no_cache_means_the_whole_parse(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("APIFORGE_NO_CACHE", "1")
     spec = cache / "spec.yaml"
