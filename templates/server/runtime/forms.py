@@ -119,6 +119,9 @@ class NullGuard(RequestGuard):
         raw = await request.body()  # kept by Starlette for FastAPI
         if b"null" not in raw:  # nearly every request: nothing to parse
             return
+        media = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+        if media and not media.endswith("json"):  # a form or text the operation also takes
+            return
         if self.body and raw.strip() == b"null":
             raise RequestValidationError([_null_refused(("body",))])
         if self.root is None:
