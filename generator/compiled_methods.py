@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 _FORMAT = 1
+_LIMIT = 1500  # entries (apiforge's classes need ~470; reading 1,500 takes ~8 ms)
 _codes: dict[str, Any] = {}  # source text → code object
 _used: set[str] = set()
 _path: Path | None = None
@@ -82,14 +83,14 @@ def _exec(source: Any, globals: Any = None, locals: Any = None) -> None:
 
 def save() -> None:
     """Write the table if a class was compiled that it lacked. Entries no class of this
-    process used are kept (other commands create other classes) until they outnumber the
-    used ones, a sign of edited code."""
+    process used are kept (`lint` makes half the classes `generate` does) until the table
+    passes `_LIMIT` entries, which only edits of apiforge's code make it do."""
     global _changed
     if not _changed or _path is None or sys.dont_write_bytecode:
         return
     _changed = False
     table = _codes
-    if len(_codes) - len(_used) > len(_used):
+    if len(_codes) > _LIMIT:
         table = {source: _codes[source] for source in _used}
     tmp = _path.with_name(f"{_path.name}.{os.getpid()}.tmp")
     with contextlib.suppress(OSError):

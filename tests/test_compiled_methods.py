@@ -127,12 +127,25 @@ def test_nothing_is_written_where_bytecode_is_not(
 def test_entries_of_edited_code_are_dropped(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Entries this process did not use are kept (another command's classes) until the
+    table passes its limit."""
     table = tmp_path / "methods.marshal"
-    stale = {f"def __create_fn__():\n def f{i}():\n  pass\n return f{i}": None for i in range(20)}
-    table.write_bytes(marshal.dumps((compiled_methods._FORMAT, stale)))
+
+    def others(count: int) -> dict[str, None]:
+        return {
+            f"def __create_fn__():\n def f{i}():\n  pass\n return f{i}": None for i in range(count)
+        }
+
+    table.write_bytes(marshal.dumps((compiled_methods._FORMAT, others(20))))
+    compiled_methods.install(table)
+    make_point("generator.fake_other_command")
+    compiled_methods.save()
+    _version, stored = marshal.loads(table.read_bytes())
+    assert set(others(20)) < set(stored) and len(stored) == 26  # kept, and the 6 new ones
+
+    table.write_bytes(marshal.dumps((compiled_methods._FORMAT, others(compiled_methods._LIMIT))))
     compiled_methods.install(table)
     make_point("generator.fake_edited")
     compiled_methods.save()
     _version, stored = marshal.loads(table.read_bytes())
-    assert not set(stale) & set(stored)  # 20 unused entries outnumbered the 6 used ones
-    assert len(stored) == 6
+    assert len(stored) == 6  # past the limit: only what this process used

@@ -35,6 +35,7 @@ from generator.errors import ApiforgeError, Problem
 from generator.ir import Api, Operation, Parameter
 from generator.render.env import TemplateFiles, operation_view, templates_root
 from generator.render.error_views import error_views_json, plan_error_views
+from generator.render.escape import py_literal
 from generator.render.inline_models import model_schemas
 from generator.render.models import models_for
 from generator.render.names import NameAllocator, package_version, safe_identifier, snake_case
@@ -66,6 +67,7 @@ from generator.render.server_handlers import (
     missing_handlers,
     missing_verifiers,
 )
+from generator.render.server_nulls import NullRules
 from generator.render.server_params import constraints, default_literal
 from generator.render.server_params import file_type as _file_type
 from generator.render.server_params import scalar_enum as _scalar_enum
@@ -120,7 +122,8 @@ class OperationPlan:
     body_annotation: str | None  # endpoint's body parameter annotation
     body_default: str | None
     media_types: tuple[str, ...]
-    # a body that is not JSON: `require_body(<form model or Any>, required=…)`, or None
+    # a body that is not JSON: `require_body(<form model or Any>, required=…)`; a JSON body
+    # with nulls its schema refuses: `refuse_nulls(…)`, reading `null_rules`; or None
     body_check: str | None
     result: str  # handler return annotation
     response_model: str | None
@@ -138,6 +141,7 @@ class OperationPlan:
     auth: AuthPlan | None  # None: the spec declares no security for it
     summary: str
     patterns: tuple[str, ...]  # README lines
+    null_rules: dict[str, Any] = field(default_factory=dict)  # see server_nulls
 
 
 @dataclass(frozen=True)
@@ -151,6 +155,15 @@ class TagPlan:
     @property
     def handler_operations(self) -> tuple[OperationPlan, ...]:
         return tuple(o for o in self.operations if o.kind in ("handler", "job"))
+
+    @property
+    def null_rules(self) -> dict[str, Any]:
+        """The rules of the router's null checks, one table (a component's rule is the same
+        whichever operation made it)."""
+        table: dict[str, Any] = {}
+        for op in self.operations:
+            table.update(op.null_rules)
+        return dict(sorted(table.items()))
 
 
 @dataclass
@@ -484,20 +497,29 @@ class _Planner:
         optional = inner if inner == "Any" or "None" in inner.split(" | ") else f"{inner} | None"
         return "json", optional, f"Annotated[{optional}, Body()]", "None", media_types
 
-    def null_body_check(self, op: Operation) -> str | None:
-        """The guard of an optional JSON body whose schema's `type` excludes null: FastAPI
-        takes a `null` body for no body at all, so the check is on the bytes. (A schema with
-        no `type` admits null, whatever its `properties` or `oneOf` members say.)"""
+    def null_check(self, op: Operation, name: str) -> tuple[str | None, dict[str, Any]]:
+        """The guard of a JSON body's nulls (`refuse_nulls`) and the rules it reads
+        (server_nulls): a `null` body, where the body is optional and its schema's `type`
+        excludes null (FastAPI takes it for no body; a schema with no `type` admits null,
+        whatever its `properties` or `oneOf` members say), and members whose schema refuses
+        null (the models take null for every optional member)."""
         rb = op.request_body
         media = next((m for m in rb.content if _is_json(m)), None) if rb else None
-        if rb is None or rb.required or media is None:
-            return None
-        data = _resolved(media.schema, self.api.schemas) or {}
-        declared = data.get("type")
-        types = declared if isinstance(declared, list) else [declared] if declared else []
-        if not types or "null" in types or data.get("nullable") is True:
-            return None
-        return "refuse_null_body()"
+        if rb is None or media is None:
+            return None, {}
+        rules = NullRules(self.api.schemas)
+        root = rules.body(media.schema, f"{name}.body")
+        body = False
+        if not rb.required:
+            data = _resolved(media.schema, self.api.schemas) or {}
+            declared = data.get("type")
+            types = declared if isinstance(declared, list) else [declared] if declared else []
+            body = bool(types) and "null" not in types and data.get("nullable") is not True
+        if root is None and not body:
+            return None, {}
+        if root is None:  # the router may have no rules at all
+            return f"refuse_nulls({{}}, None, body={body})", {}
+        return f"refuse_nulls(_NULLS, {py_literal(root)}, body={body})", rules.table()
 
     def body_check(self, op: Operation) -> str | None:
         """The guard of a body that is not JSON: a form is checked against its schema's type,
@@ -597,6 +619,7 @@ class _Planner:
         name = methods.allocate(op.id, snake_case(op.id, fallback="operation"))
         endpoint = endpoints.allocate(op.id, f"{name}_endpoint")
         body_kind, body_type, body_annotation, body_default, media_types = self.body(op)
+        null_check, null_rules = self.null_check(op, name) if body_kind == "json" else (None, {})
         status, statuses, empty = self.statuses(op)
         response_type = self.response_type(op)
         conc = op.patterns.concurrency
@@ -666,7 +689,8 @@ class _Planner:
             body_annotation=body_annotation,
             body_default=body_default,
             media_types=media_types,
-            body_check=self.body_check(op) if body_kind == "raw" else self.null_body_check(op),
+            body_check=self.body_check(op) if body_kind == "raw" else null_check,
+            null_rules=null_rules,
             result=result,
             response_model=response_model,
             status=status,

@@ -1,6 +1,6 @@
 """Bodies that are not JSON, checked before the handler runs: a required one is there, and a
 form (`application/x-www-form-urlencoded`, `multipart/form-data`) fits the operation's schema.
-(And the one JSON body FastAPI cannot tell apart from none: `null`, `NullBodyGuard`.)
+(And JSON `null`s the schema refuses where FastAPI or the models take them: `NullGuard`.)
 
 The handler still gets the body's bytes (a form is the handler's to read as it likes); the
 guard parses the same bytes (Starlette keeps them for the handler) and validates the
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import email.parser
 import email.policy
+import json
 import types
 import urllib.parse
 from collections.abc import Mapping
@@ -100,19 +101,71 @@ def form_model(fields: Mapping[str, tuple[Any, Mapping[str, Any], bool]]) -> typ
     return create_model("Form", **definitions)
 
 
-class NullBodyGuard(RequestGuard):
-    """422 `validation-error` for a JSON `null` body where the schema's `type` excludes null:
-    FastAPI reads `null` as no body, which an optional body may be."""
+class NullGuard(RequestGuard):
+    """422 `validation-error` for a JSON `null` the schema refuses where the model would take
+    it: the whole body when it is optional (FastAPI reads `null` as no body), and members
+    the models type `X | None = None` (absent and null are the same to them).
+
+    `rules` come from the spec's schemas (generator/render/server_nulls.py): an object's
+    rule maps a member to `[null refused, its own rule's name]`, an array's is
+    `[null refused for an item, the items' rule's name]`."""
+
+    def __init__(self, rules: Mapping[str, Any], root: str | None, *, body: bool) -> None:
+        self.rules = rules
+        self.root = root
+        self.body = body
 
     async def check(self, request: Request) -> None:
-        if (await request.body()).strip() == b"null":  # kept by Starlette for FastAPI
-            refused = {"type": "model_type", "loc": ("body",), "msg": "Input should not be null"}
-            raise RequestValidationError([refused])
+        raw = await request.body()  # kept by Starlette for FastAPI
+        if b"null" not in raw:  # nearly every request: nothing to parse
+            return
+        media = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+        if media and not media.endswith("json"):  # a form or text the operation also takes
+            return
+        if self.body and raw.strip() == b"null":
+            raise RequestValidationError([_null_refused(("body",))])
+        if self.root is None:
+            return
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            return  # not JSON: FastAPI's own validation says so
+        found = _refused_nulls(value, self.root, self.rules)
+        if found:
+            raise RequestValidationError([_null_refused(loc) for loc in found])
 
 
-def refuse_null_body() -> NullBodyGuard:
-    """The guard of an optional JSON body that may not be `null` (see `NullBodyGuard`)."""
-    return NullBodyGuard()
+def _refused_nulls(value: Any, root: str, rules: Mapping[str, Any]) -> list[tuple[Any, ...]]:
+    """The locations of the nulls in `value` the rules refuse (at most 20), walked without
+    recursion: a body as deep as the parser allows cannot exhaust the stack."""
+    found: list[tuple[Any, ...]] = []
+    todo: list[tuple[Any, str, tuple[Any, ...]]] = [(value, root, ("body",))]
+    while todo and len(found) < 20:
+        node, name, loc = todo.pop()
+        rule = rules.get(name)
+        if isinstance(rule, dict) and isinstance(node, dict):
+            pairs: Any = ((k, node[k], rule[k]) for k in rule if k in node)
+        elif isinstance(rule, list) and isinstance(node, list):
+            pairs = ((i, item, rule) for i, item in enumerate(node))
+        else:
+            continue
+        for key, item, (refused, inner) in pairs:
+            if item is None:
+                if refused:
+                    found.append((*loc, key))
+            elif inner is not None:
+                todo.append((item, inner, (*loc, key)))
+    return sorted(found, key=lambda loc: [str(part) for part in loc])
+
+
+def _null_refused(loc: tuple[Any, ...]) -> dict[str, Any]:
+    return {"type": "null_refused", "loc": loc, "msg": "Input should not be null"}
+
+
+def refuse_nulls(rules: Mapping[str, Any], root: str | None, *, body: bool) -> NullGuard:
+    """The guard of a JSON body (see `NullGuard`): `body`, whether a `null` body is refused;
+    `root`, the name of the body's rule in `rules`."""
+    return NullGuard(rules, root, body=body)
 
 
 def require_body(model: Any, *, required: bool) -> RawBodyGuard:

@@ -13,12 +13,33 @@ from fastapi import APIRouter, Body, Depends, Path, Query, Request, Response
 from .. import models
 from ..interfaces import CustomersBase
 from ..runtime import context as _context
+from ..runtime.forms import refuse_nulls
 from ..runtime.idempotency import idempotent_route
 from ..runtime.problems import GuardedRoute, require_content_type
 from ..runtime.ratelimit import rate_limited
 from ..runtime.security import AuthRequirement
 
 router = APIRouter(route_class=GuardedRoute)
+
+# Where a JSON body may not hold null although its model takes it (the models type an optional
+# member `X | None = None`): a schema's rule maps a member to [null refused, the member's rule],
+# an array's is [null refused for an item, the items' rule] (runtime/forms.py, NullGuard).
+_NULLS: dict[str, Any] = {
+    "CustomerCreate": {
+        "address": [True, None],
+        "tags": [True, "CustomerCreate.tags"],
+        "metadata": [True, None],
+    },
+    "CustomerCreate.tags": [True, None],
+    "CustomerUpdate": {
+        "email": [True, None],
+        "name": [True, None],
+        "address": [True, None],
+        "tags": [True, "CustomerUpdate.tags"],
+        "metadata": [True, None],
+    },
+    "CustomerUpdate.tags": [True, None],
+}
 
 
 def _handler(request: Request) -> CustomersBase:
@@ -114,6 +135,7 @@ router.add_api_route(
         Depends(_AUTH_create_customer_endpoint),
         Depends(rate_limited("x-ratelimit")),
         Depends(require_content_type("application/json")),
+        Depends(refuse_nulls(_NULLS, "CustomerCreate", body=False)),
     ],
     route_class_override=idempotent_route("Idempotency-Key", required=True, base=GuardedRoute),
 )
@@ -240,6 +262,7 @@ router.add_api_route(
         Depends(_AUTH_update_customer_endpoint),
         Depends(rate_limited("x-ratelimit")),
         Depends(require_content_type("application/json")),
+        Depends(refuse_nulls(_NULLS, "CustomerUpdate", body=False)),
         Depends(_context.IfMatchGuard(required=True)),
     ],
     route_class_override=idempotent_route("Idempotency-Key", required=True, base=GuardedRoute),

@@ -13,12 +13,18 @@ from fastapi import APIRouter, Body, Depends, Request, Response
 from .. import models
 from ..interfaces import ReportsBase
 from ..runtime import context as _context
+from ..runtime.forms import refuse_nulls
 from ..runtime.idempotency import idempotent_route
 from ..runtime.problems import GuardedRoute, require_content_type
 from ..runtime.ratelimit import rate_limited
 from ..runtime.security import AuthRequirement
 
 router = APIRouter(route_class=GuardedRoute)
+
+# Where a JSON body may not hold null although its model takes it (the models type an optional
+# member `X | None = None`): a schema's rule maps a member to [null refused, the member's rule],
+# an array's is [null refused for an item, the items' rule] (runtime/forms.py, NullGuard).
+_NULLS: dict[str, Any] = {"ReportRequest": {"format": [True, None], "callbackUrl": [True, None]}}
 
 
 def _handler(request: Request) -> ReportsBase:
@@ -62,6 +68,7 @@ router.add_api_route(
         Depends(_AUTH_create_report_endpoint),
         Depends(rate_limited("x-ratelimit")),
         Depends(require_content_type("application/json")),
+        Depends(refuse_nulls(_NULLS, "ReportRequest", body=False)),
     ],
     route_class_override=idempotent_route("Idempotency-Key", required=True, base=GuardedRoute),
 )

@@ -13,9 +13,15 @@ from fastapi import APIRouter, Body, Depends, Path, Request, Response
 from .. import models
 from ..interfaces import DocumentsBase
 from ..runtime import context as _context
+from ..runtime.forms import refuse_nulls
 from ..runtime.problems import GuardedRoute, require_content_type
 
 router = APIRouter(route_class=GuardedRoute)
+
+# Where a JSON body may not hold null although its model takes it (the models type an optional
+# member `X | None = None`): a schema's rule maps a member to [null refused, the member's rule],
+# an array's is [null refused for an item, the items' rule] (runtime/forms.py, NullGuard).
+_NULLS: dict[str, Any] = {"DocumentInput": {"title": [True, None], "body": [True, None]}}
 
 
 def _handler(request: Request) -> DocumentsBase:
@@ -85,6 +91,7 @@ router.add_api_route(
     summary="Replace a document",
     dependencies=[
         Depends(require_content_type("application/json")),
+        Depends(refuse_nulls(_NULLS, "DocumentInput", body=False)),
         Depends(_context.IfMatchGuard(required=True)),
     ],
 )
@@ -154,5 +161,6 @@ router.add_api_route(
     summary="Change part of a document",
     dependencies=[
         Depends(require_content_type("application/json")),
+        Depends(refuse_nulls(_NULLS, "DocumentInput", body=False)),
     ],
 )

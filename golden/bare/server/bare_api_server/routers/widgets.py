@@ -13,9 +13,15 @@ from fastapi import APIRouter, Body, Depends, Path, Request, Response
 from .. import models
 from ..interfaces import WidgetsBase
 from ..runtime import context as _context
+from ..runtime.forms import refuse_nulls
 from ..runtime.problems import GuardedRoute, require_content_type
 
 router = APIRouter(route_class=GuardedRoute)
+
+# Where a JSON body may not hold null although its model takes it (the models type an optional
+# member `X | None = None`): a schema's rule maps a member to [null refused, the member's rule],
+# an array's is [null refused for an item, the items' rule] (runtime/forms.py, NullGuard).
+_NULLS: dict[str, Any] = {"WidgetInput": {"name": [True, None], "color": [True, None]}}
 
 
 def _handler(request: Request) -> WidgetsBase:
@@ -83,6 +89,7 @@ router.add_api_route(
     summary="Create a widget",
     dependencies=[
         Depends(require_content_type("application/json")),
+        Depends(refuse_nulls(_NULLS, "WidgetInput", body=False)),
     ],
 )
 
@@ -150,5 +157,6 @@ router.add_api_route(
     summary="Update a widget",
     dependencies=[
         Depends(require_content_type("application/json")),
+        Depends(refuse_nulls(_NULLS, "WidgetInput", body=False)),
     ],
 )

@@ -13,10 +13,16 @@ from fastapi import APIRouter, Body, Depends, Request, Response
 from .. import models
 from ..interfaces import CompletionsBase
 from ..runtime import context as _context
+from ..runtime.forms import refuse_nulls
 from ..runtime.problems import GuardedRoute, require_content_type
 from ..runtime.security import AuthRequirement
 
 router = APIRouter(route_class=GuardedRoute)
+
+# Where a JSON body may not hold null although its model takes it (the models type an optional
+# member `X | None = None`): a schema's rule maps a member to [null refused, the member's rule],
+# an array's is [null refused for an item, the items' rule] (runtime/forms.py, NullGuard).
+_NULLS: dict[str, Any] = {"CompletionRequest": {"stream": [True, None]}}
 
 
 def _handler(request: Request) -> CompletionsBase:
@@ -58,5 +64,6 @@ router.add_api_route(
     dependencies=[
         Depends(_AUTH_create_completion_endpoint),
         Depends(require_content_type("application/json")),
+        Depends(refuse_nulls(_NULLS, "CompletionRequest", body=False)),
     ],
 )

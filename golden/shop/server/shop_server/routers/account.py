@@ -13,10 +13,15 @@ from fastapi import APIRouter, Body, Depends, Request, Response
 from .. import models
 from ..interfaces import AccountBase
 from ..runtime import context as _context
-from ..runtime.forms import refuse_null_body
+from ..runtime.forms import refuse_nulls
 from ..runtime.problems import GuardedRoute, require_content_type
 
 router = APIRouter(route_class=GuardedRoute)
+
+# Where a JSON body may not hold null although its model takes it (the models type an optional
+# member `X | None = None`): a schema's rule maps a member to [null refused, the member's rule],
+# an array's is [null refused for an item, the items' rule] (runtime/forms.py, NullGuard).
+_NULLS: dict[str, Any] = {"Account": {"id": [True, None], "country": [True, None]}}
 
 
 def _handler(request: Request) -> AccountBase:
@@ -84,6 +89,6 @@ router.add_api_route(
     summary="Change your account's settings",
     dependencies=[
         Depends(require_content_type("application/json")),
-        Depends(refuse_null_body()),
+        Depends(refuse_nulls(_NULLS, "Account", body=True)),
     ],
 )

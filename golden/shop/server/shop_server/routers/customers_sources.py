@@ -13,10 +13,21 @@ from fastapi import APIRouter, Body, Depends, Path, Request, Response
 from .. import models
 from ..interfaces import CustomersSourcesBase
 from ..runtime import context as _context
-from ..runtime.forms import refuse_null_body
+from ..runtime.forms import refuse_nulls
 from ..runtime.problems import GuardedRoute, require_content_type
 
 router = APIRouter(route_class=GuardedRoute)
+
+# Where a JSON body may not hold null although its model takes it (the models type an optional
+# member `X | None = None`): a schema's rule maps a member to [null refused, the member's rule],
+# an array's is [null refused for an item, the items' rule] (runtime/forms.py, NullGuard).
+_NULLS: dict[str, Any] = {
+    "Source": {"status": [True, None]},
+    "post_customers_customer_sources_id_verify.body": {
+        "amounts": [True, "post_customers_customer_sources_id_verify.body.amounts"]
+    },
+    "post_customers_customer_sources_id_verify.body.amounts": [True, None],
+}
 
 
 def _handler(request: Request) -> CustomersSourcesBase:
@@ -88,6 +99,7 @@ router.add_api_route(
     summary="Attach a payment source",
     dependencies=[
         Depends(require_content_type("application/json")),
+        Depends(refuse_nulls(_NULLS, "Source", body=False)),
     ],
 )
 
@@ -126,6 +138,6 @@ router.add_api_route(
     summary="Verify a bank account source",
     dependencies=[
         Depends(require_content_type("application/json")),
-        Depends(refuse_null_body()),
+        Depends(refuse_nulls(_NULLS, "post_customers_customer_sources_id_verify.body", body=True)),
     ],
 )

@@ -13,12 +13,21 @@ from fastapi import APIRouter, Body, Depends, Path, Query, Request, Response
 from .. import models
 from ..interfaces import UsersBase
 from ..runtime import context as _context
+from ..runtime.forms import refuse_nulls
 from ..runtime.idempotency import idempotent_route
 from ..runtime.problems import GuardedRoute, require_content_type
 from ..runtime.ratelimit import rate_limited
 from ..runtime.security import AuthRequirement
 
 router = APIRouter(route_class=GuardedRoute)
+
+# Where a JSON body may not hold null although its model takes it (the models type an optional
+# member `X | None = None`): a schema's rule maps a member to [null refused, the member's rule],
+# an array's is [null refused for an item, the items' rule] (runtime/forms.py, NullGuard).
+_NULLS: dict[str, Any] = {
+    "UserCreate": {"role": [True, None]},
+    "UserUpdate": {"name": [True, None], "email": [True, None], "role": [True, None]},
+}
 
 
 def _handler(request: Request) -> UsersBase:
@@ -105,6 +114,7 @@ router.add_api_route(
     dependencies=[
         Depends(_AUTH_create_user_endpoint),
         Depends(require_content_type("application/json")),
+        Depends(refuse_nulls(_NULLS, "UserCreate", body=False)),
     ],
     route_class_override=idempotent_route("Idempotency-Key", required=False, base=GuardedRoute),
 )
@@ -222,6 +232,7 @@ router.add_api_route(
     dependencies=[
         Depends(_AUTH_update_user_endpoint),
         Depends(require_content_type("application/json")),
+        Depends(refuse_nulls(_NULLS, "UserUpdate", body=False)),
         Depends(_context.IfMatchGuard(required=True)),
     ],
 )
