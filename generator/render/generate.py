@@ -339,7 +339,7 @@ class _Build:
         """`plan`, the client planned, rendered and formatted in a forked child (the other
         core) while this process plans the server; each tree's warnings are said afterwards,
         the client's first, as `plan` says them. A failed child: the client is planned here."""
-        if sorted(kinds) != ["client", "server"] or not recording_complete():
+        if sorted(kinds) != ["client", "server"] or not recording_complete() or _cores() < 2:
             return self.plan(kinds, classes, models_text)
         if self.inputs is not None:  # made once, before the fork: both planners read them
             with suppress(ValueError):
@@ -464,6 +464,15 @@ class _Build:
             if f.create_once and (self.check or (product.out_dir / f.path).exists())
         }
         return start_render_tree(files, skip=skip, roots=tree_roots(product.files))
+
+
+def _cores() -> int:
+    """The cores this process may run on: with one, a child planning the client would only
+    add a fork's cost."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not on Linux
+        return os.cpu_count() or 1
 
 
 @dataclass

@@ -294,3 +294,18 @@ def test_a_spec_the_ir_refuses_stops_the_validation_child(
         generate(str(spec), tmp_path / "out")
     assert len(started) == 1 and started[0]._done  # validation's child: stopped, reaped
     assert not (tmp_path / "out").exists()
+
+
+def test_on_one_core_the_client_is_planned_here(
+    spec: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    client_plans_here: list[str],
+) -> None:
+    _run(spec, tmp_path / "warm", caplog)
+    beside = _run(spec, tmp_path / "beside", caplog)
+    client_plans_here.clear()
+    monkeypatch.setattr(generate_module.os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    assert _run(spec, tmp_path / "one core", caplog) == beside
+    assert client_plans_here == ["client"]
