@@ -6,6 +6,7 @@ builds the spec's source map."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from operator import attrgetter
 from typing import Any
 
 from generator.ir import Api, Operation, Where
@@ -16,6 +17,8 @@ from generator.spec import LoadedSpec
 from generator.spec.refs import Resolver
 
 IGNORE_KEY = "x-apiforge-ignore"
+# `Finding.sort_key`, made in C
+_SORT_KEY = attrgetter("file", "line", "column", "rule", "message")
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,10 +122,12 @@ class RuleFilter:
         return self.config.enabled(rule_id, default)
 
     def suppressed(self, rule_id: str, op: Operation | None) -> bool:
-        return op is not None and (
-            rule_id in self._in_spec.for_operation(op)
-            or any(i.matches(rule_id, op.method, op.path) for i in self.config.ignore_operations)
-        )
+        if op is None:
+            return False
+        if IGNORE_KEY in op.extensions and rule_id in self._in_spec.for_operation(op):
+            return True
+        ignores = self.config.ignore_operations  # asked for every hit: most runs have none
+        return bool(ignores) and any(i.matches(rule_id, op.method, op.path) for i in ignores)
 
     def allows(self, rule_id: str, op: Operation | None) -> bool:
         """Whether `rule_id` runs and would report on `op`."""
@@ -155,34 +160,38 @@ def lint(
                 continue
             hits.append((rule.id, severity, hit))
 
-    located: dict[Where, tuple[int, int, str]] = {}
-    findings: dict[tuple[str, Where, str], Finding] = {}
+    # keyed by (file, pointer), not by `Where`: a tuple hashes in C, a dataclass's __hash__
+    # is a Python call, and GitHub's spec has 4,000 hits
+    located: dict[tuple[str, str], tuple[int, int, str]] = {}
+    findings: dict[tuple[str, str, str, str], Finding] = {}
     for rule_id, severity, hit in hits:
         where = hit.where
-        if where not in located:
+        spot = (where.file, where.pointer)
+        key = (rule_id, *spot, hit.message)
+        if key in findings:
+            continue  # the same finding again (a shared `$ref` target): the first one stays
+        place = located.get(spot)
+        if place is None:
             # located: in the file as written (a Swagger 2.0 file's own lines and pointers)
-            located[where] = (
+            place = located[spot] = (
                 (*resolver.locate(where), resolver.written_pointer(where))
                 if locate
                 else (0, 0, where.pointer)
             )
-        line, column, pointer = located[where]
-        findings.setdefault(
-            (rule_id, where, hit.message),
-            Finding(
-                rule=rule_id,
-                severity=severity,
-                message=hit.message,
-                file=where.file,
-                line=line,
-                column=column,
-                pointer=pointer,
-                operation=hit.operation,
-                webhook=hit.webhook,
-                fix=hit.fix,
-            ),
+        line, column, pointer = place
+        findings[key] = Finding(
+            rule=rule_id,
+            severity=severity,
+            message=hit.message,
+            file=where.file,
+            line=line,
+            column=column,
+            pointer=pointer,
+            operation=hit.operation,
+            webhook=hit.webhook,
+            fix=hit.fix,
         )
-    ordered = tuple(sorted(findings.values(), key=lambda f: f.sort_key))
+    ordered = tuple(sorted(findings.values(), key=_SORT_KEY))
     return LintResult(api, ordered, tuple(run), suppressed)
 
 
