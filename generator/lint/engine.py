@@ -160,39 +160,53 @@ def lint(
                 continue
             hits.append((rule.id, severity, hit))
 
-    # keyed by (file, pointer), not by `Where`: a tuple hashes in C, a dataclass's __hash__
-    # is a Python call, and GitHub's spec has 4,000 hits
-    located: dict[tuple[str, str], tuple[int, int, str]] = {}
-    findings: dict[tuple[str, str, str, str], Finding] = {}
+    # keyed by (file, pointer) tuples, not by `Where`: a tuple hashes in C, a dataclass's
+    # __hash__ is a Python call, and GitHub's spec has 4,000 hits
+    kept: dict[tuple[str, str, str, str], tuple[str, Severity, Any]] = {}
     for rule_id, severity, hit in hits:
-        where = hit.where
-        spot = (where.file, where.pointer)
-        key = (rule_id, *spot, hit.message)
-        if key in findings:
-            continue  # the same finding again (a shared `$ref` target): the first one stays
-        place = located.get(spot)
-        if place is None:
-            # located: in the file as written (a Swagger 2.0 file's own lines and pointers)
-            place = located[spot] = (
-                (*resolver.locate(where), resolver.written_pointer(where))
-                if locate
-                else (0, 0, where.pointer)
-            )
-        line, column, pointer = place
-        findings[key] = Finding(
-            rule=rule_id,
-            severity=severity,
-            message=hit.message,
-            file=where.file,
-            line=line,
-            column=column,
-            pointer=pointer,
-            operation=hit.operation,
-            webhook=hit.webhook,
-            fix=hit.fix,
+        # the same finding again (a shared `$ref` target): the first one stays
+        kept.setdefault(
+            (rule_id, hit.where.file, hit.where.pointer, hit.message), (rule_id, severity, hit)
         )
-    ordered = tuple(sorted(findings.values(), key=_SORT_KEY))
+    spots = {(h.where.file, h.where.pointer): h.where for _, _, h in kept.values()}
+    located = _located(resolver, list(spots.values())) if locate else {}
+    findings = []
+    for rule_id, severity, hit in kept.values():
+        where = hit.where
+        line, column, pointer = located.get((where.file, where.pointer), (0, 0, where.pointer))
+        findings.append(
+            Finding(
+                rule=rule_id,
+                severity=severity,
+                message=hit.message,
+                file=where.file,
+                line=line,
+                column=column,
+                pointer=pointer,
+                operation=hit.operation,
+                webhook=hit.webhook,
+                fix=hit.fix,
+            )
+        )
+    ordered = tuple(sorted(findings, key=_SORT_KEY))
     return LintResult(api, ordered, tuple(run), suppressed)
+
+
+def _located(
+    resolver: Resolver, wheres: list[Where]
+) -> dict[tuple[str, str], tuple[int, int, str]]:
+    """Line, column and the pointer as written (a Swagger 2.0 file's own lines and pointers)
+    of each node, by (file, pointer): each file's asked all at once (`Document.locate_all`:
+    a big one may have its map made meanwhile in a forked child)."""
+    by_file: dict[str, list[Where]] = {}
+    for where in wheres:
+        by_file.setdefault(where.file, []).append(where)
+    located = {}
+    for file, group in by_file.items():
+        places = resolver.document(file).locate_all([w.pointer for w in group])
+        for where, (line, column) in zip(group, places, strict=True):
+            located[(file, where.pointer)] = (line, column, resolver.written_pointer(where))
+    return located
 
 
 def locate_findings(result: LintResult, resolver: Resolver) -> LintResult:
@@ -214,4 +228,4 @@ def lint_path(source: str, config: LintConfig | None = None) -> LintResult:
     from generator.spec.load import gc_paused
 
     with gc_paused():  # the spec, its IR and the findings: many objects, no cycles
-        return lint(load_spec(source, validate=False), config)
+        return lint(load_spec(source, validate=False, locate_ahead=True), config)
