@@ -22,6 +22,7 @@ import os
 import re
 import select
 import signal
+import weakref
 from collections.abc import Callable
 from contextlib import suppress
 from itertools import accumulate, repeat
@@ -529,6 +530,9 @@ class LocatedAhead:
         self._ask = ask  # write end: the pointers
         self._answers = answers  # read end: their locations
         self._seconds = seconds  # how long to wait for the child at most
+        self._open = [ask, answers]  # the ends still to close
+        # `cancel`, also when this is dropped unasked (an error before the findings)
+        self._stop = weakref.finalize(self, _stop, pid, self._open)
 
     @classmethod
     def start(cls, doc: Document) -> LocatedAhead | None:
@@ -561,8 +565,8 @@ class LocatedAhead:
         """`SourceMap.locate` of each pointer, from the child; None when it did not answer."""
         try:
             _write_all(self._ask, marshal.dumps(pointers), self._seconds)
-            os.close(self._ask)
-            self._ask = -1
+            self._open.remove(self._ask)
+            os.close(self._ask)  # the child reads to the end of the pointers
             chunks = []
             while select.select([self._answers], [], [], self._seconds)[0]:
                 chunk = os.read(self._answers, 1 << 20)
@@ -582,16 +586,19 @@ class LocatedAhead:
 
     def cancel(self) -> None:
         """Stop the child (if it still runs) and let its resources go; idempotent."""
-        for fd in (self._ask, self._answers):
-            if fd != -1:
-                os.close(fd)
-        self._ask = self._answers = -1
-        if self._pid:
-            pid, self._pid = self._pid, 0
-            with suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
-            with suppress(OSError):
-                os.waitpid(pid, 0)
+        self._stop()
+
+
+def _stop(pid: int, fds: list[int]) -> None:
+    """`LocatedAhead.cancel`: close the pipes' ends still open, end and reap the child."""
+    for fd in fds:
+        with suppress(OSError):
+            os.close(fd)
+    fds.clear()
+    with suppress(OSError):
+        os.kill(pid, signal.SIGKILL)
+    with suppress(OSError):
+        os.waitpid(pid, 0)
 
 
 def _answer(doc: Document, ask: int, answers: int) -> None:

@@ -155,3 +155,16 @@ def test_no_child_for_small_texts_or_with_a_cache(
     monkeypatch.delenv("APIFORGE_NO_CACHE")
     monkeypatch.setenv("APIFORGE_CACHE_DIR", str(tmp_path / "cache"))
     assert LocatedAhead.start(load_document(spec)) is None  # the whole map is cached instead
+
+
+def test_a_child_never_asked_is_stopped_when_dropped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("APIFORGE_NO_CACHE", "1")
+    monkeypatch.setattr(LocatedAhead, "MIN_BYTES", 0)
+    child = LocatedAhead.start(load_document(_spec(tmp_path)))
+    assert child is not None
+    pid = child._pid
+    assert not _gone(pid)  # waiting for pointers that will not come (an error, say)
+    del child
+    assert _gone(pid)
