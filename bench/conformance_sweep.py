@@ -30,6 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.reliability.test_conformance import (  # noqa: E402
+    _PREPARING,
     ST,
     TOKEN,
     Failure,
@@ -80,7 +81,8 @@ def run_one(path: str, operations: int, corpus: Path, work: Path, examples: int)
     spec = corpus / path
     project = work / "project"
     try:
-        plan, _report, _missing = generate(spec, project, PACKAGE)
+        with _PREPARING:  # one generation at a time (see the lock's comment)
+            plan, _report, _missing = generate(spec, project, PACKAGE)
     except Exception as exc:
         result.outcome, result.note = "generation failed", str(exc).splitlines()[0][:300]
         return result

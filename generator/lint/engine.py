@@ -6,6 +6,7 @@ builds the spec's source map."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from operator import attrgetter
 from typing import Any
 
 from generator.ir import Api, Operation, Where
@@ -16,6 +17,8 @@ from generator.spec import LoadedSpec
 from generator.spec.refs import Resolver
 
 IGNORE_KEY = "x-apiforge-ignore"
+# `Finding.sort_key`, made in C
+_SORT_KEY = attrgetter("file", "line", "column", "rule", "message")
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,10 +122,12 @@ class RuleFilter:
         return self.config.enabled(rule_id, default)
 
     def suppressed(self, rule_id: str, op: Operation | None) -> bool:
-        return op is not None and (
-            rule_id in self._in_spec.for_operation(op)
-            or any(i.matches(rule_id, op.method, op.path) for i in self.config.ignore_operations)
-        )
+        if op is None:
+            return False
+        if IGNORE_KEY in op.extensions and rule_id in self._in_spec.for_operation(op):
+            return True
+        ignores = self.config.ignore_operations  # asked for every hit: most runs have none
+        return bool(ignores) and any(i.matches(rule_id, op.method, op.path) for i in ignores)
 
     def allows(self, rule_id: str, op: Operation | None) -> bool:
         """Whether `rule_id` runs and would report on `op`."""
@@ -155,20 +160,21 @@ def lint(
                 continue
             hits.append((rule.id, severity, hit))
 
-    located: dict[Where, tuple[int, int, str]] = {}
-    findings: dict[tuple[str, Where, str], Finding] = {}
+    # keyed by (file, pointer) tuples, not by `Where`: a tuple hashes in C, a dataclass's
+    # __hash__ is a Python call, and GitHub's spec has 4,000 hits
+    kept: dict[tuple[str, str, str, str], tuple[str, Severity, Any]] = {}
     for rule_id, severity, hit in hits:
+        # the same finding again (a shared `$ref` target): the first one stays
+        kept.setdefault(
+            (rule_id, hit.where.file, hit.where.pointer, hit.message), (rule_id, severity, hit)
+        )
+    spots = {(h.where.file, h.where.pointer): h.where for _, _, h in kept.values()}
+    located = _located(resolver, list(spots.values())) if locate else {}
+    findings = []
+    for rule_id, severity, hit in kept.values():
         where = hit.where
-        if where not in located:
-            # located: in the file as written (a Swagger 2.0 file's own lines and pointers)
-            located[where] = (
-                (*resolver.locate(where), resolver.written_pointer(where))
-                if locate
-                else (0, 0, where.pointer)
-            )
-        line, column, pointer = located[where]
-        findings.setdefault(
-            (rule_id, where, hit.message),
+        line, column, pointer = located.get((where.file, where.pointer), (0, 0, where.pointer))
+        findings.append(
             Finding(
                 rule=rule_id,
                 severity=severity,
@@ -180,10 +186,27 @@ def lint(
                 operation=hit.operation,
                 webhook=hit.webhook,
                 fix=hit.fix,
-            ),
+            )
         )
-    ordered = tuple(sorted(findings.values(), key=lambda f: f.sort_key))
+    ordered = tuple(sorted(findings, key=_SORT_KEY))
     return LintResult(api, ordered, tuple(run), suppressed)
+
+
+def _located(
+    resolver: Resolver, wheres: list[Where]
+) -> dict[tuple[str, str], tuple[int, int, str]]:
+    """Line, column and the pointer as written (a Swagger 2.0 file's own lines and pointers)
+    of each node, by (file, pointer): each file's asked all at once (`Document.locate_all`:
+    a big one may have its map made meanwhile in a forked child)."""
+    by_file: dict[str, list[Where]] = {}
+    for where in wheres:
+        by_file.setdefault(where.file, []).append(where)
+    located = {}
+    for file, group in by_file.items():
+        places = resolver.document(file).locate_all([w.pointer for w in group])
+        for where, (line, column) in zip(group, places, strict=True):
+            located[(file, where.pointer)] = (line, column, resolver.written_pointer(where))
+    return located
 
 
 def locate_findings(result: LintResult, resolver: Resolver) -> LintResult:
@@ -205,4 +228,4 @@ def lint_path(source: str, config: LintConfig | None = None) -> LintResult:
     from generator.spec.load import gc_paused
 
     with gc_paused():  # the spec, its IR and the findings: many objects, no cycles
-        return lint(load_spec(source, validate=False), config)
+        return lint(load_spec(source, validate=False, locate_ahead=True), config)

@@ -137,9 +137,10 @@ def normalized(name: str) -> str:
 # --- schemas, resolved just enough ---------------------------------------------------------
 
 
-def resolve(api: Api, schema: Any, depth: int = 0) -> dict[str, Any]:
+def resolve(api: Api, schema: Any, depth: int = 0) -> Mapping[str, Any]:
     """`schema` with a local component `$ref` followed and `allOf` members' properties merged
-    in (bounded); `{}` for what cannot be read."""
+    in (bounded); `{}` for what cannot be read. Read-only: without `allOf` it is the spec's
+    own mapping (not copied: pagination detection resolves thousands of members)."""
     if not isinstance(schema, Mapping) or depth > 8:
         return {}
     ref = schema.get("$ref")
@@ -148,17 +149,18 @@ def resolve(api: Api, schema: Any, depth: int = 0) -> dict[str, Any]:
             return {}
         target = api.schemas.get(ref[len(_REF_PREFIX) :].replace("~1", "/").replace("~0", "~"))
         return resolve(api, target.data, depth + 1) if target is not None else {}
-    out = dict(schema)
     all_of = schema.get("allOf")
-    if isinstance(all_of, list):
-        properties: dict[str, Any] = {}
-        for member in all_of:
-            resolved = resolve(api, member, depth + 1)
-            properties.update(_mapping(resolved.get("properties")))
-            if "type" not in out and "type" in resolved:
-                out["type"] = resolved["type"]
-        properties.update(_mapping(schema.get("properties")))
-        out["properties"] = properties
+    if not isinstance(all_of, list):
+        return schema
+    out = dict(schema)
+    properties: dict[str, Any] = {}
+    for member in all_of:
+        resolved = resolve(api, member, depth + 1)
+        properties.update(_mapping(resolved.get("properties")))
+        if "type" not in out and "type" in resolved:
+            out["type"] = resolved["type"]
+    properties.update(_mapping(schema.get("properties")))
+    out["properties"] = properties
     return out
 
 
@@ -181,12 +183,12 @@ def _types(schema: Mapping[str, Any]) -> set[str]:
 
 def _fields(
     api: Api, schema: Mapping[str, Any]
-) -> Iterator[tuple[tuple[str, ...], dict[str, Any]]]:
+) -> Iterator[tuple[tuple[str, ...], Mapping[str, Any]]]:
     """Every (path, resolved schema) of the object members of `schema`, breadth first, down to
     `_MAX_DEPTH` levels."""
-    level: list[tuple[tuple[str, ...], dict[str, Any]]] = [((), dict(schema))]
+    level: list[tuple[tuple[str, ...], Mapping[str, Any]]] = [((), schema)]
     for _ in range(_MAX_DEPTH):
-        deeper: list[tuple[tuple[str, ...], dict[str, Any]]] = []
+        deeper: list[tuple[tuple[str, ...], Mapping[str, Any]]] = []
         for path, node in level:
             for name, sub in sorted(_mapping(node.get("properties")).items()):
                 resolved = resolve(api, sub)
@@ -197,7 +199,7 @@ def _fields(
 
 
 def _find(
-    fields: Sequence[tuple[tuple[str, ...], dict[str, Any]]],
+    fields: Sequence[tuple[tuple[str, ...], Mapping[str, Any]]],
     names: Sequence[str],
     kinds: set[str],
 ) -> tuple[str, ...] | None:
@@ -220,7 +222,7 @@ def _find(
 # --- which operations list things ----------------------------------------------------------
 
 
-def list_body(op: Operation, api: Api) -> tuple[tuple[str, ...], dict[str, Any]] | None:
+def list_body(op: Operation, api: Api) -> tuple[tuple[str, ...], Mapping[str, Any]] | None:
     """(where the items are, the resolved body schema) when `op` lists things; None otherwise.
     An object body with several arrays and none of the usual names is not a list."""
     if op.method != "get":
@@ -314,7 +316,7 @@ def _first(page: Parameter) -> int:
 
 
 def _next_url(
-    fields: Sequence[tuple[tuple[str, ...], dict[str, Any]]], has_cursor: bool
+    fields: Sequence[tuple[tuple[str, ...], Mapping[str, Any]]], has_cursor: bool
 ) -> tuple[str, ...] | None:
     """The body member with the next page's URL: a URL-named one, or `next` itself when it is
     a `format: uri` string (or any string, with no cursor parameter to feed it to). A `next`

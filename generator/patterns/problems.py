@@ -26,9 +26,10 @@ def detect(op: Operation) -> ProblemsSpec | None:
     errors = op.error_responses
     if not errors:
         return None
+    problem = [is_problem(r) for r in errors]
     return ProblemsSpec(
-        problem_statuses=tuple(r.status for r in errors if is_problem(r)),
-        other_statuses=tuple(r.status for r in errors if not is_problem(r)),
+        problem_statuses=tuple(r.status for r, p in zip(errors, problem, strict=True) if p),
+        other_statuses=tuple(r.status for r, p in zip(errors, problem, strict=True) if not p),
     )
 
 

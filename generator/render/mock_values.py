@@ -10,6 +10,7 @@ of an array. A `pattern` gets the shortest string its regular expression matches
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Mapping
 from re import _parser as sre_parse  # type: ignore[attr-defined]  # Python's own (3.11+)
 from typing import Any
@@ -238,17 +239,19 @@ def _string(data: Mapping[str, Any]) -> str:
 def shortest_match(pattern: str) -> str | None:
     """The shortest string `pattern` matches (searched, as JSON Schema does), or None when
     the pattern is beyond this small walker (look-around, back references) or wrong."""
-    try:
-        parsed = sre_parse.parse(pattern)
-        text = _emit(list(parsed))
-    except (re.error, ValueError, TypeError, RecursionError):
-        return None
-    if any("\ud800" <= c <= "\udfff" for c in text):
-        return None  # a lone surrogate is no text a response can carry
-    try:
-        return text if re.search(pattern, text) else None
-    except re.error:
-        return None
+    with warnings.catch_warnings():  # Python's re on `[[`: "Possible nested set"
+        warnings.simplefilter("ignore", FutureWarning)
+        try:
+            parsed = sre_parse.parse(pattern)
+            text = _emit(list(parsed))
+        except (re.error, ValueError, TypeError, RecursionError):
+            return None
+        if any("\ud800" <= c <= "\udfff" for c in text):
+            return None  # a lone surrogate is no text a response can carry
+        try:
+            return text if re.search(pattern, text) else None
+        except re.error:
+            return None
 
 
 _CATEGORY = {"CATEGORY_DIGIT": "0", "CATEGORY_WORD": "a", "CATEGORY_SPACE": " "}

@@ -141,17 +141,23 @@ def load_spec(
     *,
     validate: bool = False,
     strict: bool = True,
+    locate_ahead: bool = False,
     resolved: Callable[[Resolver], None] | None = None,
 ) -> LoadedSpec:
     """Read `source` (a path or "-"), optionally validate it, and build the patterned IR.
 
     Validation errors raise ApiforgeError when `strict`; otherwise they are warnings on the
     "apiforge" logger and the spec is used as it is (`generator.spec.validate.validate`).
-    `resolved` is called with the resolver before the IR is built (`generate` starts
-    validating then, in another process)."""
+    `locate_ahead`: the caller will locate many nodes of the root file (`lint`); its source
+    map may be made meanwhile on another core (`Document.locate_ahead`). `resolved` is called
+    with the resolver before the IR is built (`generate` starts validating then, in another
+    process)."""
     from generator.patterns import attach_patterns
 
-    root = read_swagger2(load_document(source))
+    document = load_document(source)
+    if locate_ahead and not is_swagger2(document.data):
+        document.locate_ahead()
+    root = read_swagger2(document)
     check_root(root)
     resolver = Resolver(root)
     resolver.fetch_remote()

@@ -53,6 +53,21 @@ def _status(key: Any) -> str:
     return text if text == "default" else text.upper()
 
 
+def _key(where: Where, key: str) -> Where:
+    """`where.child(...)` for what needs no escaping: a literal key ("schema", "content"), an
+    index, or a token `_escaped` already. The IR build makes ~15,000 of these; `child`'s
+    general loop over its tokens was its largest single cost."""
+    return Where(where.file, f"{where.pointer}/{key}")
+
+
+def _escaped(token: Any) -> str:
+    """A key as a JSON pointer token (RFC 6901), as `Where.child` writes it."""
+    text = token if token.__class__ is str else str(token)
+    if "~" in text or "/" in text:
+        text = text.replace("~", "~0").replace("/", "~1")
+    return text
+
+
 def derive_operation_id(method: str, path: str) -> str:
     """A stable id for an operation without operationId: `get_v1_users_userId`."""
     slug = re.sub(r"[^0-9A-Za-z]+", "_", path).strip("_")
@@ -70,6 +85,10 @@ class Builder:
         self._derefs: dict[tuple[str, str], tuple[Where, dict[str, Any]]] = {}
         self._schemas: dict[tuple[str, str], Schema] = {}
         self._properties: dict[Where, frozenset[str]] = {}
+        # What a `$ref`'d parameter, response or header builds to depends only on the target
+        # (and a response's status): GitHub's spec refers to the same few hundred 3,000
+        # times. Built once each; the IR is immutable, so operations share them.
+        self._shared: dict[tuple[str, str, str], Any] = {}
 
     # --- small pieces ------------------------------------------------------------
 
@@ -117,7 +136,7 @@ class Builder:
         names = set(_dict(data.get("properties")))
         if depth < 8:
             for i, part in enumerate(data.get("allOf") or []):
-                at, sub = self.deref(where.child("allOf", i), part)
+                at, sub = self.deref(_key(where, f"allOf/{i}"), part)
                 names |= self.properties(at, sub, depth + 1)
         result = frozenset(names)
         if depth == 0:
@@ -127,12 +146,12 @@ class Builder:
     def content(self, where: Where, node: Any) -> tuple[MediaType, ...]:
         media = []
         for content_type, body in sorted(_dict(node).items()):
-            at = where.child(content_type)
+            at = _key(where, _escaped(content_type))
             body = _dict(body)
             media.append(
                 MediaType(
                     _str(content_type),
-                    self.schema(at.child("schema"), body.get("schema")),
+                    self.schema(_key(at, "schema"), body.get("schema")),
                     at,
                     self.examples(at, body),
                 )
@@ -153,19 +172,39 @@ class Builder:
         return tuple(found)
 
     def header(self, where: Where, name: str, node: Any) -> Header:
+        ref = node.get("$ref") if node.__class__ is dict else None
+        if ref.__class__ is not str:
+            return self._header(where, name, node)
+        key = (where.file, ref, "header " + name)
+        found = self._shared.get(key)
+        if found is None:
+            found = self._shared[key] = self._header(where, name, node)
+        return cast(Header, found)
+
+    def _header(self, where: Where, name: str, node: Any) -> Header:
         at, data = self.deref(where, node)
-        schema = self.schema(at.child("schema"), data.get("schema"))
+        schema = self.schema(_key(at, "schema"), data.get("schema"))
         return Header(name, bool(data.get("required")), _str(data.get("description")), schema, at)
 
     def parameter(self, where: Where, node: Any) -> Parameter | None:
+        ref = node.get("$ref") if node.__class__ is dict else None
+        if ref.__class__ is not str:
+            return self._parameter(where, node)
+        key = (where.file, ref, "parameter")
+        found = self._shared.get(key, False)
+        if found is False:
+            found = self._shared[key] = self._parameter(where, node)
+        return cast("Parameter | None", found)
+
+    def _parameter(self, where: Where, node: Any) -> Parameter | None:
         at, data = self.deref(where, node)
         location = data.get("in")
         name = data.get("name")
         if location not in _PARAM_IN or not isinstance(name, str):
             return None
-        schema = self.schema(at.child("schema"), data.get("schema"))
+        schema = self.schema(_key(at, "schema"), data.get("schema"))
         if schema is None and isinstance(data.get("content"), dict):
-            media = self.content(at.child("content"), data["content"])
+            media = self.content(_key(at, "content"), data["content"])
             schema = media[0].schema if media else None
         return Parameter(
             name=name,
@@ -180,9 +219,19 @@ class Builder:
         )
 
     def response(self, where: Where, status: str, node: Any) -> Response:
+        ref = node.get("$ref") if node.__class__ is dict else None
+        if ref.__class__ is not str:
+            return self._response(where, status, node)
+        key = (where.file, ref, "response " + status)
+        found = self._shared.get(key)
+        if found is None:
+            found = self._shared[key] = self._response(where, status, node)
+        return cast(Response, found)
+
+    def _response(self, where: Where, status: str, node: Any) -> Response:
         at, data = self.deref(where, node)
         headers = tuple(
-            self.header(at.child("headers", name), _str(name), value)
+            self.header(_key(at, "headers/" + _escaped(name)), _str(name), value)
             for name, value in sorted(_dict(data.get("headers")).items(), key=lambda kv: str(kv[0]))
             if _str(name).lower() != "content-type"
         )
@@ -190,7 +239,7 @@ class Builder:
             status=status,
             description=_str(data.get("description")),
             headers=headers,
-            content=self.content(at.child("content"), data.get("content")),
+            content=self.content(_key(at, "content"), data.get("content")),
             where=at,
         )
 
@@ -221,23 +270,23 @@ class Builder:
         for base, listing in ((path_where, path_item), (where, node)):
             raw = listing.get("parameters")
             for i, item in enumerate(raw if isinstance(raw, list) else []):
-                param = self.parameter(base.child("parameters", i), item)
+                param = self.parameter(_key(base, f"parameters/{i}"), item)
                 if param is not None:
                     key = param.name.lower() if param.location == "header" else param.name
                     params[(param.location, key)] = param  # operation level wins
 
         body = None
         if "requestBody" in node:
-            at, data = self.deref(where.child("requestBody"), node["requestBody"])
+            at, data = self.deref(_key(where, "requestBody"), node["requestBody"])
             body = RequestBody(
                 required=bool(data.get("required")),
                 description=_str(data.get("description")),
-                content=self.content(at.child("content"), data.get("content")),
+                content=self.content(_key(at, "content"), data.get("content")),
                 where=at,
             )
 
         responses = tuple(
-            self.response(where.child("responses", str(status)), _status(status), value)
+            self.response(_key(where, "responses/" + _escaped(status)), _status(status), value)
             for status, value in sorted(
                 _dict(node.get("responses")).items(), key=lambda kv: str(kv[0])
             )
@@ -286,7 +335,7 @@ class Builder:
         for method in HTTP_METHODS:
             if isinstance(item.get(method), dict):
                 # an operation behind a $ref is not OpenAPI, but real specs (DigitalOcean) do it
-                op_where, raw = self.deref(item_where.child(method), item[method])
+                op_where, raw = self.deref(_key(item_where, method), item[method])
                 yield self.operation(method, path, op_where, raw, item_where, item), raw
 
     # --- the whole API -------------------------------------------------------------
@@ -297,8 +346,9 @@ class Builder:
         callbacks: list[Webhook] = []
         paths = _dict(data.get("paths"))
         for path, item in paths.items():
-            routed = self.routed_path(_str(path), paths, root.child("paths", path))
-            for op, raw in self.path_item_operations(routed, root.child("paths", path), item):
+            at = root.child("paths", path)
+            routed = self.routed_path(_str(path), paths, at)
+            for op, raw in self.path_item_operations(routed, at, item):
                 operations.append(op)
                 callbacks.extend(self.callbacks(op, raw))
         order = {m: i for i, m in enumerate(HTTP_METHODS)}

@@ -78,9 +78,7 @@ def _refused(body: bytes) -> bool:
         return True  # tabs: rapidyaml and libyaml differ on some; `\n` lines: libyaml's
     if not body.endswith(b"\n"):
         return True  # a block scalar at the very end: rapidyaml adds the missing line break
-    if body.startswith((b"---", b"...", b"%")) or any(
-        mark in body for mark in (b"\n---", b"\n...", b"\n%")
-    ):
+    if any(_starts_a_line(body, mark) for mark in (b"---", b"...", b"%")):
         return True  # document markers (or what starts like one) and directives
     for sign in (b"!", b"?"):
         at = body.find(sign)
@@ -91,6 +89,18 @@ def _refused(body: bytes) -> bool:
                 return True
             at = body.find(sign, at + 1)
     return bool(anchor_names(body, b"&"))  # an anchor (aliases: see `settle`)
+
+
+def _starts_a_line(body: bytes, mark: bytes) -> bool:
+    """Whether a line of `body` starts with `mark`. Each `mark` found is looked at: they are
+    rare, and `find` skips ahead fast for them, where `b"\\n%" in body` went byte by byte
+    through the whole text (~10 ms of a 4 MB spec, three times)."""
+    at = body.find(mark)
+    while at != -1:
+        if at == 0 or body[at - 1] == 0x0A:
+            return True
+        at = body.find(mark, at + 1)
+    return False
 
 
 _KEY_QUOTED = 0

@@ -196,6 +196,8 @@ class Document:
     data: Any
     is_json: bool
     _source_map: Any = field(default=None, repr=False)
+    # a forked child making the source map meanwhile (`sourcemap.LocatedAhead`), until asked
+    _ahead: Any = field(default=None, repr=False)
     # the YAML node tree this document was constructed from (see `YamlTree`), kept until the
     # source map is built from it; None for JSON, cached parses and after that
     _yaml_tree: Any = field(default=None, repr=False)
@@ -227,10 +229,27 @@ class Document:
             last = next(reversed(last.children.values())) if last.children else last.header
         return hashlib.sha256(layout.body[first.start : last.end]).hexdigest()
 
+    def locate_ahead(self) -> None:
+        """Have the source map made by a forked child while this process goes on, when that
+        pays (a big JSON text, no cache: `sourcemap.LocatedAhead`); `locate_all` asks it."""
+        from generator.spec.sourcemap import LocatedAhead
+
+        if self._ahead is None and self._source_map is None:
+            self._ahead = LocatedAhead.start(self)
+
+    def locate_all(self, pointers: list[str]) -> list[tuple[int, int]]:
+        """`locate` of each pointer, answered by the child `locate_ahead` started if it can."""
+        ahead, self._ahead = self._ahead, None
+        found = ahead.locate_all(pointers) if ahead is not None else None
+        return found if found is not None else [self.locate(p) for p in pointers]
+
     def locate(self, pointer: str) -> tuple[int, int]:
         """1-based line and column of the node at `pointer` (or its nearest ancestor)."""
         from generator.spec.sourcemap import SourceMap
 
+        if self._ahead is not None:  # asked one by one: the map is made here after all
+            self._ahead.cancel()
+            self._ahead = None
         if self._source_map is None:
             self._source_map = SourceMap.for_document(self)
         result: tuple[int, int] = self._source_map.locate(pointer)

@@ -17,8 +17,14 @@ from __future__ import annotations
 
 import bisect
 import codecs
+import marshal
+import os
 import re
+import select
+import signal
+import weakref
 from collections.abc import Callable
+from contextlib import suppress
 from itertools import accumulate, repeat
 from operator import add
 from typing import TYPE_CHECKING, Any
@@ -503,3 +509,119 @@ class _BlockIndex:
             starts = self._starts[leaf.key] = _line_starts_str(self._layout.leaf_text(leaf))
         line = bisect.bisect_right(starts, offset)
         return leaf.line + line, offset - starts[line - 1] + 1
+
+
+class LocatedAhead:
+    """A big JSON document's locations, made by a forked child on the other core while this
+    process builds the IR and runs the rules: the child parses rapidyaml's tree of the text
+    (~0.03 s of a cold GitHub lint, about as long as `json` took to read it), waits for the
+    pointers, and answers them as this document's `SourceMap.locate` would (it is that map,
+    made in the child).
+
+    Only ever a speed-up, as `generator.forked`'s children: no fork, a child that died, gave
+    no answer in time or a bad one, and `locate_all` is None — the caller locates itself.
+    The child ends when it has answered, when this process closes the pipe (`cancel`, or
+    this process ending), or on any error of its own."""
+
+    MIN_BYTES = 1024 * 1024  # smaller texts parse in less than the fork costs (~2-5 ms)
+
+    def __init__(self, pid: int, ask: int, answers: int, seconds: float) -> None:
+        self._pid = pid
+        self._ask = ask  # write end: the pointers
+        self._answers = answers  # read end: their locations
+        self._seconds = seconds  # how long to wait for the child at most
+        self._open = [ask, answers]  # the ends still to close
+        # `cancel`, also when this is dropped unasked (an error before the findings)
+        self._stop = weakref.finalize(self, _stop, pid, self._open)
+
+    @classmethod
+    def start(cls, doc: Document) -> LocatedAhead | None:
+        """None when it would not pay or cannot run: not JSON, small, a map that will be
+        cached (it is built whole then), or no `os.fork` on this platform."""
+        if (
+            not doc.is_json
+            or len(doc.text) < cls.MIN_BYTES
+            or cache_dir() is not None
+            or not hasattr(os, "fork")
+        ):
+            return None
+        ask_r, ask_w = os.pipe()
+        answers_r, answers_w = os.pipe()
+        try:
+            pid = os.fork()
+        except OSError:
+            for fd in (ask_r, ask_w, answers_r, answers_w):
+                os.close(fd)
+            return None
+        if pid == 0:  # the child: never returns
+            os.close(ask_w)
+            os.close(answers_r)
+            _answer(doc, ask_r, answers_w)
+        os.close(ask_r)
+        os.close(answers_w)
+        return cls(pid, ask_w, answers_r, 10 + len(doc.text) / 1e6)
+
+    def locate_all(self, pointers: list[str]) -> list[tuple[int, int]] | None:
+        """`SourceMap.locate` of each pointer, from the child; None when it did not answer."""
+        try:
+            _write_all(self._ask, marshal.dumps(pointers), self._seconds)
+            self._open.remove(self._ask)
+            os.close(self._ask)  # the child reads to the end of the pointers
+            chunks = []
+            while select.select([self._answers], [], [], self._seconds)[0]:
+                chunk = os.read(self._answers, 1 << 20)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+            else:
+                return None  # no answer in time (`cancel` stops the child)
+            found = marshal.loads(b"".join(chunks))
+            if not isinstance(found, list) or len(found) != len(pointers):
+                return None
+            return [(int(line), int(column)) for line, column in found]
+        except (OSError, ValueError, EOFError, TypeError):
+            return None
+        finally:
+            self.cancel()
+
+    def cancel(self) -> None:
+        """Stop the child (if it still runs) and let its resources go; idempotent."""
+        self._stop()
+
+
+def _stop(pid: int, fds: list[int]) -> None:
+    """`LocatedAhead.cancel`: close the pipes' ends still open, end and reap the child."""
+    for fd in fds:
+        with suppress(OSError):
+            os.close(fd)
+    fds.clear()
+    with suppress(OSError):
+        os.kill(pid, signal.SIGKILL)
+    with suppress(OSError):
+        os.waitpid(pid, 0)
+
+
+def _answer(doc: Document, ask: int, answers: int) -> None:
+    """The child's work (see `LocatedAhead`); ends the process."""
+    status = 1
+    try:
+        source_map = SourceMap.for_document(doc)
+        chunks = []
+        while chunk := os.read(ask, 1 << 20):
+            chunks.append(chunk)
+        pointers = marshal.loads(b"".join(chunks))
+        _write_all(answers, marshal.dumps([source_map.locate(p) for p in pointers]), None)
+        status = 0
+    finally:  # nothing of the parent's (atexit handlers, buffered output) runs here
+        os._exit(status)
+
+
+def _write_all(fd: int, data: bytes, seconds: float | None) -> None:
+    """All of `data` to the pipe `fd`; OSError when it takes over `seconds` (a child that
+    stopped reading)."""
+    view = memoryview(data)
+    while view:
+        if seconds is not None and not select.select([], [fd], [], seconds)[1]:
+            raise OSError("the pipe took nothing in time")
+        # at most PIPE_BUF bytes: what select promised will not block
+        view = view[os.write(fd, view[: select.PIPE_BUF]) :]

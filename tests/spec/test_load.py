@@ -56,6 +56,55 @@ def test_path_level_parameters_merge_and_operation_level_wins(tmp_path: Path) ->
     assert [r.status_class for r in op.responses] == ["2", "2", "default"]
 
 
+SHARED = """\
+openapi: 3.1.0
+info: {title: T, version: "1"}
+paths:
+  /a:
+    get:
+      parameters: [{$ref: "#/components/parameters/page"}]
+      responses:
+        "404": {$ref: "#/components/responses/gone"}
+        "410": {$ref: "#/components/responses/gone"}
+  /b:
+    get:
+      parameters:
+        - $ref: "#/components/parameters/page"
+        - {name: page, in: header, schema: {type: string}}
+      responses:
+        "200":
+          description: ok
+          headers:
+            X-One: {$ref: "#/components/headers/count"}
+            X-Two: {$ref: "#/components/headers/count"}
+        "404": {$ref: "#/components/responses/gone"}
+components:
+  parameters:
+    page: {name: page, in: query, schema: {type: integer}}
+  headers:
+    count: {schema: {type: integer}, description: a count}
+  responses:
+    gone: {description: not here}
+"""
+
+
+def test_a_refd_parameter_response_or_header_is_built_once_per_use_it_can_share(
+    tmp_path: Path,
+) -> None:
+    a, b = load_spec(write(tmp_path, SHARED)).api.operations
+    # the same `$ref`: one object, located at its target
+    assert a.parameters[0] is b.parameters[0]
+    assert a.parameters[0].where.pointer == "/components/parameters/page"
+    assert [(p.name, p.location) for p in b.parameters] == [("page", "query"), ("page", "header")]
+    # a response is shared only under the same status; a header only under the same name
+    gone_404, gone_410 = a.responses
+    assert (gone_404.status, gone_410.status) == ("404", "410")
+    assert gone_404.where == gone_410.where and gone_404 is b.responses[1]
+    one, two = b.responses[0].headers
+    assert (one.name, two.name) == ("X-One", "X-Two")
+    assert one.where == two.where and one.description == "a count"
+
+
 def test_multi_file_refs_resolve_with_their_own_locations() -> None:
     loaded = load_spec(str(FIXTURES / "multi" / "openapi.yaml"))
     (op,) = loaded.api.operations

@@ -216,6 +216,10 @@ REFUSED = {
     "document marker": "---\na: 1\n",
     "two documents": "a: 1\n---\nb: 2\n",
     "directive": "%YAML 1.2\n---\na: 1\n",
+    # a marker that also occurs mid-line earlier: each occurrence is looked at, not the first
+    "a document end after '...' in a value": "a: wait...\n...\n",
+    "a directive after '%' in a value": "a: 50%\n%TAG ! tag:x,2024:\n---\nb: 1\n",
+    "a document marker after '---' in a value": "a: x --- y\n---\nb: 1\n",
     "tab": "a:\tb\n",
     "lone CR": "a: 1\rb: 2\n",
     "duplicate keys": "a: 1\nb: 2\na: 3\n",
@@ -242,6 +246,12 @@ def test_what_it_cannot_prove_the_same_is_refused(
             parse_document("t.yaml", None, text.encode())
     else:
         assert parse_document("t.yaml", None, text.encode()).data == expected
+
+
+def test_markers_inside_a_line_are_not_document_markers() -> None:
+    text = "a: x --- y\nb: 50%\nc: wait...\nd: '---'\n"
+    fast = load_fast(text)
+    assert fast is not None and fast[0] == load_yaml(text)[0]
 
 
 def test_descriptions_that_only_look_like_aliases_are_read() -> None:
