@@ -8,7 +8,7 @@ resolve is an error with its location.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, cast
 
 from generator.errors import ApiforgeError
@@ -37,6 +37,7 @@ from generator.spec.refs import Resolver
 
 _PARAM_IN: tuple[ParamIn, ...] = ("path", "query", "header", "cookie")
 _SCHEMA_PREFIX = "/components/schemas/"
+_UNMADE = object()  # in `_shared`: not built yet (a parameter may build to None)
 
 
 def _dict(node: Any) -> dict[str, Any]:
@@ -171,15 +172,20 @@ class Builder:
                 found.append(example["value"])
         return tuple(found)
 
-    def header(self, where: Where, name: str, node: Any) -> Header:
+    def _once(self, where: Where, node: Any, kind: str, make: Callable[[], Any]) -> Any:
+        """`make()`, once per `$ref` target and `kind` (see `_shared`)."""
         ref = node.get("$ref") if node.__class__ is dict else None
         if ref.__class__ is not str:
-            return self._header(where, name, node)
-        key = (where.file, ref, "header " + name)
-        found = self._shared.get(key)
-        if found is None:
-            found = self._shared[key] = self._header(where, name, node)
-        return cast(Header, found)
+            return make()
+        key = (where.file, ref, kind)
+        found = self._shared.get(key, _UNMADE)
+        if found is _UNMADE:
+            found = self._shared[key] = make()
+        return found
+
+    def header(self, where: Where, name: str, node: Any) -> Header:
+        made = self._once(where, node, "header " + name, lambda: self._header(where, name, node))
+        return cast(Header, made)
 
     def _header(self, where: Where, name: str, node: Any) -> Header:
         at, data = self.deref(where, node)
@@ -187,14 +193,8 @@ class Builder:
         return Header(name, bool(data.get("required")), _str(data.get("description")), schema, at)
 
     def parameter(self, where: Where, node: Any) -> Parameter | None:
-        ref = node.get("$ref") if node.__class__ is dict else None
-        if ref.__class__ is not str:
-            return self._parameter(where, node)
-        key = (where.file, ref, "parameter")
-        found = self._shared.get(key, False)
-        if found is False:
-            found = self._shared[key] = self._parameter(where, node)
-        return cast("Parameter | None", found)
+        made = self._once(where, node, "parameter", lambda: self._parameter(where, node))
+        return cast("Parameter | None", made)
 
     def _parameter(self, where: Where, node: Any) -> Parameter | None:
         at, data = self.deref(where, node)
@@ -219,14 +219,10 @@ class Builder:
         )
 
     def response(self, where: Where, status: str, node: Any) -> Response:
-        ref = node.get("$ref") if node.__class__ is dict else None
-        if ref.__class__ is not str:
-            return self._response(where, status, node)
-        key = (where.file, ref, "response " + status)
-        found = self._shared.get(key)
-        if found is None:
-            found = self._shared[key] = self._response(where, status, node)
-        return cast(Response, found)
+        made = self._once(
+            where, node, "response " + status, lambda: self._response(where, status, node)
+        )
+        return cast(Response, made)
 
     def _response(self, where: Where, status: str, node: Any) -> Response:
         at, data = self.deref(where, node)

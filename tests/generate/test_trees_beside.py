@@ -18,6 +18,7 @@ from generator.render import client, server
 from generator.render import generate as generate_module
 from generator.render.generate import generate
 from generator.spec.located import recorded, replay
+from tests.test_cli import SLOPPY  # two validation errors, and a pattern the models drop
 
 pytestmark = pytest.mark.usefixtures("private_cache")  # (conftest.py)
 
@@ -205,31 +206,6 @@ def test_a_plain_warning_goes_to_the_innermost_recording() -> None:
         replay(inner)  # said again: the outer recording takes it
         log.warning("after")
     assert [m for _, _, m in outer] == ["before", "inside", "after"]
-
-
-# Two validation errors (an unknown response key, a default of the wrong type).
-SLOPPY = """openapi: 3.0.3
-info: {title: Sloppy, version: '1'}
-paths:
-  /items:
-    get:
-      operationId: listItems
-      parameters:
-        - {name: flag, in: query, schema: {type: string, default: false}}
-      responses:
-        '200':
-          description: ok
-          content:
-            application/json:
-              schema: {$ref: '#/components/schemas/Item'}
-        4xx: {description: client error}
-components:
-  schemas:
-    Item:
-      type: object
-      properties:
-        name: {type: string}
-"""
 
 
 def test_validation_starts_once_the_document_is_resolved_before_the_ir() -> None:
