@@ -70,3 +70,19 @@ def test_output_is_written_once(tmp_path: Path) -> None:
         env={k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"},
     ).stdout
     assert out == "before\nfrom the child\nafter\n"
+
+
+def _acquires(module: object, name: str) -> bool:
+    return bool(getattr(module, name).acquire(timeout=5))
+
+
+def test_a_child_does_not_inherit_a_lock_held_by_another_thread() -> None:
+    """The formatter's and the settings' locks are made anew in a child: one held by a
+    thread of the parent at the fork (a formatting thread) would never be released there."""
+    from generator.render import server_settings, writer
+
+    for module, name in ((writer, "_ruff_lock"), (server_settings, "_settings_lock")):
+        with getattr(module, name):  # held, as by a thread the child will not have
+            child = Forked.start(_acquires, module, name)
+            assert child is not None
+            assert child.result() is True, name

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import os
 import sys
 import threading
 
@@ -74,6 +75,15 @@ EXTRA_SETTINGS: tuple[tuple[str, str, str, str], ...] = (
 
 
 _settings_lock = threading.Lock()
+
+
+def _new_settings_lock() -> None:
+    global _settings_lock
+    _settings_lock = threading.Lock()
+
+
+# a forked child (generator/forked.py) must not inherit it held by a thread it does not have
+os.register_at_fork(after_in_child=_new_settings_lock)
 
 
 @functools.cache

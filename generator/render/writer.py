@@ -150,6 +150,15 @@ _OUTPUT_CACHE_KIND = "out1"
 _ruff_lock = threading.Lock()
 
 
+def _new_ruff_lock() -> None:
+    global _ruff_lock
+    _ruff_lock = threading.Lock()
+
+
+# a forked child (generator/forked.py) must not inherit it held by a thread it does not have
+os.register_at_fork(after_in_child=_new_ruff_lock)
+
+
 def _ruff() -> list[str]:
     """How to run ruff: its binary, which `python -m ruff` would `exec` anyway (the same
     program and arguments, without starting a Python first). Found once, under a lock: the
