@@ -24,19 +24,11 @@ import sys
 import time
 from pathlib import Path
 
+from corpus_sweep import index  # every corpus spec, Swagger 2.0 ones included
+
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "corpus"
 FORMATS = ("text", "json", "sarif")
-
-
-def corpus_specs(corpus: Path) -> list[str]:
-    """INDEX.tsv's specs, then the Swagger 2.0 ones, as `bench/corpus_sweep.py` lists them."""
-    specs = []
-    for folder, listing in (("", "INDEX.tsv"), ("swagger2/", "swagger2/SOURCES.swagger2.tsv")):
-        if (corpus / listing).is_file():
-            rows = (corpus / listing).read_text(encoding="utf-8").splitlines()[1:]
-            specs += [folder + row.split("\t", 1)[0] for row in rows if row.strip()]
-    return specs
 
 
 def run_one(checkout: Path, corpus: Path, spec: str, fmt: str) -> list[object]:
@@ -66,7 +58,7 @@ def main() -> None:
     what.add_argument("--against", type=Path, help="compare with a recorded JSON file")
     args = parser.parse_args()
     checkout = args.checkout.resolve()
-    specs = [s for s in corpus_specs(args.corpus) if args.only in s]
+    specs = [s for s in index(args.corpus) if args.only in s]
     formats = args.formats.split(",")
     start = time.monotonic()
     results: dict[str, dict[str, list[object]]] = {}
