@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: demo test check golden bench corpus client-corpus chaos serve redis-server clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml hatch_build.py generator/spec/_ryml_data.c
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'

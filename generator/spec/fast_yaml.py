@@ -1,23 +1,21 @@
 """A whole YAML document read with rapidyaml (C++): the data and source map `load.load_yaml`
 gives, about four times faster, for the documents it can prove it reads the same way.
 
-How. rapidyaml parses the text into its own tree and writes it out as JSON, which `json`
-reads: the structure, keys and strings (escapes, folding and block scalars already applied)
-come out that way. What the JSON cannot say is whether a scalar was plain (so the YAML 1.2
-core schema gives it a meaning: `yaml12`) and what a plain scalar's text was; rapidyaml's
-JSON writer also has rules of its own (`~`, `Null`, `007` come out as strings, `nan` and
-even a quoted `'nan'` as ".nan"). So every key or string value that could mean something
-other than itself (`yaml12.NOT_STR_PATTERN`) is looked up in rapidyaml's tree and its text
-taken from there: resolved when it was plain, as it is when quoted. Plain scalars the writer puts out as JSON numbers, `true`, `false`, `null`
-are JSON's own spellings of core-schema values and mean the same in both.
+How. rapidyaml parses the text into its own tree (escapes, folding and block scalars already
+applied), and `_ryml_data` (C) makes the Python data from that tree in one walk: mappings,
+sequences, strings, and for each plain scalar its YAML 1.2 core-schema meaning
+(`yaml12.resolve_plain`). It reads rapidyaml's node array as the pinned version lays it out;
+with another version, or where the extension was not built (no C compiler at install),
+PyYAML reads everything.
 
 What is not read here (None: the caller parses with PyYAML): texts that may hold anchors or
 aliases, tags, merge keys, explicit `?` keys, document markers or directives, tabs, line
 breaks other than `\\n`/`\\r\\n`, or no line break at the end (rapidyaml then adds one to
-a last block scalar); texts rapidyaml rejects (PyYAML then gives the error) or whose JSON
-`json` rejects; a root that is not a mapping; and duplicate keys (PyYAML keeps the last, and
-the source map answers differently for them). Those checks are on the text, so they also
-refuse texts that only look like they have those things.
+a last block scalar); texts rapidyaml rejects (PyYAML then gives the error); a root that is
+not a mapping; and what `_ryml_data` refuses (duplicate keys, which PyYAML keeps the last of
+and the source map answers differently for; a node with an alias, anchor or tag; nesting
+past the recursion limit). The text checks are a superset, so they also refuse texts that
+only look like they have those things.
 
 The source map is looked up in rapidyaml's tree, only for the pointers asked: a mapping entry
 is located at its key, a sequence item at its first character, as PyYAML's marks say (a
@@ -36,15 +34,14 @@ from __future__ import annotations
 import bisect
 import ctypes
 import functools
-import json
 import os
 import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from itertools import accumulate, chain, compress, repeat
+from itertools import accumulate, repeat
 from itertools import count as count_up
-from operator import add, is_, itemgetter, not_
+from operator import add
 from typing import Any
 
 from generator.spec import yaml12
@@ -54,17 +51,16 @@ try:
     from ryml import _ryml
 except ImportError:  # a platform without a wheel: PyYAML reads everything
     ryml = _ryml = None
+try:
+    from generator.spec import _ryml_data  # type: ignore[attr-defined]
+except ImportError:  # not built (no C compiler at install): PyYAML reads YAML
+    _ryml_data = None
 
+# the bytes a plain scalar that is not a str can hold, for `_ryml_data`
+_NOT_STR_BYTES = bytes(chr(byte) in yaml12.NOT_STR_CHARS for byte in range(256))
 # what may come before a tag (`!`) or an explicit key (`?`) on its line: where a node starts
 _NODE_START = re.compile(rb"(?:[ ]*(?:-[ ]+)*|.*(?::[ ]+|[\[{,][ ]*))\Z", re.S)
 _MERGE_KEY = re.compile(rb"<<[ ]*:")
-# a string `settle` looks up: one that may be a plain scalar meaning something else, or an
-# alias (rapidyaml writes `*name` for it)
-_SUSPECT = re.compile(rf"(?:{yaml12.NOT_STR_PATTERN})\Z|\*")
-# what a string value `_SUSPECT` matches starts with (a superset). Not the empty string: as a
-# value it was quoted or a block scalar (a plain empty value is written as `null`).
-_SUSPECT_START = frozenset(("*", *(c for _, _, starts in yaml12.IMPLICIT for c in starts if c)))
-_first = itemgetter(slice(0, 1))
 _CHUNK = 1024  # bytes of text whose line breaks `RymlTree.line_column` counts at once
 _KEY_TABLE_MIN = 32  # children of a mapping worth a table of its keys (`RymlTree._find_key`)
 
@@ -114,10 +110,12 @@ if ryml is not None:
     _VAL_QUOTED = ryml.VAL_SQUO | ryml.VAL_DQUO
     _VAL_PLAIN = ryml.VAL_PLAIN
     _KEY_PLAIN = ryml.KEY_PLAIN
-
-
-class _Refused(Exception):
-    """`settle` met what this reader does not take."""
+    # `_ryml_data` reads the node array of the rapidyaml it was written for
+    if _ryml_data is not None and (
+        ryml.version != _ryml_data.RAPIDYAML
+        or any(getattr(ryml, name) != bits for name, bits in _ryml_data.BITS.items())
+    ):
+        _ryml_data = None
 
 
 class Unlocatable(Exception):
@@ -128,7 +126,7 @@ def load_fast(text: str, body: bytes | None = None) -> tuple[Any, RymlTree] | No
     """`load.load_yaml(text)`'s data and a tree for its source map, or None when this reader
     does not take the text (see the module docstring). `body`: `text` in UTF-8, when the
     caller has it already."""
-    if ryml is None:
+    if ryml is None or _ryml_data is None:
         return None
     if body is None:
         body = text.encode("utf-8")
@@ -141,25 +139,19 @@ def load_fast(text: str, body: bytes | None = None) -> tuple[Any, RymlTree] | No
     except Exception:  # PyYAML gives the error, or reads what rapidyaml would not
         return None
     root = tree.root_id()
-    nodes = tree.size() - 1  # the nodes below the root
     if tree.is_stream(root):
         if tree.num_children(root) != 1:
             return None
         root = tree.first_child(root)
-        nodes -= 1
     if not tree.is_map(root):
         return None
     try:
-        data = json.loads(ryml.emit_json(tree, root), parse_constant=_no_constant)
-    except Exception:  # rapidyaml's emitter gives up on deep trees (ExceptionVisit): PyYAML's
+        data = _ryml_data.data(
+            int(tree.this), tree.size(), root, yaml12.resolve_plain, _NOT_STR_BYTES
+        )
+    except (_ryml_data.Refused, RecursionError):
         return None
-    result = RymlTree(tree, buffer, body, text, root, lines)
-    try:
-        if not isinstance(data, dict) or not result.settle(data, nodes):
-            return None
-    except _Refused:
-        return None
-    return data, result
+    return data, RymlTree(tree, buffer, body, text, root, lines)
 
 
 def json_tree(text: str | bytes) -> RymlTree | None:
@@ -198,10 +190,6 @@ def _chunk_lines(body: bytes) -> list[int]:
     size = len(body)
     counts = map(body.count, repeat(b"\n"), range(0, size, _CHUNK), count_up(_CHUNK, _CHUNK))
     return list(accumulate(counts, initial=0))
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")  # NaN or Infinity came from the writer
 
 
 @contextmanager
@@ -254,43 +242,6 @@ def _address(view: Any) -> int:
         _release_buffer(ctypes.byref(info))
 
 
-# (a container, [its tree node, or -1 until needed], its parent's entry, its index there)
-_Entry = tuple[Any, list[int], Any, int]
-
-
-class _Level:
-    """The containers at one depth of a document, for `RymlTree.settle`: its mappings and
-    sequences (`maps + seqs` numbers them), and each one's `_Entry`, made only when asked."""
-
-    def __init__(self, maps: list[Any], seqs: list[Any], parent: _Level | None = None):
-        self.maps = maps
-        self.seqs = seqs
-        self.parent = parent
-        self.positions: list[int] = []  # each container's position in the parent's values
-        self.starts: list[int] = []  # where each container's values start in this level's
-        self._entries: dict[int, _Entry] = {}
-
-    def entry(self, at: int, root: int) -> _Entry:
-        made = self._entries.get(at)
-        if made is None:
-            count = len(self.maps)
-            container = self.maps[at] if at < count else self.seqs[at - count]
-            parent = self.parent
-            if parent is None:
-                made = (container, [root], None, -1)
-            else:
-                position = self.positions[at]
-                owner = parent.owner(position)
-                index = position - parent.starts[owner]
-                made = (container, [-1], parent.entry(owner, root), index)
-            self._entries[at] = made
-        return made
-
-    def owner(self, position: int) -> int:
-        """The container (an index in `maps + seqs`) of this level's value at `position`."""
-        return bisect.bisect_right(self.starts, position) - 1
-
-
 class _TreeCalls:
     """A rapidyaml tree's methods (`calls.type(node)` is `tree.type(node)`), about four times
     cheaper a call: the wrapper `ryml.Tree.type` calls `_ryml.Tree_type(tree, node)`, and
@@ -341,113 +292,6 @@ class RymlTree:
         if self._text is None:
             self._text = self.body.decode("utf-8")
         return self._text
-
-    # --- data ---------------------------------------------------------------------------
-
-    def settle(self, data: dict[str, Any], nodes: int) -> bool:
-        """Give every plain scalar of `data` its core-schema meaning (see the module
-        docstring); False when `data` cannot be the document's (duplicate keys, keys equal
-        once resolved, an alias).
-
-        Level by level (the root, its children, their children, ...), each level's keys and
-        values looked at with `map` and `compress`, in C: a Python loop over the ~100,000
-        values of a big spec was half of its reading. Only the few containers that hold a
-        string which may mean something else (`_SUSPECT`) are then visited one by one."""
-        suspect = _SUSPECT.match
-        count = 0
-        level = _Level([data], [])
-        while level.maps or level.seqs:
-            maps, seqs = level.maps, level.seqs
-            # every container's values (a mapping's, then a sequence's items) in one list
-            values = list(chain.from_iterable(chain(map(dict.values, maps), seqs)))
-            count += len(values)
-            starts = level.starts = list(
-                accumulate(chain(map(len, maps), map(len, seqs)), initial=0)
-            )
-            kinds = list(map(type, values))
-            # keys: `json` makes one object of equal keys, so few distinct ones to look at
-            odd_keys = set(filter(suspect, set(chain.from_iterable(maps))))
-            odd_maps = (
-                set(compress(count_up(), map(not_, map(odd_keys.isdisjoint, maps))))
-                if odd_keys
-                else set()
-            )
-            # strings: only those that start as a suspect one can go to the pattern
-            strings = list(compress(count_up(), map(is_, kinds, repeat(str))))
-            strings = list(
-                compress(
-                    strings,
-                    map(_SUSPECT_START.__contains__, map(_first, map(values.__getitem__, strings))),
-                )
-            )
-            odd_items: list[int] = []  # positions in `values` of sequence items
-            for position in compress(strings, map(suspect, map(values.__getitem__, strings))):
-                at = level.owner(position)
-                if at < len(maps):
-                    odd_maps.add(at)
-                else:
-                    odd_items.append(position)
-            for at in sorted(odd_maps):
-                if not self._settle_mapping(level.entry(at, self.root)):
-                    return False
-            for position in odd_items:
-                at = level.owner(position)
-                index = position - starts[at]
-                seqs[at - len(maps)][index] = self._value(
-                    level.entry(at, self.root), index, values[position]
-                )
-            below_maps = list(compress(count_up(), map(is_, kinds, repeat(dict))))
-            below_seqs = list(compress(count_up(), map(is_, kinds, repeat(list))))
-            below = _Level(
-                list(map(values.__getitem__, below_maps)),
-                list(map(values.__getitem__, below_seqs)),
-                level,
-            )
-            below.positions = below_maps + below_seqs
-            level = below
-        return count == nodes  # fewer: duplicate keys, merged by `json`
-
-    def _settle_mapping(self, entry: tuple[Any, list[int], Any, int]) -> bool:
-        tree = self.tree
-        container = entry[0]
-        suspect = _SUSPECT.match
-        pairs = list(container.items())
-        keys: list[Any] = []
-        for i, (key, value) in enumerate(pairs):
-            if suspect(key):
-                child = tree.child(self._node(entry), i)
-                kind = tree.type(child)
-                if tree.is_key_ref(child):
-                    return False  # an alias (with no anchor: PyYAML's error)
-                if not kind & (_KEY_PLAIN | _KEY_QUOTED):
-                    return False
-                key = _text(tree.key(child))  # not the JSON writer's (`'nan'` → ".nan")
-                if kind & _KEY_PLAIN:
-                    key = yaml12.resolve_plain(key)
-            keys.append(key)
-            if value.__class__ is str and suspect(value):
-                pairs[i] = (key, self._value(entry, i, value))
-        container.clear()
-        for key, (_, value) in zip(keys, pairs, strict=True):
-            container[key] = value
-        return len(container) == len(pairs)  # else `1` and `01`: one key once resolved
-
-    def _node(self, entry: tuple[Any, list[int], Any, int]) -> int:
-        """The tree node of a container on `settle`'s list (found once, from its parent's)."""
-        slot = entry[1]
-        if slot[0] == -1:
-            slot[0] = self.tree.child(self._node(entry[2]), entry[3])
-        return slot[0]
-
-    def _value(self, entry: tuple[Any, list[int], Any, int], index: int, value: str) -> Any:
-        """What the string `value`, item `index` of the container, means: itself when it
-        was quoted or a block scalar, its core-schema meaning when it was plain."""
-        tree = self.tree
-        child = tree.child(self._node(entry), index)
-        if tree.is_val_ref(child):
-            raise _Refused("an alias")
-        text = _text(tree.val(child))  # not the JSON writer's (`'nan'` → ".nan")
-        return yaml12.resolve_plain(text) if tree.type(child) & _VAL_PLAIN else text
 
     # --- source map ---------------------------------------------------------------------
 

@@ -33,6 +33,11 @@ IMPLICIT: list[tuple[str, re.Pattern[str], list[str]]] = [
     ("tag:yaml.org,2002:merge", re.compile(r"<<\Z"), ["<"]),
 ]
 
+# every character a plain scalar that is not a str can hold (the patterns above): a scalar
+# with any other one is a str, whatever it starts with (`fast_yaml` resolves only the others;
+# tests/spec/test_yaml12.py checks this set against the patterns)
+NOT_STR_CHARS = frozenset("~nulNULtrueTRUEfalsFALSE0123456789+-.eExoabcdefABCDEFiInN")
+
 _INT = re.compile(rf"(?:{INT})\Z")
 _FLOAT = re.compile(rf"(?:{FLOAT})\Z")
 NOT_STR_PATTERN = rf"{NULL}|{BOOL}|{INT}|{FLOAT}"  # every plain scalar that is not a str

@@ -9,6 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from generator.spec import yaml12
 from generator.spec.load import load_document
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -106,3 +110,22 @@ def test_inspect_and_generate_take_the_1_2_values(tmp_path: Path) -> None:
         "False ['a'] 0000-01-01 777 1:20",
         "['0000-01-01', '2020-01-01', '2023-02-30'] [15, 31, 777]",
     ]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.from_regex(yaml12.NOT_STR_PATTERN, fullmatch=True))
+def test_every_non_string_is_made_of_not_str_chars(text: str) -> None:
+    """The rapidyaml reader resolves only plain scalars made of `NOT_STR_CHARS`: a scalar the
+    core schema reads as null, a bool, an int or a float must never hold another character."""
+    assert yaml12.may_not_be_str(text)
+    assert set(text) <= yaml12.NOT_STR_CHARS
+
+
+def test_not_str_chars_are_all_needed() -> None:
+    """Each character of `NOT_STR_CHARS` occurs in some non-string (the set is no wider than
+    the patterns, so the reader skips as many strings as it can)."""
+    words = ["~", "null", "Null", "NULL", "true", "True", "TRUE", "false", "False", "FALSE"]
+    words += ["+1.5e-3", "-.INF", ".Inf", ".NaN", ".NAN", ".nan", "0x0123456789abcdefABCDEF"]
+    words += ["0o7", "1E5", ".inf"]
+    assert all(yaml12.may_not_be_str(w) for w in words)
+    assert set("".join(words)) == yaml12.NOT_STR_CHARS
