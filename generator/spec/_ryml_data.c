@@ -43,7 +43,7 @@ typedef struct {
     size_t size;
 } TreeHead;
 
-/* rapidyaml 0.15.2's NodeType_e bits (fast_yaml checks them against ryml's at import) */
+/* rapidyaml 0.15.2's NodeType_e bits (fast_yaml checks them against ryml's when it loads it) */
 enum {
     KEY = 1u << 0,
     VAL = 1u << 1,
@@ -56,7 +56,9 @@ enum {
     KEYTAG = 1u << 10,
     VALTAG = 1u << 11,
     KEY_SQUO = 1u << 25,
+    VAL_SQUO = 1u << 26,
     KEY_DQUO = 1u << 27,
+    VAL_DQUO = 1u << 28,
     KEY_PLAIN = 1u << 29,
     VAL_PLAIN = 1u << 30,
 };
@@ -234,6 +236,7 @@ static int exec_module(PyObject *module) {
         {"SEQ", SEQ},           {"KEYREF", KEYREF},     {"VALREF", VALREF},
         {"KEYANCH", KEYANCH},   {"VALANCH", VALANCH},   {"KEYTAG", KEYTAG},
         {"VALTAG", VALTAG},     {"KEY_SQUO", KEY_SQUO}, {"KEY_DQUO", KEY_DQUO},
+        {"VAL_SQUO", VAL_SQUO}, {"VAL_DQUO", VAL_DQUO},
         {"KEY_PLAIN", KEY_PLAIN}, {"VAL_PLAIN", VAL_PLAIN},
     };
     PyObject *table = PyDict_New();
@@ -250,6 +253,11 @@ static int exec_module(PyObject *module) {
     }
     int failed = PyModule_AddObjectRef(module, "BITS", table) < 0;
     Py_DECREF(table);
+    if (failed)
+        return -1;
+    PyObject *none = PyLong_FromSize_t(NONE);
+    failed = none == NULL || PyModule_AddObjectRef(module, "NONE", none) < 0;
+    Py_XDECREF(none);
     if (failed)
         return -1;
     return PyModule_AddStringConstant(module, "RAPIDYAML", "0.15.2");

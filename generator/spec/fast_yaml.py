@@ -47,11 +47,6 @@ from typing import Any
 from generator.spec import yaml12
 
 try:
-    import ryml  # type: ignore[import-untyped]
-    from ryml import _ryml
-except ImportError:  # a platform without a wheel: PyYAML reads everything
-    ryml = _ryml = None
-try:
     from generator.spec import _ryml_data  # type: ignore[attr-defined]
 except ImportError:  # not built (no C compiler at install): PyYAML reads YAML
     _ryml_data = None
@@ -99,23 +94,36 @@ def _starts_a_line(body: bytes, mark: bytes) -> bool:
     return False
 
 
-_KEY_QUOTED = 0
-_VAL_QUOTED = 0
-_VAL_PLAIN = 0
-_KEY_PLAIN = 0
-_KEY = _MAP = _SEQ = 0  # a node's type bits, as rapidyaml's has_key, is_map and is_seq test
-if ryml is not None:
-    _KEY, _MAP, _SEQ = ryml.KEY, ryml.MAP, ryml.SEQ
-    _KEY_QUOTED = ryml.KEY_SQUO | ryml.KEY_DQUO
-    _VAL_QUOTED = ryml.VAL_SQUO | ryml.VAL_DQUO
-    _VAL_PLAIN = ryml.VAL_PLAIN
-    _KEY_PLAIN = ryml.KEY_PLAIN
-    # `_ryml_data` reads the node array of the rapidyaml it was written for
-    if _ryml_data is not None and (
+# a node's type bits (as rapidyaml's has_key, is_map, is_seq test them) and "no node", as
+# the pinned rapidyaml has them: `_rapidyaml` checks them against it
+_BITS: dict[str, int] = _ryml_data.BITS if _ryml_data is not None else {}
+_NONE: int = _ryml_data.NONE if _ryml_data is not None else -1
+_KEY, _MAP, _SEQ = _BITS.get("KEY", 0), _BITS.get("MAP", 0), _BITS.get("SEQ", 0)
+_KEY_PLAIN, _VAL_PLAIN = _BITS.get("KEY_PLAIN", 0), _BITS.get("VAL_PLAIN", 0)
+_KEY_QUOTED = _BITS.get("KEY_SQUO", 0) | _BITS.get("KEY_DQUO", 0)
+_VAL_QUOTED = _BITS.get("VAL_SQUO", 0) | _BITS.get("VAL_DQUO", 0)
+
+
+@functools.cache
+def _rapidyaml() -> Any:
+    """rapidyaml's module, imported when first needed (~17 ms: a JSON spec's lint needs it
+    only in the child that makes its source map meanwhile), or None: not installed (a
+    platform without a wheel), `_ryml_data` not built, or a rapidyaml whose node array is
+    not the one `_ryml_data` reads. PyYAML and whole source maps then do everything."""
+    if _ryml_data is None:
+        return None
+    try:
+        import ryml  # type: ignore[import-untyped]
+        from ryml import _ryml  # noqa: F401  (`_TreeCalls` calls it)
+    except ImportError:
+        return None
+    if (
         ryml.version != _ryml_data.RAPIDYAML
-        or any(getattr(ryml, name) != bits for name, bits in _ryml_data.BITS.items())
+        or ryml.NONE != _NONE
+        or any(getattr(ryml, name) != bits for name, bits in _BITS.items())
     ):
-        _ryml_data = None
+        return None
+    return ryml
 
 
 class Unlocatable(Exception):
@@ -126,7 +134,7 @@ def load_fast(text: str, body: bytes | None = None) -> tuple[Any, RymlTree] | No
     """`load.load_yaml(text)`'s data and a tree for its source map, or None when this reader
     does not take the text (see the module docstring). `body`: `text` in UTF-8, when the
     caller has it already."""
-    if ryml is None or _ryml_data is None:
+    if _rapidyaml() is None:
         return None
     if body is None:
         body = text.encode("utf-8")
@@ -157,7 +165,7 @@ def load_fast(text: str, body: bytes | None = None) -> tuple[Any, RymlTree] | No
 def json_tree(text: str | bytes) -> RymlTree | None:
     """rapidyaml's tree of a JSON document (a mapping; its text, or its UTF-8 bytes without a
     byte order mark), for its source map; None when rapidyaml does not read it."""
-    if ryml is None:
+    if _rapidyaml() is None:
         return None
     body = text.encode("utf-8") if isinstance(text, str) else text
     buffer = bytearray(body)
@@ -177,6 +185,7 @@ def _parse(buffer: bytearray, lines: int) -> Any:
     breaks. Its node array is made that big at once, about one node a line in a spec (for
     a pretty-printed JSON text, a few more): grown from empty, it doubled a dozen times,
     copying itself each time, and the big specs parsed in twice the time."""
+    ryml = _rapidyaml()
     tree = ryml.Tree()
     tree.reserve(lines + 16)
     with _stderr_silenced():  # rapidyaml prints its parse errors to stderr
@@ -254,7 +263,7 @@ class _TreeCalls:
         self._this = tree.this
 
     def __getattr__(self, name: str) -> Any:
-        direct = getattr(_ryml, "Tree_" + name, None)
+        direct = getattr(_rapidyaml()._ryml, "Tree_" + name, None)
         # (a binding without that function: the wrapper's method, as before)
         call = functools.partial(direct, self._this) if direct else getattr(self._tree, name)
         setattr(self, name, call)  # found directly from now on
@@ -358,7 +367,7 @@ class RymlTree:
                 data = data[position] if isinstance(data, list) and child != -1 else None
         else:
             return -1, None
-        if child < 0 or child == ryml.NONE:
+        if child < 0 or child == _NONE:
             return -1, None
         if data is not None and not isinstance(data, (dict, list)):
             data = None  # a scalar: nothing below it to check
@@ -383,7 +392,7 @@ class RymlTree:
         tree = self.tree
         table: dict[bytes, int] = {}
         child = tree.first_child(node)
-        while child != ryml.NONE:
+        while child != _NONE:
             view = tree.key(child) if tree.type(child) & _KEY else None
             if view is None:
                 return None

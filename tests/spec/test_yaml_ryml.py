@@ -418,7 +418,7 @@ def test_tree_calls_answer_as_the_wrappers_do(monkeypatch: pytest.MonkeyPatch) -
     class _Bare:  # a binding without the functions
         pass
 
-    monkeypatch.setattr(fast_yaml, "_ryml", _Bare())
+    monkeypatch.setattr(ryml, "_ryml", _Bare())
     fallback = fast_yaml._TreeCalls(tree)
     assert fallback.num_children(root) == tree.num_children(root) == 3
 
