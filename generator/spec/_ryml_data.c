@@ -1,4 +1,5 @@
-/* The Python data of a document rapidyaml parsed, made straight from its tree.
+/* The Python data of a document rapidyaml parsed, made straight from its tree (`data`), and
+   where its scalars lie in the text (`address`).
 
    `fast_yaml.load_fast` used to ask rapidyaml to write its tree out as JSON, read that with
    `json`, then look up in the tree every string that may have been a plain scalar (which the
@@ -219,8 +220,22 @@ static PyObject *data(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssi
     return made;
 }
 
+PyDoc_STRVAR(address_doc, "address(buffer, /)\n--\n\n"
+                          "The address of the first byte of a buffer (a memoryview of the text "
+                          "rapidyaml gave for a scalar), for its offset in the text.");
+
+static PyObject *address(PyObject *Py_UNUSED(module), PyObject *buffer) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(buffer, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    PyObject *at = PyLong_FromVoidPtr(view.buf);
+    PyBuffer_Release(&view);
+    return at;
+}
+
 static PyMethodDef methods[] = {
     {"data", (PyCFunction)(void (*)(void))data, METH_FASTCALL, data_doc},
+    {"address", address, METH_O, address_doc},
     {NULL, NULL, 0, NULL},
 };
 

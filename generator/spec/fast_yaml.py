@@ -32,7 +32,6 @@ PyYAML path on every YAML file of the corpus.
 from __future__ import annotations
 
 import bisect
-import ctypes
 import functools
 import os
 import re
@@ -216,39 +215,12 @@ def _stderr_silenced() -> Iterator[None]:
         os.close(devnull)
 
 
-class _PyBuffer(ctypes.Structure):
-    """CPython's `Py_buffer`: where a memoryview's bytes are (`buf`)."""
-
-    _fields_ = [
-        ("buf", ctypes.c_void_p),
-        ("obj", ctypes.c_void_p),
-        ("len", ctypes.c_ssize_t),
-        ("itemsize", ctypes.c_ssize_t),
-        ("readonly", ctypes.c_int),
-        ("ndim", ctypes.c_int),
-        ("format", ctypes.c_char_p),
-        ("shape", ctypes.c_void_p),
-        ("strides", ctypes.c_void_p),
-        ("suboffsets", ctypes.c_void_p),
-        ("internal", ctypes.c_void_p),
-    ]
-
-
-_get_buffer = ctypes.pythonapi.PyObject_GetBuffer
-_get_buffer.argtypes = [ctypes.py_object, ctypes.POINTER(_PyBuffer), ctypes.c_int]
-_release_buffer = ctypes.pythonapi.PyBuffer_Release
-_release_buffer.argtypes = [ctypes.POINTER(_PyBuffer)]
-
-
 def _address(view: Any) -> int:
     """The address of the first byte of a buffer (a memoryview rapidyaml gave)."""
-    info = _PyBuffer()
-    if _get_buffer(view, ctypes.byref(info), 0) != 0:
-        raise Unlocatable("no buffer")
     try:
-        return int(info.buf or 0)
-    finally:
-        _release_buffer(ctypes.byref(info))
+        return int(_ryml_data.address(view))
+    except (TypeError, BufferError):
+        raise Unlocatable("no buffer") from None
 
 
 class _TreeCalls:
