@@ -435,3 +435,21 @@ def test_the_tree_reader_is_built() -> None:
 def test_nesting_past_the_recursion_limit_goes_to_pyyaml() -> None:
     depth = sys.getrecursionlimit() + 10
     assert load_fast("a: " + "[" * depth + "]" * depth + "\n") is None
+
+
+def test_without_the_extension_pyyaml_reads_and_maps(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No C compiler at install: no `_ryml_data`, so neither the tree reader nor rapidyaml's
+    source maps are used, and YAML and JSON documents read and locate as before."""
+    from generator.spec import fast_yaml
+
+    monkeypatch.setattr(fast_yaml, "_ryml_data", None)
+    fast_yaml._rapidyaml.cache_clear()
+    try:
+        assert load_fast("a: 1\n") is None and fast_yaml.json_tree('{"a": 1}') is None
+        doc = parse_document("t.yaml", None, b"a: [1, x]\nb: {c: ~}\n")
+        assert doc.data == {"a": [1, "x"], "b": {"c": None}}
+        assert doc._yaml_tree is not None and not isinstance(doc._yaml_tree, RymlTree)
+        assert doc.locate("/a/1") == (1, 8) and doc.locate("/b/c") == (2, 5)
+        assert parse_document("t.json", None, b'{"a": [1, 2]}').locate("/a/1") == (1, 11)
+    finally:
+        fast_yaml._rapidyaml.cache_clear()
