@@ -149,16 +149,23 @@ def lint(
     hits: list[tuple[str, Severity, Any]] = []
     run: list[str] = []
     suppressed = 0
+    # where the findings are, by (file, pointer): those of each rule are sent to be located
+    # as soon as it has run (a forked child may locate them while the next rules run)
+    spots: dict[tuple[str, str], Where] = {}
     for rule in all_rules():
         severity = rules.severity(rule.id, rule.severity)
         if severity is None:
             continue
         run.append(rule.id)
+        known = len(spots)
         for hit in rule.check(api):
             if rules.suppressed(rule.id, hit.operation):
                 suppressed += 1
                 continue
             hits.append((rule.id, severity, hit))
+            spots.setdefault((hit.where.file, hit.where.pointer), hit.where)
+        if locate and len(spots) > known:
+            _ask_ahead(resolver, list(spots.values())[known:])
 
     # keyed by (file, pointer) tuples, not by `Where`: a tuple hashes in C, a dataclass's
     # __hash__ is a Python call, and GitHub's spec has 4,000 hits
@@ -168,7 +175,6 @@ def lint(
         kept.setdefault(
             (rule_id, hit.where.file, hit.where.pointer, hit.message), (rule_id, severity, hit)
         )
-    spots = {(h.where.file, h.where.pointer): h.where for _, _, h in kept.values()}
     located = _located(resolver, list(spots.values())) if locate else {}
     findings = []
     for rule_id, severity, hit in kept.values():
@@ -192,17 +198,29 @@ def lint(
     return LintResult(api, ordered, tuple(run), suppressed)
 
 
+def _by_file(wheres: list[Where]) -> dict[str, list[Where]]:
+    by_file: dict[str, list[Where]] = {}
+    for where in wheres:
+        by_file.setdefault(where.file, []).append(where)
+    return by_file
+
+
+def _ask_ahead(resolver: Resolver, wheres: list[Where]) -> None:
+    """Have these nodes located meanwhile where a file's child does it (`ask_ahead`)."""
+    from generator.spec.sourcemap import ask_ahead
+
+    for file, group in _by_file(wheres).items():
+        ask_ahead(resolver.document(file), [w.pointer for w in group])
+
+
 def _located(
     resolver: Resolver, wheres: list[Where]
 ) -> dict[tuple[str, str], tuple[int, int, str]]:
     """Line, column and the pointer as written (a Swagger 2.0 file's own lines and pointers)
     of each node, by (file, pointer): each file's asked all at once (`Document.locate_all`:
     a big one may have its map made meanwhile in a forked child)."""
-    by_file: dict[str, list[Where]] = {}
-    for where in wheres:
-        by_file.setdefault(where.file, []).append(where)
     located = {}
-    for file, group in by_file.items():
+    for file, group in _by_file(wheres).items():
         places = resolver.document(file).locate_all([w.pointer for w in group])
         for where, (line, column) in zip(group, places, strict=True):
             located[(file, where.pointer)] = (line, column, resolver.written_pointer(where))
