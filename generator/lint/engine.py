@@ -19,6 +19,7 @@ from generator.spec.refs import Resolver
 IGNORE_KEY = "x-apiforge-ignore"
 # `Finding.sort_key`, made in C
 _SORT_KEY = attrgetter("file", "line", "column", "rule", "message")
+_ASK_EVERY = 100  # new spots: a batch for the child to locate while the rules go on
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,23 +150,25 @@ def lint(
     hits: list[tuple[str, Severity, Any]] = []
     run: list[str] = []
     suppressed = 0
-    # where the findings are, by (file, pointer): those of each rule are sent to be located
-    # as soon as it has run (a forked child may locate them while the next rules run)
+    # where the findings are, by (file, pointer): sent to be located in batches as they are
+    # found, the first `sent` of them so far (a forked child locates them meanwhile)
     spots: dict[tuple[str, str], Where] = {}
+    sent = 0
     for rule in all_rules():
         severity = rules.severity(rule.id, rule.severity)
         if severity is None:
             continue
         run.append(rule.id)
-        known = len(spots)
         for hit in rule.check(api):
             if rules.suppressed(rule.id, hit.operation):
                 suppressed += 1
                 continue
             hits.append((rule.id, severity, hit))
             spots.setdefault((hit.where.file, hit.where.pointer), hit.where)
-        if locate and len(spots) > known:
-            _ask_ahead(resolver, list(spots.values())[known:])
+            if locate and len(spots) >= sent + _ASK_EVERY:
+                sent = _ask_ahead(resolver, spots, sent)
+    if locate and len(spots) > sent:
+        _ask_ahead(resolver, spots, sent)
 
     # keyed by (file, pointer) tuples, not by `Where`: a tuple hashes in C, a dataclass's
     # __hash__ is a Python call, and GitHub's spec has 4,000 hits
@@ -205,12 +208,14 @@ def _by_file(wheres: list[Where]) -> dict[str, list[Where]]:
     return by_file
 
 
-def _ask_ahead(resolver: Resolver, wheres: list[Where]) -> None:
-    """Have these nodes located meanwhile where a file's child does it (`ask_ahead`)."""
+def _ask_ahead(resolver: Resolver, spots: dict[tuple[str, str], Where], sent: int) -> int:
+    """Have the spots after the first `sent` located meanwhile where a file's child does it
+    (`ask_ahead`); how many are sent now."""
     from generator.spec.sourcemap import ask_ahead
 
-    for file, group in _by_file(wheres).items():
+    for file, group in _by_file(list(spots.values())[sent:]).items():
         ask_ahead(resolver.document(file), [w.pointer for w in group])
+    return len(spots)
 
 
 def _located(
@@ -221,9 +226,10 @@ def _located(
     a big one may have its map made meanwhile in a forked child)."""
     located = {}
     for file, group in _by_file(wheres).items():
+        written = [resolver.written_pointer(w) for w in group]  # (before waiting for a child)
         places = resolver.document(file).locate_all([w.pointer for w in group])
-        for where, (line, column) in zip(group, places, strict=True):
-            located[(file, where.pointer)] = (line, column, resolver.written_pointer(where))
+        for where, (line, column), pointer in zip(group, places, written, strict=True):
+            located[(file, where.pointer)] = (line, column, pointer)
     return located
 
 

@@ -628,6 +628,7 @@ def _answer(doc: Document, ask: int, answers: int) -> None:
     status = 1
     try:
         source_map = SourceMap.for_document(doc)
+        _walk_ahead(source_map, doc.data, ask)
         found: list[tuple[int, int]] = []
         while (batch := _read_frame(ask)) is not None:  # each as soon as it is sent
             found.extend(map(source_map.locate, marshal.loads(batch)))
@@ -635,6 +636,27 @@ def _answer(doc: Document, ask: int, answers: int) -> None:
         status = 0
     finally:  # nothing of the parent's (atexit handlers, buffered output) runs here
         os._exit(status)
+
+
+def _walk_ahead(source_map: SourceMap, data: Any, ask: int) -> None:
+    """Until pointers come, locate each operation's `responses`: lint's findings are nearly all
+    on an operation or one of its responses (GitHub's: 1,046 of 1,047), and the tree keeps
+    every walk (`RymlTree._walk`), so they cost a third of the time when asked. Without it
+    the child located GitHub's findings in ~30 ms, ~12 ms after the rules were done."""
+    paths = data.get("paths") if isinstance(data, dict) else None
+    if not isinstance(paths, dict):
+        return
+    guesses = (
+        f"/paths/{escape(path)}/{escape(method)}/responses"
+        for path, item in paths.items()
+        if isinstance(item, dict)
+        for method, operation in item.items()
+        if isinstance(operation, dict) and "responses" in operation
+    )
+    for i, pointer in enumerate(guesses):
+        if i % 16 == 0 and select.select([ask], [], [], 0)[0]:
+            return  # the first pointers (or the end of them) have come
+        source_map.locate(pointer)
 
 
 def _frame(pointers: list[str]) -> bytes:
