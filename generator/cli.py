@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gc
-import logging
 import os
 import sys
 from collections.abc import Callable
@@ -14,10 +13,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from generator import __version__, compiled_methods
+from generator import __version__, compiled_methods, log
 from generator.errors import ApiforgeError, Problem
 
 if TYPE_CHECKING:
+    import logging
+
     from generator.spec import LoadedSpec
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -76,15 +77,28 @@ def remote_refs_option(func: F) -> F:
     return allowing(refreshing(func))
 
 
-class _StderrHandler(logging.Handler):
-    """Log records on whatever `sys.stderr` is when they are emitted (a handler bound to the
-    stream of the first run would write into a closed stream on the next in-process run)."""
+def _warn_on_stderr(logger: logging.Logger) -> None:
+    """What the generators cannot support is said as a warning on stderr, never dropped
+    silently."""
+    import logging
 
-    def emit(self, record: logging.LogRecord) -> None:
-        try:
-            click.echo(self.format(record), err=True)
-        except Exception:  # logging's own policy: a failing handler never raises
-            self.handleError(record)
+    class StderrHandler(logging.Handler):
+        """Log records on whatever `sys.stderr` is when they are emitted (a handler bound to
+        the stream of the first run would write into a closed stream on the next in-process
+        run)."""
+
+        def emit(self, record: logging.LogRecord) -> None:
+            try:
+                click.echo(self.format(record), err=True)
+            except Exception:  # logging's own policy: a failing handler never raises
+                self.handleError(record)
+
+    if not logger.handlers:
+        handler = StderrHandler()
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.WARNING)
+        logger.propagate = False
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -92,14 +106,7 @@ class _StderrHandler(logging.Handler):
 def main() -> None:
     """Production patterns from an OpenAPI description: lint the spec, generate a server that
     enforces them and a client that honours them."""
-    # what the generators cannot support is said as a warning on stderr, never dropped silently
-    log = logging.getLogger("apiforge")
-    if not log.handlers:
-        handler = _StderrHandler()
-        handler.setFormatter(logging.Formatter("%(message)s"))
-        log.addHandler(handler)
-        log.setLevel(logging.WARNING)
-        log.propagate = False
+    log.on_first_use(_warn_on_stderr)
     # after the command, whatever its outcome: the cache stays under its size limit
     click.get_current_context().call_on_close(_prune_cache)
 
@@ -430,7 +437,7 @@ def run() -> None:
     except SystemExit as exc:
         quick = sys.argv[1:2] in (["lint"], ["generate"])
         if quick and (exc.code is None or isinstance(exc.code, int)):
-            logging.shutdown()
+            log.shutdown()
             compiled_methods.save()  # what atexit would have done
             for stream in (sys.stdout, sys.stderr):
                 with suppress(OSError, ValueError):  # a closed pipe: nothing more to say

@@ -116,7 +116,10 @@ class Response:
 
     def header(self, name: str) -> Header | None:
         lowered = name.lower()
-        return next((h for h in self.headers if h.name.lower() == lowered), None)
+        for header in self.headers:  # (a loop, not `next(...)`: asked thousands of times)
+            if header.name.lower() == lowered:
+                return header
+        return None
 
     @property
     def status_class(self) -> str:
@@ -342,27 +345,27 @@ class Operation:
         return f"{self.method.upper()} {self.path}"
 
     def response(self, status: str) -> Response | None:
-        return next((r for r in self.responses if r.status == status), None)
+        for response in self.responses:
+            if response.status == status:
+                return response
+        return None
 
     def parameter(self, name: str, location: ParamIn) -> Parameter | None:
         lowered = name.lower()
-        return next(
-            (
-                p
-                for p in self.parameters
-                if p.location == location
-                and (p.name.lower() == lowered if location == "header" else p.name == name)
-            ),
-            None,
-        )
+        for p in self.parameters:
+            if p.location == location and (
+                p.name.lower() == lowered if location == "header" else p.name == name
+            ):
+                return p
+        return None
 
     @property
     def success_responses(self) -> tuple[Response, ...]:
-        return tuple(r for r in self.responses if r.status_class == "2")
+        return tuple([r for r in self.responses if r.status[0] == "2"])  # status_class "2"
 
     @property
     def error_responses(self) -> tuple[Response, ...]:
-        return tuple(r for r in self.responses if r.status_class in ("4", "5", "default"))
+        return tuple([r for r in self.responses if r.status_class in ("4", "5", "default")])
 
 
 @dataclass(frozen=True, slots=True)

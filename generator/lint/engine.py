@@ -19,6 +19,7 @@ from generator.spec.refs import Resolver
 IGNORE_KEY = "x-apiforge-ignore"
 # `Finding.sort_key`, made in C
 _SORT_KEY = attrgetter("file", "line", "column", "rule", "message")
+_ASK_EVERY = 100  # new spots: a batch for the child to locate while the rules go on
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +150,10 @@ def lint(
     hits: list[tuple[str, Severity, Any]] = []
     run: list[str] = []
     suppressed = 0
+    # where the findings are, by (file, pointer): sent to be located in batches as they are
+    # found, the first `sent` of them so far (a forked child locates them meanwhile)
+    spots: dict[tuple[str, str], Where] = {}
+    sent = 0
     for rule in all_rules():
         severity = rules.severity(rule.id, rule.severity)
         if severity is None:
@@ -159,6 +164,11 @@ def lint(
                 suppressed += 1
                 continue
             hits.append((rule.id, severity, hit))
+            spots.setdefault((hit.where.file, hit.where.pointer), hit.where)
+            if locate and len(spots) >= sent + _ASK_EVERY:
+                sent = _ask_ahead(resolver, spots, sent)
+    if locate and len(spots) > sent:
+        _ask_ahead(resolver, spots, sent)
 
     # keyed by (file, pointer) tuples, not by `Where`: a tuple hashes in C, a dataclass's
     # __hash__ is a Python call, and GitHub's spec has 4,000 hits
@@ -168,7 +178,6 @@ def lint(
         kept.setdefault(
             (rule_id, hit.where.file, hit.where.pointer, hit.message), (rule_id, severity, hit)
         )
-    spots = {(h.where.file, h.where.pointer): h.where for _, _, h in kept.values()}
     located = _located(resolver, list(spots.values())) if locate else {}
     findings = []
     for rule_id, severity, hit in kept.values():
@@ -192,20 +201,35 @@ def lint(
     return LintResult(api, ordered, tuple(run), suppressed)
 
 
+def _by_file(wheres: list[Where]) -> dict[str, list[Where]]:
+    by_file: dict[str, list[Where]] = {}
+    for where in wheres:
+        by_file.setdefault(where.file, []).append(where)
+    return by_file
+
+
+def _ask_ahead(resolver: Resolver, spots: dict[tuple[str, str], Where], sent: int) -> int:
+    """Have the spots after the first `sent` located meanwhile where a file's child does it
+    (`ask_ahead`); how many are sent now."""
+    from generator.spec.sourcemap import ask_ahead
+
+    for file, group in _by_file(list(spots.values())[sent:]).items():
+        ask_ahead(resolver.document(file), [w.pointer for w in group])
+    return len(spots)
+
+
 def _located(
     resolver: Resolver, wheres: list[Where]
 ) -> dict[tuple[str, str], tuple[int, int, str]]:
     """Line, column and the pointer as written (a Swagger 2.0 file's own lines and pointers)
     of each node, by (file, pointer): each file's asked all at once (`Document.locate_all`:
     a big one may have its map made meanwhile in a forked child)."""
-    by_file: dict[str, list[Where]] = {}
-    for where in wheres:
-        by_file.setdefault(where.file, []).append(where)
     located = {}
-    for file, group in by_file.items():
+    for file, group in _by_file(wheres).items():
+        written = [resolver.written_pointer(w) for w in group]  # (before waiting for a child)
         places = resolver.document(file).locate_all([w.pointer for w in group])
-        for where, (line, column) in zip(group, places, strict=True):
-            located[(file, where.pointer)] = (line, column, resolver.written_pointer(where))
+        for where, (line, column), pointer in zip(group, places, written, strict=True):
+            located[(file, where.pointer)] = (line, column, pointer)
     return located
 
 

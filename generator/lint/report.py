@@ -123,49 +123,60 @@ def _json_head(result: LintResult) -> dict[str, Any]:
 def render_json(result: LintResult) -> str:
     """`dumps(json_data(result))` and a line break. The findings, most of a big report
     (GitHub's 2,000), are written one template each, without the dicts `json_data` makes
-    for them and the general writer's walk over those (~3x faster)."""
+    for them and the general writer's walk over those (~3x faster); what they share (their
+    rule, file and operation: GitHub's have 8 rules, 1 file, 800 operations) is encoded once."""
     head = dumps({**_json_head(result), "findings": []})
     if not result.findings:
         return head + "\n"
-    findings = ",".join(map(_finding_json, result.findings))
+    strings, operations = _Encoded(), _OperationsJson()
+    findings = ",".join(
+        [
+            _FINDING
+            % (
+                strings[f.rule],
+                strings[f.severity],
+                encode_basestring(f.message),
+                strings[f.file],
+                f.line,
+                f.column,
+                encode_basestring(f.pointer),
+                "null" if (op := f.operation) is None else operations[op.id, op.method, op.path],
+                "null" if f.webhook is None else encode_basestring(f.webhook),
+            )
+            for f in result.findings
+        ]
+    )
     return head.removesuffix("[]\n}") + "[" + findings + "\n  ]\n}\n"
 
 
-def _finding_json(f: Finding) -> str:
-    """One finding as `dumps` writes it as an item of the report's `findings`."""
-    op = f.operation
-    operation = (
-        "null"
-        if op is None
-        else '{\n        "id": '
-        + encode_basestring(op.id)
-        + ',\n        "method": '
-        + encode_basestring(op.method.upper())
-        + ',\n        "path": '
-        + encode_basestring(op.path)
-        + "\n      }"
-    )
-    return (
-        '\n    {\n      "rule": '
-        + encode_basestring(f.rule)
-        + ',\n      "severity": '
-        + encode_basestring(f.severity)
-        + ',\n      "message": '
-        + encode_basestring(f.message)
-        + ',\n      "file": '
-        + encode_basestring(f.file)
-        + ',\n      "line": '
-        + int.__repr__(f.line)
-        + ',\n      "column": '
-        + int.__repr__(f.column)
-        + ',\n      "pointer": '
-        + encode_basestring(f.pointer)
-        + ',\n      "operation": '
-        + operation
-        + ',\n      "webhook": '
-        + ("null" if f.webhook is None else encode_basestring(f.webhook))
-        + "\n    }"
-    )
+# a finding as `dumps` writes it as an item of the report's `findings`, and its operation
+_FINDING = (
+    '\n    {\n      "rule": %s,\n      "severity": %s,\n      "message": %s,\n      "file": %s,'
+    '\n      "line": %d,\n      "column": %d,\n      "pointer": %s,\n      "operation": %s,'
+    '\n      "webhook": %s\n    }'
+)
+_OPERATION = '{\n        "id": %s,\n        "method": %s,\n        "path": %s\n      }'
+
+
+class _Encoded(dict[str, str]):
+    """Strings as JSON, each encoded when first asked for."""
+
+    def __missing__(self, text: str) -> str:
+        encoded = self[text] = encode_basestring(text)
+        return encoded
+
+
+class _OperationsJson(dict[tuple[str, str, str], str]):
+    """`_OPERATION` of each (id, method, path), written when first asked for."""
+
+    def __missing__(self, key: tuple[str, str, str]) -> str:
+        op_id, method, path = key
+        encoded = self[key] = _OPERATION % (
+            encode_basestring(op_id),
+            encode_basestring(method.upper()),
+            encode_basestring(path),
+        )
+        return encoded
 
 
 def dumps(value: Any) -> str:

@@ -6,7 +6,8 @@ and where) and its lint rules (what it should declare but does not).
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import fields, replace
+from operator import attrgetter
 
 from generator.ir import Api, Operation, OperationPatterns
 from generator.patterns import (
@@ -32,6 +33,17 @@ MODULES = (
 )
 
 
+# every field of an `Operation` but `patterns` (the last), in order, read in C
+_OPERATION_FIELDS = attrgetter(*(f.name for f in fields(Operation)[:-1]))
+assert fields(Operation)[-1].name == "patterns"
+
+
+def with_patterns(op: Operation, patterns: OperationPatterns) -> Operation:
+    """`replace(op, patterns=patterns)` without `replace`'s loop over the fields in Python
+    (GitHub's 800 operations: ~3 ms instead of ~5)."""
+    return Operation(*_OPERATION_FIELDS(op), patterns)  # type: ignore[call-arg]  # attrgetter: no arity
+
+
 def detect(op: Operation, api: Api) -> OperationPatterns:
     return OperationPatterns(
         idempotency=idempotency.detect(op),
@@ -45,11 +57,11 @@ def detect(op: Operation, api: Api) -> OperationPatterns:
 
 
 def attach_patterns(api: Api) -> Api:
-    operations = tuple(replace(op, patterns=detect(op, api)) for op in api.operations)
+    operations = tuple(with_patterns(op, detect(op, api)) for op in api.operations)
     hooks = tuple(
         replace(
             hook,
-            operation=replace(hook.operation, patterns=detect(hook.operation, api)),
+            operation=with_patterns(hook.operation, detect(hook.operation, api)),
             signature=webhooks.detect(hook),
         )
         for hook in api.webhooks

@@ -141,7 +141,8 @@ def resolve(api: Api, schema: Any, depth: int = 0) -> Mapping[str, Any]:
     """`schema` with a local component `$ref` followed and `allOf` members' properties merged
     in (bounded); `{}` for what cannot be read. Read-only: without `allOf` it is the spec's
     own mapping (not copied: pagination detection resolves thousands of members)."""
-    if not isinstance(schema, Mapping) or depth > 8:
+    # (a dict is told apart without `Mapping`'s slower check: thousands of calls)
+    if not (schema.__class__ is dict or isinstance(schema, Mapping)) or depth > 8:
         return {}
     ref = schema.get("$ref")
     if isinstance(ref, str):
@@ -168,6 +169,11 @@ def _mapping(value: Any) -> dict[str, Any]:
     return dict(value) if isinstance(value, Mapping) else {}
 
 
+def _items(value: Any) -> list[tuple[Any, Any]]:
+    """A mapping's items sorted by key (none for anything else), without copying it."""
+    return sorted(value.items()) if isinstance(value, Mapping) else []
+
+
 def _types(schema: Mapping[str, Any]) -> set[str]:
     kind = schema.get("type")
     if isinstance(kind, str):
@@ -190,11 +196,12 @@ def _fields(
     for _ in range(_MAX_DEPTH):
         deeper: list[tuple[tuple[str, ...], Mapping[str, Any]]] = []
         for path, node in level:
-            for name, sub in sorted(_mapping(node.get("properties")).items()):
+            for name, sub in _items(node.get("properties")):
                 resolved = resolve(api, sub)
-                yield (*path, str(name)), resolved
+                member = (*path, str(name))
+                yield member, resolved
                 if "object" in _types(resolved):
-                    deeper.append(((*path, str(name)), resolved))
+                    deeper.append((member, resolved))
         level = deeper
 
 
@@ -236,7 +243,7 @@ def list_body(op: Operation, api: Api) -> tuple[tuple[str, ...], Mapping[str, An
             return (), body
         arrays = [
             str(name)
-            for name, sub in sorted(_mapping(body.get("properties")).items())
+            for name, sub in _items(body.get("properties"))
             if "array" in _types(resolve(api, sub))
         ]
         if len(arrays) == 1:

@@ -21,16 +21,16 @@ choices (`client.py`, `client_media.py`, `client_auth.py`, `pytypes.query_style`
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from generator.ir import Api, Operation, Parameter, Where
+from generator.log import logger
 from generator.render.client_media import essence, is_json, is_text
 from generator.render.method_names import client_methods
 
-_log = logging.getLogger("apiforge")
+_log = logger()
 _QUERY_STYLES = ("form", "spaceDelimited", "pipeDelimited", "deepObject")
 _FORMS = ("application/x-www-form-urlencoded",)
 

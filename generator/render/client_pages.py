@@ -9,17 +9,17 @@ a string literal made by `py_string`.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from generator.ir import Api, Operation, PaginationSpec
+from generator.log import logger
 from generator.patterns.pagination import EXTENSION, from_extension, resolve
 from generator.render.escape import py_string
 from generator.render.pytypes import TypeMapper, is_plain_class
 
-_log = logging.getLogger("apiforge")
+_log = logger()
 
 
 @dataclass(frozen=True)

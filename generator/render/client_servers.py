@@ -11,16 +11,16 @@ and when it is the first one the warning says which server became the default in
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from generator.ir import Api, Server
+from generator.log import logger
 from generator.render.escape import py_literal, py_string
 from generator.render.names import NameAllocator, snake_case
 
-_log = logging.getLogger("apiforge")
+_log = logger()
 _ABSOLUTE = re.compile(r"https?://[A-Za-z0-9._~:/?#\[\]@!$&'()*+,;=%{}-]*")
 _VARIABLE = re.compile(r"\{([^{}]*)\}")
 

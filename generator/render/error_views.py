@@ -15,11 +15,11 @@ say nothing the problem could fill, are left alone: the problem goes out as it i
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from generator.ir import Operation, Schema, Where
+from generator.log import logger
 from generator.render.mock_values import value_of
 from generator.render.server_conformance import (
     json_media,
@@ -31,7 +31,7 @@ from generator.render.server_conformance import (
 )
 from generator.render.server_events import resolved_data
 
-_log = logging.getLogger("apiforge")
+_log = logger()
 
 #: What fills a property: (problem member, the JSON types the property must allow, the names
 #: it goes by, compared without case, `_`, `-`, spaces). The first match of a name wins.

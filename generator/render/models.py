@@ -61,7 +61,6 @@ import contextlib
 import gc
 import hashlib
 import io
-import logging
 import re
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -74,6 +73,7 @@ from generator.errors import ApiforgeError, Problem
 from generator.forked import Forked
 from generator.installed import installed_version
 from generator.ir import Schema
+from generator.log import logger
 from generator.render.constraint_values import (
     CONSTRAINT_KEYS,
     constraint_problem,
@@ -100,7 +100,7 @@ from generator.render.regex_engines import Dropped, drop_unrunnable_patterns, pa
 from generator.spec.load import remembered
 from generator.spec.located import warn_at
 
-_log = logging.getLogger("apiforge")
+_log = logger()
 
 # `format`s that would need packages beyond pydantic (email-validator): plain strings.
 _TYPE_MAPPINGS = ["email=string", "idn-email=string"]

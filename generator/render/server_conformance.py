@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import marshal
 import re
 import sys
@@ -21,13 +20,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from generator.ir import Api, MediaType, Operation, Response, Schema, Where
+from generator.log import logger
 from generator.render.mock_values import value_of
 from generator.render.server_events import is_json, resolved, resolved_data
 
 if TYPE_CHECKING:
     from generator.render.server import TagPlan
 
-_log = logging.getLogger("apiforge")
+_log = logger()
 
 #: Runtime state → how specs commonly spell it (compared without case, `_`, `-`, spaces).
 STATE_SYNONYMS: dict[str, tuple[str, ...]] = {

@@ -13,16 +13,17 @@ method and says where it now belongs; nothing is moved or deleted.
 from __future__ import annotations
 
 import ast
-import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from generator.log import logger
 
 if TYPE_CHECKING:
     from generator.render.server import OperationPlan, ServerPlan
     from generator.render.server_security import SchemePlan
 
-_log = logging.getLogger("apiforge")
+_log = logger()
 
 
 @dataclass(frozen=True)

@@ -6,11 +6,11 @@ not text)."""
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
 from typing import Any
 
 from generator.ir import Where
+from generator.log import logger
 from generator.render.constraint_values import constraint_problem
 from generator.render.escape import py_literal, py_string
 from generator.render.regex_engines import ENGINE_NAMES, rust_error
@@ -83,7 +83,7 @@ def constraints(
                 if where is not None:
                     warn_at(where.child("pattern"), message)
                 else:
-                    logging.getLogger("apiforge").warning("warning: %s", message)
+                    logger().warning("warning: %s", message)
     return out
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import logging
 import os
 from collections import Counter
 from collections.abc import Callable
@@ -14,6 +13,7 @@ from urllib.parse import unquote
 
 from generator.errors import ApiforgeError, Problem
 from generator.ir import Api
+from generator.log import logger
 from generator.spec.build import build_api
 from generator.spec.load import Document, load_document
 from generator.spec.located import remember
@@ -85,7 +85,7 @@ def read_swagger2(doc: Document) -> Document:
     if not is_swagger2(doc.data):
         return doc
     converted = convert(doc, load=lambda path: load_document(str(path)))
-    log = logging.getLogger("apiforge")
+    log = logger()
     notes = sorted(converted.notes, key=lambda n: doc.locate(n.pointer))
     for note in notes[:MAX_NOTES]:
         line, column = doc.locate(note.pointer)

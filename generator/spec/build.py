@@ -165,7 +165,7 @@ class Builder:
         found = [body["example"]] if "example" in body else []
         for name, entry in _dict(body.get("examples")).items():
             try:
-                _, example = self.deref(where.child("examples", name), entry)
+                _, example = self.deref(_key(where, "examples/" + _escaped(name)), entry)
             except ApiforgeError:
                 continue  # validation names the broken `$ref`
             if "value" in example:
@@ -342,7 +342,7 @@ class Builder:
         callbacks: list[Webhook] = []
         paths = _dict(data.get("paths"))
         for path, item in paths.items():
-            at = root.child("paths", path)
+            at = _key(root, "paths/" + _escaped(path))
             routed = self.routed_path(_str(path), paths, at)
             for op, raw in self.path_item_operations(routed, at, item):
                 operations.append(op)
@@ -363,7 +363,7 @@ class Builder:
         for name, node in sorted(
             _dict(components.get("schemas")).items(), key=lambda kv: str(kv[0])
         ):
-            at = root.child("components", "schemas", name)
+            at = _key(root, "components/schemas/" + _escaped(name))
             target, body = self.deref(at, node)
             schemas[_str(name)] = Schema(_str(name), body, target, self.properties(target, body))
 

@@ -8,19 +8,21 @@ a hand-made `Api`) is named by file and pointer alone.
 
 from __future__ import annotations
 
-import logging
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from generator.errors import Problem
 from generator.ir import Where
+from generator.log import logger
 
 if TYPE_CHECKING:
+    import logging
+
     from generator.spec.refs import Resolver
 
-_log = logging.getLogger("apiforge")
+_WARNING = 30  # logging.WARNING (`logging` is imported only when something is said)
 _last: list[Resolver] = []  # the resolver of the spec loaded last (one at most)
 _said: set[str] = set()  # the warnings given since then: a plan made twice says each once
 # what `recorded()` collects, per thread: (where or None, level, message)
@@ -50,35 +52,34 @@ def warn_at(where: Where, message: str) -> None:
     per loaded spec."""
     recorder: list[Said] | None = getattr(_recording, "said", None)
     if recorder is not None:
-        recorder.append((where, logging.WARNING, message))
+        recorder.append((where, _WARNING, message))
         return
     text = problem_at(where, message).render()
     if text not in _said:
         _said.add(text)
-        _log.warning("warning: %s", text)
+        logger().warning("warning: %s", text)
 
 
-class _Collect(logging.Filter):
-    """Takes the apiforge logger's records of one thread (a plain warning, no `Where`) into
-    `said` instead of letting them through."""
+def _collect(said: list[Said]) -> Callable[[logging.LogRecord], bool]:
+    """A filter for the apiforge logger that takes this thread's records (a plain warning, no
+    `Where`) into `said` instead of letting them through."""
+    thread = threading.get_ident()
 
-    def __init__(self, said: list[Said]) -> None:
-        super().__init__()
-        self.said = said
-        self.thread = threading.get_ident()
-
-    def filter(self, record: logging.LogRecord) -> bool:
+    def take(record: logging.LogRecord) -> bool:
         # another thread's, or an inner `recorded()`'s (its filter, later in the list, takes it)
-        if record.thread != self.thread or getattr(_recording, "said", None) is not self.said:
+        if record.thread != thread or getattr(_recording, "said", None) is not said:
             return True
-        self.said.append((None, record.levelno, record.getMessage()))
+        said.append((None, record.levelno, record.getMessage()))
         return False
+
+    return take
 
 
 def recording_complete() -> bool:
     """Whether `recorded()` would see every warning: a logger that drops warnings before its
     filters (its level, `logging.disable`) would leave them out of what is kept."""
-    return _log.isEnabledFor(logging.WARNING) and not _log.disabled
+    log = logger()
+    return log.isEnabledFor(_WARNING) and not log.disabled
 
 
 @contextmanager
@@ -87,14 +88,15 @@ def recorded() -> Iterator[list[Said]]:
     their `Where`, so `replay` looks their lines up again (a plan kept between runs says
     them where the node is now) — for `replay` to say them."""
     said: list[Said] = []
-    collect = _Collect(said)
+    collect = _collect(said)
     outer = getattr(_recording, "said", None)
     _recording.said = said
-    _log.addFilter(collect)
+    log = logger()
+    log.addFilter(collect)
     try:
         yield said
     finally:
-        _log.removeFilter(collect)
+        log.removeFilter(collect)
         _recording.said = outer
 
 
@@ -104,7 +106,7 @@ def replay(said: Sequence[Said]) -> None:
         if where is not None:
             warn_at(where, message)
         else:
-            _log.log(level, "%s", message)
+            logger().log(level, "%s", message)
 
 
 __all__ = ["Said", "problem_at", "recorded", "recording_complete", "remember", "replay", "warn_at"]

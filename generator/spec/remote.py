@@ -15,7 +15,6 @@ warning at the `$ref` that says how old it is; a 4xx (the document is gone) is a
 
 from __future__ import annotations
 
-import logging
 import os
 import time
 from contextlib import suppress
@@ -24,9 +23,9 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from generator.errors import ApiforgeError, Problem
+from generator.log import logger
 from generator.spec.load import cache_dir, cache_get, cache_put
 
-_log = logging.getLogger("apiforge")
 ALLOW_ENV = "APIFORGE_ALLOW_REMOTE_REFS"
 TIMEOUT_ENV = "APIFORGE_REMOTE_TIMEOUT"
 MAX_BYTES_ENV = "APIFORGE_REMOTE_MAX_BYTES"
@@ -148,7 +147,9 @@ def fetch(url: str, at: Problem) -> bytes:
             if kept is None:
                 raise _fail(at, failed.reason, failed.hint) from None
             message = f"{failed.reason}; using the copy fetched {_age(kept[2])} ago"
-            _log.warning("warning: %s", replace(at, message=f"{at.message}: {message}").render())
+            logger().warning(
+                "warning: %s", replace(at, message=f"{at.message}: {message}").render()
+            )
             body = kept[1]
         else:
             if answer is not None:

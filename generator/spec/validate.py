@@ -38,7 +38,6 @@ so regenerating an unchanged spec does not pay even this.
 from __future__ import annotations
 
 import json
-import logging
 import os
 import re
 import string
@@ -49,6 +48,7 @@ from typing import Any
 
 from generator.errors import ApiforgeError, Problem
 from generator.ir import Where
+from generator.log import logger
 from generator.spec import remote
 from generator.spec.load import cache_get, cache_put, load_document
 from generator.spec.refs import Resolver, UnresolvedRef
@@ -144,7 +144,7 @@ def _cached_problems(resolver: Resolver) -> Found | None:
 
 
 def _warn(name: str, total: int, problems: list[Problem]) -> None:
-    log = logging.getLogger("apiforge")
+    log = logger()
     for problem in problems[:MAX_WARNED]:
         log.warning("warning: %s", problem.render())
     if total > MAX_WARNED:

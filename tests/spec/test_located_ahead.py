@@ -97,6 +97,20 @@ def test_the_childs_locations_are_the_ones_made_here(
     assert _gone(pid)
 
 
+def test_pointers_sent_early_are_answered_with_the_rest(
+    tmp_path: Path, ahead: list[tuple[LocatedAhead, int]]
+) -> None:
+    spec = _spec(tmp_path)
+    load_document(spec).locate_ahead()
+    ((child, pid),) = ahead
+    child.ask(["/paths/~1things~10~1{id}/get", "/info"])
+    child.ask(["/nowhere/at/all"])  # asked, then not wanted after all
+    pointers = ["/info", "/paths", "/components/responses/slow", "/paths"]
+    here = load_document(spec)
+    assert child.locate_all(pointers) == [here.locate(p) for p in pointers]
+    assert _gone(pid)
+
+
 @pytest.mark.parametrize("how", ["dies", "answers nonsense"])
 def test_a_child_that_fails_is_replaced_by_locating_here(
     tmp_path: Path,
