@@ -9,6 +9,10 @@ and the value is the code `compile` made of it, so what runs is exactly what `da
 would have compiled; only apiforge's own classes are kept (`dataclasses` passes the class's
 module globals).
 
+Each entry is stored as its code's own marshal bytes, loaded when a class asks for it: a
+command makes only some of the classes (`lint` about half), and loading every code object of
+the table was ~7 ms of each start.
+
 The table is one file per interpreter beside the package's bytecode
 (`generator/__pycache__/dataclass-methods.cpython-311.marshal`), written when a class was
 missing from it, under the same rules as bytecode: not when Python writes none
@@ -25,11 +29,12 @@ import marshal
 import os
 import sys
 from pathlib import Path
+from types import CodeType
 from typing import Any
 
-_FORMAT = 1
-_LIMIT = 1500  # entries (apiforge's classes need ~470; reading 1,500 takes ~8 ms)
-_codes: dict[str, Any] = {}  # source text → code object
+_FORMAT = 2
+_LIMIT = 1500  # entries (apiforge's classes need ~470)
+_codes: dict[str, Any] = {}  # source text → code object, or its marshal bytes until used
 _used: set[str] = set()
 _path: Path | None = None
 _changed = False
@@ -73,7 +78,12 @@ def _exec(source: Any, globals: Any = None, locals: Any = None) -> None:
         builtins.exec(source, globals, locals)
         return
     code = _codes.get(source)
-    if code is None:
+    if code.__class__ is bytes:
+        try:
+            code = _codes[source] = marshal.loads(code)
+        except (EOFError, ValueError, TypeError):
+            code = None
+    if code.__class__ is not CodeType:  # not in the table, or a damaged entry
         code = compile(source, "<string>", "exec")  # what `exec(source)` compiles
         _codes[source] = code
         _changed = True
@@ -89,9 +99,12 @@ def save() -> None:
     if not _changed or _path is None or sys.dont_write_bytecode:
         return
     _changed = False
-    table = _codes
-    if len(_codes) > _LIMIT:
-        table = {source: _codes[source] for source in _used}
+    kept = _used if len(_codes) > _LIMIT else _codes
+    table = {
+        source: code if code.__class__ is bytes else marshal.dumps(code)
+        for source, code in _codes.items()
+        if source in kept
+    }
     tmp = _path.with_name(f"{_path.name}.{os.getpid()}.tmp")
     with contextlib.suppress(OSError):
         _path.parent.mkdir(exist_ok=True)

@@ -149,3 +149,24 @@ def test_entries_of_edited_code_are_dropped(
     compiled_methods.save()
     _version, stored = marshal.loads(table.read_bytes())
     assert len(stored) == 6  # past the limit: only what this process used
+
+
+def test_entries_are_loaded_when_used_and_a_damaged_one_is_compiled_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    table = tmp_path / "methods.marshal"
+    compiled_methods.install(table)
+    make_point("generator.fake_lazy")
+    compiled_methods.save()
+    version, stored = marshal.loads(table.read_bytes())
+    assert stored and all(isinstance(code, bytes) for code in stored.values())
+    damaged = next(iter(stored))
+    stored[damaged] = b"\x00junk"
+    table.write_bytes(marshal.dumps((version, stored)))
+
+    compiled_methods.install(table)
+    assert all(isinstance(code, bytes) for code in compiled_methods._codes.values())
+    compiled = count_compiles(monkeypatch)
+    point = make_point("generator.fake_lazy_again")
+    assert compiled == [damaged]  # the others came from the table, loaded as asked
+    assert point(1, 2) == point(1, 2) and repr(point(1)) == "Point(x=1, y=0, tags=())"
