@@ -249,7 +249,7 @@ def locate_findings(result: LintResult, resolver: Resolver) -> LintResult:
 
 def lint_path(source: str, config: LintConfig | None = None) -> LintResult:
     from generator.spec import load_spec
-    from generator.spec.load import gc_paused
+    from generator.spec.load import gc_paused, read_whole
 
-    with gc_paused():  # the spec, its IR and the findings: many objects, no cycles
+    with gc_paused(), read_whole():  # the spec, its IR and the findings: no cycles
         return lint(load_spec(source, validate=False, locate_ahead=True), config)

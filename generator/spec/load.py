@@ -29,6 +29,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -58,6 +59,10 @@ T = TypeVar("T")
 MAX_SPEC_BYTES = int(os.environ.get("APIFORGE_MAX_SPEC_BYTES", 32 * 1024 * 1024))
 CACHE_MIN_BYTES = 256 * 1024  # smaller files parse faster than a cache lookup pays off
 _PRUNE_EVERY_SECONDS = 3600
+# whether a big file's parse (a YAML one block by block) and source map go through the cache:
+# what a regeneration after an edit reads back fastest (and what keys its models cache:
+# `Document.entry_digest`). `read_whole` turns it off where it does not pay (`lint`)
+_CACHED_READS: ContextVar[bool] = ContextVar("cached_reads", default=True)
 _CACHE_VERSION = "2"  # 2: YAML 1.2 core schema (1: PyYAML's 1.1 resolution)
 
 
@@ -204,6 +209,8 @@ class Document:
     # for a big YAML file read block by block (see `BlockLayout`), where its blocks are: the
     # source map is put together from the blocks' own maps instead of `_yaml_tree`
     _blocks: BlockLayout | None = field(default=None, repr=False)
+    # whether the cache may serve and keep its source map (False: read whole, `read_whole`)
+    cached: bool = True
 
     @functools.cached_property
     def digest(self) -> str:
@@ -312,14 +319,25 @@ def parse_document(name: str, path: Path | None, text: bytes) -> Document:
             "save the spec as UTF-8",
         ) from None
     is_json = decoded.lstrip().startswith(("{", "["))
+    body = text[3:] if text.startswith(codecs.BOM_UTF8) else text
     cached = len(text) >= CACHE_MIN_BYTES and cache_dir() is not None
+    data = blocks = None
+    tree: YamlTree | RymlTree | None = None
+    if cached and not _CACHED_READS.get():  # `read_whole`
+        if is_json:
+            data = _parse_json(name, decoded)
+        else:
+            with gc_paused():
+                fast = load_fast(decoded, body) if _fast_reader_on() else None
+            if fast is not None:
+                data, tree = fast
+        cached = data is None  # what PyYAML reads: cached, as below
     digest = ""
     if cached:
         import hashlib
 
         digest = hashlib.sha256(text).hexdigest()
-    data = cache_get("parse" + _CACHE_VERSION, digest) if cached else None
-    tree = blocks = None
+        data = cache_get("parse" + _CACHE_VERSION, digest)
     if data is None:
         if is_json:
             data = _parse_json(name, decoded)
@@ -328,16 +346,36 @@ def parse_document(name: str, path: Path | None, text: bytes) -> Document:
             if loaded is not None:  # the blocks' cache serves this file, whole or changed
                 data, blocks = loaded
             else:
-                body = text[3:] if text.startswith(codecs.BOM_UTF8) else text
                 data, tree = _parse_yaml_tree(name, decoded, body)
         if cached and blocks is None:
             cache_put("parse" + _CACHE_VERSION, digest, data)
     doc = Document(
-        name=name, path=path, text=text, data=data, is_json=is_json, _yaml_tree=tree, _blocks=blocks
+        name=name,
+        path=path,
+        text=text,
+        data=data,
+        is_json=is_json,
+        cached=cached,
+        _yaml_tree=tree,
+        _blocks=blocks,
     )
     if digest:
         doc.digest = digest  # made already: not again
     return doc
+
+
+@contextmanager
+def read_whole() -> Iterator[None]:
+    """Documents `json` or rapidyaml read are read whole, with no cache: reading them again
+    is as fast as reading a cache (Stripe's 4 MB YAML ~0.1 s), and filling it on a first
+    read cost more than the read (its blocks read by PyYAML, its whole source map made:
+    Stripe's first lint 1.1 s instead of 0.35, GitHub's 0.8 instead of 0.45). What PyYAML
+    must read still goes through the cache."""
+    token = _CACHED_READS.set(False)
+    try:
+        yield
+    finally:
+        _CACHED_READS.reset(token)
 
 
 def load_document(source: str) -> Document:
@@ -381,6 +419,10 @@ def _parse_json(name: str, text: str) -> Any:
         raise ApiforgeError(Problem("JSON nested too deeply to read", file=name)) from None
 
 
+def _fast_reader_on() -> bool:
+    return os.environ.get("APIFORGE_YAML_READER", "") != "pyyaml"
+
+
 def _parse_yaml(name: str, text: str) -> Any:
     return _parse_yaml_tree(name, text)[0]
 
@@ -390,7 +432,7 @@ def _parse_yaml_tree(
 ) -> tuple[Any, YamlTree | RymlTree | None]:
     """A whole YAML document: rapidyaml when it takes the text (`fast_yaml`), else PyYAML.
     `body`: the text in UTF-8 when the caller has it (no byte order mark)."""
-    if os.environ.get("APIFORGE_YAML_READER", "") != "pyyaml":
+    if _fast_reader_on():
         with gc_paused():
             fast = load_fast(text, body)
         if fast is not None:

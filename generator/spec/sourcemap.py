@@ -98,11 +98,11 @@ class SourceMap:
                 index = _BlockIndex(doc._blocks)
             doc._blocks = None  # the index keeps what it needs
             return cls({}, doc.text, blocks=index)
-        cached = cache_get(_CACHE_KIND, doc.digest) if cache_dir() is not None else None
+        cacheable = doc.cached and len(doc.text) >= _CACHE_MIN_BYTES and cache_dir() is not None
+        cached = cache_get(_CACHE_KIND, doc.digest) if cacheable else None
         if cached is None:
             tree = doc._yaml_tree
             doc._yaml_tree = None  # the map keeps what it needs
-            cacheable = len(doc.text) >= _CACHE_MIN_BYTES and cache_dir() is not None
             with gc_paused():
                 if isinstance(tree, RymlTree):
                     if not cacheable:
@@ -543,7 +543,7 @@ class LocatedAhead:
         if (
             not doc.is_json
             or len(doc.text) < cls.MIN_BYTES
-            or cache_dir() is not None
+            or (doc.cached and cache_dir() is not None)
             or not hasattr(os, "fork")
         ):
             return None

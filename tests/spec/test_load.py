@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from pathlib import Path
 
@@ -9,7 +10,7 @@ import pytest
 
 from generator.errors import ApiforgeError
 from generator.ir import Where
-from generator.spec import load_spec
+from generator.spec import load, load_spec
 from generator.spec.load import parse_document
 from generator.spec.refs import Resolver
 from generator.spec.sourcemap import SourceMap
@@ -312,3 +313,40 @@ def test_a_spec_whose_files_are_in_its_folder_is_read_from_its_file(tmp_path: Pa
         OUTSIDE_TYPES.replace(', part: {$ref: "parts/part.yaml"}', "")
     )
     assert load_spec(str(spec)).source == spec
+
+
+def _big_spec(anchor: bool) -> str:
+    """An OpenAPI YAML text over `CACHE_MIN_BYTES` (the cache's threshold); with `anchor`, one
+    only PyYAML reads."""
+    lines = ["openapi: 3.1.0", "info: {title: Big, version: '1'}", "paths:"]
+    for i in range(2500):
+        lines += [f"  /things{i}:", "    get:", "      responses:", "        '200':"]
+        lines += [f"          description: thing {i} {'x' * 60}"]
+    if anchor:
+        lines += ["components:", "  schemas:", "    A: &a {type: string}", "    B: *a"]
+    text = "\n".join(lines) + "\n"
+    assert len(text) > load.CACHE_MIN_BYTES
+    return text
+
+
+@pytest.mark.parametrize("anchor", [False, True], ids=["rapidyaml reads it", "PyYAML must"])
+def test_lint_reads_whole_what_it_would_not_read_faster_from_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, anchor: bool
+) -> None:
+    """`read_whole` (lint): a text rapidyaml or `json` reads leaves the cache alone (filling
+    it cost more than reading again); one PyYAML must read is cached as before; a command
+    that reads block by block (generate) caches both. The data and locations are the same."""
+    monkeypatch.delenv("APIFORGE_NO_CACHE", raising=False)
+    spec = tmp_path / "big.yaml"
+    spec.write_text(_big_spec(anchor))
+    for whole in (True, False):
+        cache = tmp_path / f"cache-{whole}"
+        monkeypatch.setenv("APIFORGE_CACHE_DIR", str(cache))
+        with load.read_whole() if whole else contextlib.nullcontext():
+            doc = load.load_document(str(spec))
+            located = doc.locate("/paths/~1things2499/get/responses/200/description")
+        assert located == (12500 + 3, 11)
+        assert doc.data["paths"]["/things7"]["get"]["responses"]["200"]["description"]
+        kept = sorted(p.name for p in cache.iterdir()) if cache.exists() else []
+        assert (kept == []) == (whole and not anchor), kept
+        assert doc.cached == (not whole or anchor)

@@ -14,7 +14,7 @@ import pytest
 
 from generator.lint.engine import lint, lint_path
 from generator.lint.report import render_json
-from generator.spec import load_spec
+from generator.spec import load, load_spec
 from generator.spec import sourcemap as sm
 from generator.spec.load import load_document
 from generator.spec.sourcemap import LocatedAhead
@@ -168,7 +168,12 @@ def test_no_child_for_small_texts_or_with_a_cache(
     monkeypatch.setattr(LocatedAhead, "MIN_BYTES", 0)
     monkeypatch.delenv("APIFORGE_NO_CACHE")
     monkeypatch.setenv("APIFORGE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(load, "CACHE_MIN_BYTES", 0)  # as if big enough to cache
     assert LocatedAhead.start(load_document(spec)) is None  # the whole map is cached instead
+    with load.read_whole():  # lint: nothing cached of a text `json` reads, so a child
+        child = LocatedAhead.start(load_document(spec))
+    assert child is not None
+    del child
 
 
 def test_a_child_never_asked_is_stopped_when_dropped(
