@@ -150,6 +150,18 @@ def test_models_made_inside_a_component_do_not_fail_the_run(schemas: dict[str, A
     compile(text, "models.py", "exec")
 
 
+def test_class_names_kept_between_runs_follow_the_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("APIFORGE_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("APIFORGE_NO_CACHE", raising=False)
+    first = model_class_names(["pet", "Pet", "None"])
+    assert model_class_names(["pet", "Pet", "None"]) == first  # served from the cache
+    assert first == {"None": "NoneModel", "Pet": "Pet", "pet": "Pet2"}
+    assert model_class_names(["pet", "None"]) == {"None": "NoneModel", "pet": "Pet"}
+    assert model_class_names(["pet"], reserved={"Pet"}) == {"pet": "Pet2"}
+
+
 def test_members_of_a_component_are_numbered_by_the_library() -> None:
     text = _models(_spec(ONE_OF_OBJECTS))
     assert "class Req1(BaseModel)" in text and "class Req2(BaseModel)" in text

@@ -417,6 +417,30 @@ def test_skipped_create_once_files_are_never_rendered_unless_written(tmp_path: P
     assert report.created == ["pkg/h.py"] and calls == [1]
 
 
+def test_plain_files_are_rendered_while_ruff_formats_the_others() -> None:
+    from generator.render.writer import Deferred, GeneratedFile, start_render_tree
+
+    order: list[str] = []
+
+    def text(path: str, data: str) -> Deferred:
+        return Deferred(lambda: order.append(path) or data)
+
+    files = [
+        GeneratedFile("README.md", text("README.md", "# api\n")),
+        GeneratedFile("pkg/a.py", text("pkg/a.py", "y=2\n"), format=True),
+    ]
+    pending = start_render_tree(files, format_cache=False)
+    assert order == ["pkg/a.py", "README.md"]  # the formatted file first: ruff starts sooner
+    assert pending.result() == {"README.md": b"# api\n", "pkg/a.py": b"y = 2\n"}
+
+    def broken() -> str:
+        raise RuntimeError("template error")
+
+    files[0] = GeneratedFile("README.md", Deferred(broken))
+    with pytest.raises(RuntimeError, match="template error"):
+        start_render_tree(files, format_cache=False)
+
+
 def test_ruff_is_found_once_even_when_the_format_threads_ask_together() -> None:
     """`find_ruff_bin`'s first sysconfig lookup is not thread-safe: two format threads asking
     at once gave one of them a TypeError (a whole `generate` lost to a race)."""
