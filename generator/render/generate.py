@@ -221,9 +221,6 @@ class _Checks:
         if self.validate:
             self.validation = Forked.start(find_problems, resolver)
 
-    def loaded_spec(self, loaded: Any) -> None:
-        self.loaded = loaded
-
     def report(self, progress: Progress, *, strict: bool) -> tuple[str | None, bool]:
         """Warn about (or, `strict`, raise) the validation errors; the lint summary. A failed
         validation child: the same work here meets the same error."""
@@ -553,7 +550,7 @@ def generate(
     checks = _Checks(spec, validate=validate, lint=lint)
     try:
         loaded = load_spec(spec, validate=False, resolved=checks.start_validation)
-        checks.loaded_spec(loaded)
+        checks.loaded = loaded
         lifted = model_schemas(loaded.api)  # the component schemas and the inline ones
     except BaseException:
         checks.cancel()

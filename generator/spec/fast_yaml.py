@@ -78,7 +78,7 @@ def _refused(body: bytes) -> bool:
             if _NODE_START.match(body, line, at) and (sign == b"!" or after in b" \r\n"):
                 return True
             at = body.find(sign, at + 1)
-    return bool(anchor_names(body, b"&"))  # an anchor (aliases: see `settle`)
+    return bool(anchor_names(body, b"&"))  # an anchor (aliases: `_ryml_data` refuses them)
 
 
 def _starts_a_line(body: bytes, mark: bytes) -> bool:

@@ -323,12 +323,12 @@ def parse_document(name: str, path: Path | None, text: bytes) -> Document:
     cached = len(text) >= CACHE_MIN_BYTES and cache_dir() is not None
     data = blocks = None
     tree: YamlTree | RymlTree | None = None
-    if cached and not _CACHED_READS.get():  # `read_whole`
+    whole = cached and not _CACHED_READS.get()  # (`read_whole`)
+    if whole:
         if is_json:
             data = _parse_json(name, decoded)
         else:
-            with gc_paused():
-                fast = load_fast(decoded, body) if _fast_reader_on() else None
+            fast = _read_fast(decoded, body)
             if fast is not None:
                 data, tree = fast
         cached = data is None  # what PyYAML reads: cached, as below
@@ -345,8 +345,8 @@ def parse_document(name: str, path: Path | None, text: bytes) -> Document:
             loaded = _load_by_blocks(text, digest, path) if cached else None
             if loaded is not None:  # the blocks' cache serves this file, whole or changed
                 data, blocks = loaded
-            else:
-                data, tree = _parse_yaml_tree(name, decoded, body)
+            else:  # (rapidyaml refused it already when read whole)
+                data, tree = _parse_yaml_tree(name, decoded, body, fast=not whole)
         if cached and blocks is None:
             cache_put("parse" + _CACHE_VERSION, digest, data)
     doc = Document(
@@ -419,8 +419,13 @@ def _parse_json(name: str, text: str) -> Any:
         raise ApiforgeError(Problem("JSON nested too deeply to read", file=name)) from None
 
 
-def _fast_reader_on() -> bool:
-    return os.environ.get("APIFORGE_YAML_READER", "") != "pyyaml"
+def _read_fast(text: str, body: bytes | None) -> tuple[Any, RymlTree] | None:
+    """rapidyaml's reading of a whole YAML text (`fast_yaml.load_fast`), unless
+    `APIFORGE_YAML_READER=pyyaml`; None when PyYAML must read it."""
+    if os.environ.get("APIFORGE_YAML_READER", "") == "pyyaml":
+        return None
+    with gc_paused():
+        return load_fast(text, body)
 
 
 def _parse_yaml(name: str, text: str) -> Any:
@@ -428,15 +433,14 @@ def _parse_yaml(name: str, text: str) -> Any:
 
 
 def _parse_yaml_tree(
-    name: str, text: str, body: bytes | None = None
+    name: str, text: str, body: bytes | None = None, *, fast: bool = True
 ) -> tuple[Any, YamlTree | RymlTree | None]:
     """A whole YAML document: rapidyaml when it takes the text (`fast_yaml`), else PyYAML.
-    `body`: the text in UTF-8 when the caller has it (no byte order mark)."""
-    if _fast_reader_on():
-        with gc_paused():
-            fast = load_fast(text, body)
-        if fast is not None:
-            return fast
+    `body`: the text in UTF-8 when the caller has it (no byte order mark). `fast=False`:
+    rapidyaml was asked already and refused it."""
+    read = _read_fast(text, body) if fast else None
+    if read is not None:
+        return read
     import yaml
 
     from generator.spec.pyyaml_load import load_yaml
