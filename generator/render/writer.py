@@ -212,6 +212,12 @@ def _formatter_identity() -> str:
     return repr((_ruff_version, _FORMAT_STEPS))
 
 
+def formatter_ready() -> None:
+    """Find ruff and its version now (a process about to fork: not once in each)."""
+    _ruff()
+    _formatter_identity()
+
+
 def _format_key(identity: str, roots: str, f: GeneratedFile) -> str:
     h = hashlib.sha256()
     for part in (identity, roots, f.path):
