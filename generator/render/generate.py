@@ -61,6 +61,7 @@ from generator.render.writer import (
     WriteReport,
     formatter_ready,
     marker_line,
+    same_on_disk,
     start_render_tree,
     tree_drift,
     tree_roots,
@@ -159,6 +160,8 @@ class Product:
     report: WriteReport | None = None  # None with --check
     drift: list[str] = field(default_factory=list)  # with --check: paths that differ
     missing_handlers: int = 0
+    # files found on disk with their bytes already (by a forked child): not in `rendered`
+    on_disk: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -376,6 +379,8 @@ class _Build:
         with recorded() as said:
             item = self._plan_one("client", models)
             rendered = self._start(item, item.product.files).result()
+        # compared with the tree on disk here, on this core: only what differs goes back
+        same = same_on_disk(self.out / CLIENT_DIR, rendered)
         with recorded() as gaps:
             warn_gaps(self.api, self.locate)
         product = item.product
@@ -385,7 +390,8 @@ class _Build:
             product.package,
             product.summary,
             [(f.path, f.format, f.create_once, f.executable, f.key) for f in product.files],
-            rendered,
+            {path: data for path, data in rendered.items() if path not in same},
+            sorted(same),
             said,
             gaps,
         )
@@ -493,19 +499,33 @@ class _MadeTree:
     package: str
     summary: str
     files: list[tuple[str, bool, bool, bool, str | None]]  # path, format, once, exec, key
-    rendered: dict[str, bytes]
+    rendered: dict[str, bytes]  # the files that differ from the tree on disk
+    on_disk: list[str]  # the others
     said: list[Said]
     gaps: list[Said]
 
     def planned(self, out_dir: Path) -> _Planned:
         files = [
-            GeneratedFile(path, self.rendered[path], fmt, once, executable, key)
+            GeneratedFile(
+                path,
+                self.rendered[path] if path in self.rendered else _read_later(out_dir / path),
+                fmt,
+                once,
+                executable,
+                key,
+            )
             for path, fmt, once, executable, key in self.files
         ]
         product = Product("client", out_dir, self.package, files, {}, self.summary)
+        product.on_disk = frozenset(self.on_disk)
         models = next(f for f in files if f.path == f"{self.package}/models.py")
         done = PendingTree(dict(self.rendered), [], [], {}, {})
         return _Planned("client", None, product, models, [done], gaps=self.gaps)
+
+
+def _read_later(path: Path) -> Deferred:
+    """A file's content found on disk (`_MadeTree.on_disk`), read only if ever asked for."""
+    return Deferred(lambda: path.read_bytes().decode("utf-8"))
 
 
 def _speculate(
@@ -660,7 +680,7 @@ def generate(
             p.drift = tree_drift(p.files, p.out_dir, rendered=p.rendered)
         else:
             progress.stage(f"writing {len(p.files)} {p.kind} files")
-            p.report = write_tree(p.files, p.out_dir, rendered=p.rendered)
+            p.report = write_tree(p.files, p.out_dir, rendered=p.rendered, unchanged=p.on_disk)
             if p.kind == "server":
                 from generator.render.server import missing_handlers
                 from generator.render.server_handlers import handler_modules, misplaced_handlers

@@ -42,7 +42,7 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -477,11 +477,14 @@ def write_tree(
     *,
     format_cache: bool = False,
     rendered: dict[str, bytes] | None = None,
+    unchanged: Collection[str] = (),
 ) -> WriteReport:
     """Write `files` under `out_dir`, all or nothing (see the module docstring).
 
     `format_cache`: take formatted files from the content-addressed cache (see `render_tree`);
-    `rendered`: the bytes `render_tree(files)` already gave, so nothing is formatted again."""
+    `rendered`: the bytes `render_tree(files)` already gave, so nothing is formatted again;
+    `unchanged`: paths the caller found on disk with their bytes already (`same_on_disk`),
+    neither read again nor needed in `rendered`."""
     _check_paths(files)
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
@@ -500,6 +503,9 @@ def write_tree(
         for f in ordered:
             if f.create_once and (out / f.path).exists():
                 report.kept.append(f.path)
+                continue
+            if f.path in unchanged:
+                report.unchanged.append(f.path)
                 continue
             if rendered is not None and f.path not in rendered:  # skipped, and gone since
                 rendered = {
@@ -524,6 +530,11 @@ def write_tree(
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return report
+
+
+def same_on_disk(out_dir: Path, rendered: Mapping[str, bytes]) -> set[str]:
+    """The paths of `rendered` whose file under `out_dir` has these bytes already."""
+    return {path for path, data in rendered.items() if _same_bytes(out_dir / path, data)}
 
 
 def _same_bytes(path: Path, data: bytes) -> bool:

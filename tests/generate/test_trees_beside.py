@@ -285,3 +285,39 @@ def test_on_one_core_the_client_is_planned_here(
     monkeypatch.setattr(generate_module.os, "sched_getaffinity", lambda pid: {0}, raising=False)
     assert _run(spec, tmp_path / "one core", caplog) == beside
     assert client_plans_here == ["client"]
+
+
+def test_a_regeneration_in_place_gets_back_only_the_client_files_that_differ(
+    spec: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The child compares the client tree with the one on disk: only what differs travels
+    back, the rest is reported unchanged without being read again, and the tree written is
+    that of a one-process run (a generated file edited by hand is restored)."""
+    out, alone = tmp_path / "beside", tmp_path / "alone"
+    generate(str(spec), out)
+    edited = next(p for p in sorted((out / "client").rglob("*.py")) if "resources" in p.parts)
+    edited.write_text(edited.read_text() + "# edited by hand\n")
+    spec.write_text(spec.read_text().replace("paths:\n", "paths:\n" + NEW_RESOURCE, 1))
+    shutil.copytree(out, alone)
+    made: list[generate_module._MadeTree] = []
+    real = generate_module._MadeTree.planned
+
+    def planned(tree: generate_module._MadeTree, out_dir: Path) -> object:
+        made.append(tree)
+        return real(tree, out_dir)
+
+    with monkeypatch.context() as m:
+        m.setattr(generate_module._MadeTree, "planned", planned)
+        result = generate(str(spec), out)
+    (tree,) = made
+    report = next(p.report for p in result.products if p.kind == "client")
+    assert report is not None
+    rel = edited.relative_to(out / "client").as_posix()
+    assert rel in tree.rendered and rel in report.written
+    assert tree.on_disk and set(tree.on_disk) == set(report.unchanged)
+    assert not set(tree.on_disk) & set(tree.rendered)
+    with monkeypatch.context() as m:
+        m.setattr(Forked, "start", classmethod(lambda cls, *args: None))
+        generate(str(spec), alone)
+    assert _snapshot(out) == _snapshot(alone)
+    assert "# edited by hand" not in edited.read_text()
