@@ -52,33 +52,59 @@ def _handler_modules(folder: Path) -> dict[str, tuple[list[str], frozenset[str]]
     order, and every method it implements (`_parsed`). Parsing every module of a big API
     takes a while: the answers are kept between runs, one cache entry for the folder (a
     module each was ~290 cache reads on Stripe), each served again while its module's bytes
-    (and apiforge's code) are the same."""
+    (and apiforge's code) are the same. A module whose size and modification time are those
+    seen by the last run, well before that run looked, is not even read again (as git trusts
+    its index: a file changed within the clock's granularity of that look is read)."""
     import hashlib
+    import os
+    import time
 
     from generator.render.env import code_digest
     from generator.spec.load import cache_get, cache_put
 
-    kind = "handler-modules1"
+    kind = "handler-modules2"
     material = f"{kind}\0{code_digest()}\0{folder.resolve()}"
     store = hashlib.sha256(material.encode("utf-8", "surrogatepass")).hexdigest()
-    previous = cache_get(kind, store)
-    if not isinstance(previous, dict):
-        previous = {}
-    kept: dict[str, tuple[bytes, list[str], frozenset[str]]] = {}
-    for path in sorted(folder.glob("*.py")) if folder.is_dir() else ():
-        try:
-            source = path.read_bytes()
-        except OSError:
+    looked = time.time_ns()
+    cached = cache_get(kind, store)
+    previous: dict[str, tuple[tuple[int, int], bytes, list[str], frozenset[str]]] = {}
+    trusted_before = 0  # modification times before this were seen settled by the last run
+    if isinstance(cached, tuple) and len(cached) == 2 and isinstance(cached[1], dict):
+        trusted_before, previous = cached[0] - _SETTLED_NS, cached[1]
+    kept: dict[str, tuple[tuple[int, int], bytes, list[str], frozenset[str]]] = {}
+    read = False  # a module read: its stamp is kept with this look's time, to trust later
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError:  # no folder (yet)
+        entries = []
+    for entry in entries:
+        if entry.name.startswith(".") or not entry.name.endswith(".py"):  # as glob("*.py")
             continue
+        name = entry.name[:-3]
+        hit = previous.get(name)
+        try:
+            stat = entry.stat()
+            stamp = (stat.st_size, stat.st_mtime_ns)
+            if hit is not None and hit[0] == stamp and stat.st_mtime_ns < trusted_before:
+                kept[name] = hit
+                continue
+            source = Path(entry.path).read_bytes()
+        except OSError:  # a directory, or gone meanwhile
+            continue
+        read = True
         digest = hashlib.sha256(source).digest()
-        hit = previous.get(path.stem)
-        if hit is not None and hit[0] == digest:
-            kept[path.stem] = hit
+        if hit is not None and hit[1] == digest:
+            kept[name] = (stamp, *hit[1:])
         else:
-            kept[path.stem] = (digest, *_parsed(source))
-    if kept != previous:
-        cache_put(kind, store, kept)
-    return {name: (methods, implemented) for name, (_, methods, implemented) in kept.items()}
+            kept[name] = (stamp, digest, *_parsed(source))
+    if read or kept.keys() != previous.keys():
+        cache_put(kind, store, (looked, kept))
+    return {name: (methods, implemented) for name, (_, _, methods, implemented) in kept.items()}
+
+
+# how long after a modification time a file counts as settled: beyond any file system's
+# timestamp granularity (2 s on FAT), so an edit in the same tick as a look is never missed
+_SETTLED_NS = 2_000_000_000
 
 
 def _parsed(source: bytes) -> tuple[list[str], frozenset[str]]:

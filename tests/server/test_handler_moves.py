@@ -4,8 +4,11 @@ never moves or deletes it."""
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from generator.cli import main
@@ -81,3 +84,42 @@ def test_user_code_left_behind_by_a_new_grouping_is_reported_not_deleted(
     assert "  handlers/customers.py: list_sources  (GET /v1/customers/{customer}/sources, " in (
         again.output
     )
+
+
+def test_handler_modules_seen_settled_are_not_read_again_and_edits_are_seen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`_handler_modules` trusts a module's size and modification time only when that time
+    was well before the last look (as git trusts its index); an edited module, or one
+    modified just before the last look, is read again."""
+    from generator.render import server_handlers
+
+    monkeypatch.setenv("APIFORGE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("APIFORGE_NO_CACHE", raising=False)
+    folder = tmp_path / "handlers"
+    folder.mkdir()
+    old = time.time() - 100
+    for name in ("customers", "sources"):
+        (folder / f"{name}.py").write_text(SOURCES)
+        os.utime(folder / f"{name}.py", (old, old))
+    (folder / "fresh.py").write_text(SOURCES)  # modified just now: not settled at the look
+    reads: list[str] = []
+    real = Path.read_bytes
+
+    def counting(path: Path) -> bytes:
+        reads.append(path.name)
+        return real(path)
+
+    monkeypatch.setattr(Path, "read_bytes", counting)
+    first = server_handlers._handler_modules(folder)
+    assert sorted(reads) == ["customers.py", "fresh.py", "sources.py"]
+    assert first["sources"][0] == ["list_sources"]
+    reads.clear()
+    assert server_handlers._handler_modules(folder) == first
+    assert reads == ["fresh.py"]  # the settled modules were trusted
+    edited = SOURCES.replace("return None  # my own code", "raise NotImplementedError")
+    (folder / "sources.py").write_text(edited)
+    reads.clear()
+    after = server_handlers._handler_modules(folder)
+    assert "sources.py" in reads and "customers.py" not in reads
+    assert after["sources"][0] == [] and after["customers"] == first["customers"]
