@@ -219,6 +219,8 @@ class _Checks:
     resolver: Any = None
     loaded: Any = None
     validation: Forked[Found] | None = None
+    # the lint summary made ahead (`lint_ahead`): what it said, and its result or error
+    ahead: tuple[list[Said], tuple[str | None, bool] | Exception] | None = None
 
     def start_validation(self, resolver: Any) -> None:
         self.resolver = resolver
@@ -240,7 +242,26 @@ class _Checks:
             report_problems(self.resolver, found, strict=strict)
         if not self.lint:
             return None, False
-        return _lint_summary(self.spec, self.loaded)
+        if self.ahead is None:
+            return _lint_summary(self.spec, self.loaded)
+        said, made = self.ahead
+        replay(said)
+        if isinstance(made, Exception):
+            raise made
+        return made
+
+    def lint_ahead(self) -> None:
+        """Make the lint summary now, while this process would only wait for a forked child;
+        `report` says and raises what it did, where a run without the child does."""
+        if not self.lint or self.loaded is None or self.ahead is not None:
+            return
+        with recorded() as said:
+            made: tuple[str | None, bool] | Exception
+            try:
+                made = _lint_summary(self.spec, self.loaded)
+            except Exception as exc:
+                made = exc
+        self.ahead = (said, made)
 
     def cancel(self) -> None:
         if self.validation is not None:
@@ -333,11 +354,16 @@ class _Build:
         return [planned[k] for k in kinds]
 
     def beside(
-        self, kinds: list[str], classes: dict[str, dict[str, str]], models_text: str
+        self,
+        kinds: list[str],
+        classes: dict[str, dict[str, str]],
+        models_text: str,
+        meanwhile: Callable[[], None] = lambda: None,
     ) -> list[_Planned]:
         """`plan`, the client planned, rendered and formatted in a forked child (the other
-        core) while this process plans the server; each tree's warnings are said afterwards,
-        the client's first, as `plan` says them. A failed child: the client is planned here."""
+        core) while this process plans the server, then does `meanwhile`; each tree's
+        warnings are said afterwards, the client's first, as `plan` says them. A failed
+        child: the client is planned here."""
         if sorted(kinds) != ["client", "server"] or not recording_complete() or _cores() < 2:
             return self.plan(kinds, classes, models_text)
         if self.inputs is not None:  # made once, before the fork: both planners read them
@@ -358,6 +384,12 @@ class _Build:
         except BaseException:
             child.cancel()
             raise
+        if failure is None:
+            try:
+                meanwhile()
+            except BaseException:
+                child.cancel()
+                raise
         made = child.result()
         if made is None:
             client = self._plan_one("client", (models_text, classes["client"]))
@@ -634,7 +666,7 @@ def generate(
                 # planning allocates much and frees it by reference counts: no collections
                 # (they were 40-80 ms of a Stripe regeneration)
                 with gc_paused():
-                    planned = build.beside(kinds, classes, models_text)
+                    planned = build.beside(kinds, classes, models_text, checks.lint_ahead)
             except Exception as exc:
                 early_error = exc
         try:

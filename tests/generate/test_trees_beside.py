@@ -321,3 +321,39 @@ def test_a_regeneration_in_place_gets_back_only_the_client_files_that_differ(
         generate(str(spec), alone)
     assert _snapshot(out) == _snapshot(alone)
     assert "# edited by hand" not in edited.read_text()
+
+
+def test_the_lint_summary_is_made_while_the_child_works_and_said_where_it_was(
+    spec: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """`_Checks.lint_ahead`: the summary is made before the parent waits for the client's
+    child; what it says comes after validation's warnings, and an error it meets is raised
+    where a one-process run raises it (nothing written)."""
+    _run(spec, tmp_path / "warm", caplog)
+    order: list[str] = []
+    real_summary, real_result = generate_module._lint_summary, Forked.result
+
+    def summary(spec_path: str, loaded: object) -> tuple[str | None, bool]:
+        order.append("summary")
+        logging.getLogger("apiforge").warning("said by the lint summary")
+        return real_summary(spec_path, loaded)
+
+    def result(child: Forked[object]) -> object:
+        order.append("result")
+        return real_result(child)
+
+    monkeypatch.setattr(generate_module, "_lint_summary", summary)
+    monkeypatch.setattr(Forked, "result", result)
+    beside = _run(spec, tmp_path / "beside", caplog)
+    assert order[:2] == ["summary", "result"]
+    alone = _one_process(spec, tmp_path / "alone", caplog, monkeypatch)
+    assert beside == alone and "said by the lint summary" in beside[1]
+
+    def fails(spec_path: str, loaded: object) -> None:
+        raise ApiforgeError(Problem("the lint config is broken"))
+
+    monkeypatch.setattr(generate_module, "_lint_summary", fails)
+    out = tmp_path / "failed"
+    with pytest.raises(ApiforgeError, match="the lint config is broken"):
+        generate(str(spec), out)
+    assert not out.exists()
