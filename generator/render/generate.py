@@ -29,6 +29,7 @@ terminal; piped, it prints nothing extra.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import sys
@@ -219,8 +220,9 @@ class _Checks:
     resolver: Any = None
     loaded: Any = None
     validation: Forked[Found] | None = None
-    # the lint summary made ahead (`lint_ahead`): what it said, and its result or error
-    ahead: tuple[list[Said], tuple[str | None, bool] | Exception] | None = None
+    # the lint summary made ahead (`lint_ahead`, in the client's child): what it said, and
+    # the summary (None: it failed there, or was not made — `report` makes it)
+    ahead: tuple[list[Said], tuple[str | None, bool]] | None = None
 
     def start_validation(self, resolver: Any) -> None:
         self.resolver = resolver
@@ -246,21 +248,19 @@ class _Checks:
             return _lint_summary(self.spec, self.loaded)
         said, made = self.ahead
         replay(said)
-        if isinstance(made, Exception):
-            raise made
         return made
 
     def lint_ahead(self) -> None:
-        """Make the lint summary now, while this process would only wait for a forked child;
-        `report` says and raises what it did, where a run without the child does."""
+        """Make the lint summary now (in a forked child that would only wait for this process
+        else); `report` says what it said, where a run without the child does. One that
+        fails is left to `report`, which meets the error where such a run does."""
         if not self.lint or self.loaded is None or self.ahead is not None:
             return
         with recorded() as said:
-            made: tuple[str | None, bool] | Exception
             try:
                 made = _lint_summary(self.spec, self.loaded)
-            except Exception as exc:
-                made = exc
+            except Exception:
+                return
         self.ahead = (said, made)
 
     def cancel(self) -> None:
@@ -291,6 +291,21 @@ def _warn_about_models(
     kept("models-warnings1", material, warn)
 
 
+def _said_ahead(
+    checks: _Checks,
+    schemas: Mapping[str, Schema],
+    class_names: dict[str, str],
+    models_text: str,
+    kinds: list[str],
+) -> tuple[tuple[list[Said], tuple[str | None, bool]] | None, list[Said]]:
+    """In the client's child, its tree made (`beside`'s `after`): the lint summary and the
+    models' warnings, for the parent to say where a run without the child says them."""
+    checks.lint_ahead()
+    with recorded() as models_said:
+        _warn_about_models(schemas, class_names, models_text, kinds)
+    return checks.ahead, models_said
+
+
 def _models_module(api: Any, source: Path | str, class_names: dict[str, str], header: str) -> str:
     """The models module's text (from the memory the prefetch filled, else the caches or the
     library); a spec without component schemas gets a stub, as `models.models_for` gives."""
@@ -311,6 +326,7 @@ class _Planned:
     pending: list[PendingTree] = field(default_factory=list)
     unknown: _Unknown | None = None  # the models text a speculative plan waits for
     gaps: list[Said] | None = None  # the client's gaps, found in a forked child (`beside`)
+    ahead: Any = None  # what `beside`'s `after` gave in that child
 
     def result(self) -> dict[str, bytes]:
         rendered: dict[str, bytes] = {}
@@ -358,19 +374,22 @@ class _Build:
         kinds: list[str],
         classes: dict[str, dict[str, str]],
         models_text: str,
-        meanwhile: Callable[[], None] = lambda: None,
+        after: Callable[[], Any] | None = None,
     ) -> list[_Planned]:
         """`plan`, the client planned, rendered and formatted in a forked child (the other
-        core) while this process plans the server, then does `meanwhile`; each tree's
-        warnings are said afterwards, the client's first, as `plan` says them. A failed
-        child: the client is planned here."""
+        core) while this process plans the server; each tree's warnings are said afterwards,
+        the client's first, as `plan` says them. A failed child: the client is planned here.
+
+        `after`: work of this process's for after both trees, which the child does once the
+        client is made (it would only wait for the server else); its value (plain data) is
+        the client's `ahead` (None: not done, this process does it)."""
         if sorted(kinds) != ["client", "server"] or not recording_complete() or _cores() < 2:
             return self.plan(kinds, classes, models_text)
         if self.inputs is not None:  # made once, before the fork: both planners read them
             with suppress(ValueError):
                 self.inputs.digests()
         _ready_for_both()
-        child = Forked.start(self._client_made, (models_text, classes["client"]))
+        child = Forked.start(self._client_made, (models_text, classes["client"]), after)
         if child is None:
             return self.plan(kinds, classes, models_text)
         server: _Planned | None = None
@@ -384,12 +403,6 @@ class _Build:
         except BaseException:
             child.cancel()
             raise
-        if failure is None:
-            try:
-                meanwhile()
-            except BaseException:
-                child.cancel()
-                raise
         made = child.result()
         if made is None:
             client = self._plan_one("client", (models_text, classes["client"]))
@@ -403,8 +416,11 @@ class _Build:
         assert server is not None
         return [{"server": server, "client": client}[k] for k in kinds]
 
-    def _client_made(self, models: tuple[str, dict[str, str]]) -> _MadeTree:
-        """In the forked child: the client tree's bytes, its warnings and its gaps."""
+    def _client_made(
+        self, models: tuple[str, dict[str, str]], after: Callable[[], Any] | None
+    ) -> _MadeTree:
+        """In the forked child: the client tree's bytes, its warnings, its gaps, and what
+        `after` gives (None when it fails: the parent does that work)."""
         self.progress = Progress(enabled=False)  # the parent shows the stages
         from generator.render.client_gaps import warn_gaps
 
@@ -418,6 +434,10 @@ class _Build:
         product = item.product
         if any(f.create_once for f in product.files):  # (none today) not all in `rendered`
             raise NotImplementedError("create-once client files are made in the parent")
+        ahead = None
+        if after is not None:
+            with suppress(Exception):
+                ahead = after()
         return _MadeTree(
             product.package,
             product.summary,
@@ -426,6 +446,7 @@ class _Build:
             sorted(same),
             said,
             gaps,
+            ahead,
         )
 
     def with_models(self, planned: list[_Planned], models_text: str) -> list[_Planned]:
@@ -535,6 +556,7 @@ class _MadeTree:
     on_disk: list[str]  # the others
     said: list[Said]
     gaps: list[Said]
+    ahead: Any  # what `beside`'s `after` gave
 
     def planned(self, out_dir: Path) -> _Planned:
         files = [
@@ -552,7 +574,7 @@ class _MadeTree:
         product.on_disk = frozenset(self.on_disk)
         models = next(f for f in files if f.path == f"{self.package}/models.py")
         done = PendingTree(dict(self.rendered), [], [], {}, {})
-        return _Planned("client", None, product, models, [done], gaps=self.gaps)
+        return _Planned("client", None, product, models, [done], gaps=self.gaps, ahead=self.ahead)
 
 
 def _read_later(path: Path) -> Deferred:
@@ -665,10 +687,16 @@ def generate(
                 classes = {kind: usable for kind in kinds}
                 # planning allocates much and frees it by reference counts: no collections
                 # (they were 40-80 ms of a Stripe regeneration)
+                said_ahead = functools.partial(
+                    _said_ahead, checks, lifted.schemas, class_names, models_text, kinds
+                )
                 with gc_paused():
-                    planned = build.beside(kinds, classes, models_text, checks.lint_ahead)
+                    planned = build.beside(kinds, classes, models_text, said_ahead)
             except Exception as exc:
                 early_error = exc
+        ahead = next((p.ahead for p in planned or () if p.ahead is not None), None)
+        if ahead is not None:
+            checks.ahead = ahead[0]
         try:
             lint_summary, lint_failed = checks.report(progress, strict=strict)
             if prefetch is not None:
@@ -688,7 +716,10 @@ def generate(
             models_text = _models_module(api, source, class_names, header)
     if speculative is not None:  # ruff formats models.py while its classes are checked
         build.with_models(speculative, models_text)
-    _warn_about_models(lifted.schemas, class_names, models_text, kinds)
+    if ahead is not None:
+        replay(ahead[1])
+    else:
+        _warn_about_models(lifted.schemas, class_names, models_text, kinds)
     if planned is None:
         usable = usable_classes(class_names, models_text)
         classes = {kind: usable for kind in kinds}

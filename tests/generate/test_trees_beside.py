@@ -323,37 +323,46 @@ def test_a_regeneration_in_place_gets_back_only_the_client_files_that_differ(
     assert "# edited by hand" not in edited.read_text()
 
 
-def test_the_lint_summary_is_made_while_the_child_works_and_said_where_it_was(
+def test_the_child_makes_the_lint_summary_and_models_warnings_said_where_they_were(
     spec: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """`_Checks.lint_ahead`: the summary is made before the parent waits for the client's
-    child; what it says comes after validation's warnings, and an error it meets is raised
-    where a one-process run raises it (nothing written)."""
+    """`beside`'s `after`: the client's child, its tree made, makes the lint summary and the
+    models' warnings (`_said_ahead`); the parent says them after validation's warnings, as a
+    one-process run does. A summary that fails there is made again here, and its error is
+    raised where a one-process run raises it (nothing written)."""
+    spec.write_text(SLOPPY)  # validation errors, and a pattern the models drop
     _run(spec, tmp_path / "warm", caplog)
-    order: list[str] = []
-    real_summary, real_result = generate_module._lint_summary, Forked.result
+    here: list[str] = []  # what this process made (the child's calls are not seen here)
+    real_summary, real_models = generate_module._lint_summary, generate_module._warn_about_models
 
     def summary(spec_path: str, loaded: object) -> tuple[str | None, bool]:
-        order.append("summary")
+        here.append("summary")
         logging.getLogger("apiforge").warning("said by the lint summary")
         return real_summary(spec_path, loaded)
 
-    def result(child: Forked[object]) -> object:
-        order.append("result")
-        return real_result(child)
+    def models(*args: object) -> None:
+        here.append("models")
+        real_models(*args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(generate_module, "_lint_summary", summary)
-    monkeypatch.setattr(Forked, "result", result)
+    monkeypatch.setattr(generate_module, "_warn_about_models", models)
     beside = _run(spec, tmp_path / "beside", caplog)
-    assert order[:2] == ["summary", "result"]
+    assert here == []
     alone = _one_process(spec, tmp_path / "alone", caplog, monkeypatch)
-    assert beside == alone and "said by the lint summary" in beside[1]
+    assert here == ["summary", "models"]
+    assert beside == alone
+    said = beside[1]
+    valid = next(i for i, w in enumerate(said) if "is not valid OpenAPI" in w)
+    assert said.index("said by the lint summary") > valid
 
     def fails(spec_path: str, loaded: object) -> None:
+        here.append("failed")
         raise ApiforgeError(Problem("the lint config is broken"))
 
     monkeypatch.setattr(generate_module, "_lint_summary", fails)
+    here.clear()
     out = tmp_path / "failed"
     with pytest.raises(ApiforgeError, match="the lint config is broken"):
         generate(str(spec), out)
+    assert here == ["failed"]  # made again here, after the child's attempt failed
     assert not out.exists()
