@@ -663,6 +663,7 @@ def generate(
         inputs=PlanInputs(
             root.data,
             tuple((d.name, d.digest) for d in loaded.resolver.documents if d is not root),
+            (root.entry_blocks(), root.entry_blocks("paths")),
         ),
     )
     planned: list[_Planned] | None = None

@@ -36,6 +36,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
 from generator.ir import Api, Operation
+from generator.spec.load import pointer_token
 from generator.spec.located import Said, recorded, recording_complete, replay
 
 _KIND = "plans1"
@@ -53,30 +54,56 @@ class _Kept(Protocol):
 K = TypeVar("K", bound=_Kept)
 
 
+Blocks = dict[str, tuple[bytes, bytes]]  # pointer token → (SHA-256 of its text, the text)
+
+
 class PlanInputs:
     """What the IR was built from, for the plan cache: the root document's parsed data and
     the digests of every other file it read (name, SHA-256 of its text). Its digests are made
-    once, for the server's plans and the client's."""
+    once, for the server's plans and the client's.
 
-    def __init__(self, data: Mapping[str, Any], others: tuple[tuple[str, str], ...] = ()) -> None:
+    `blocks`: for a root document read block by block (`Document.entry_blocks`), its
+    top-level entries and the entries of its `paths`, each by the hash of its text — equal
+    text means equal data, so the digests are those hashes instead of the data's `marshal`
+    bytes (~20 ms of Stripe's)."""
+
+    def __init__(
+        self,
+        data: Mapping[str, Any],
+        others: tuple[tuple[str, str], ...] = (),
+        blocks: tuple[Blocks | None, Blocks | None] = (None, None),
+    ) -> None:
         self.data = data
         self.others = others
+        self.blocks = blocks
         self._digests: tuple[bytes, dict[str, bytes], bytes] | None = None
 
     def digests(self) -> tuple[bytes, dict[str, bytes], bytes]:
         """(the document without `paths`, each path item by its routed path, and all of
-        `paths` when a path item's text points into it — else b"") by their `marshal` bytes.
-        ValueError when the document is not plain data."""
+        `paths` when a path item's text points into it — else b"") by their `marshal` bytes
+        or their texts' hashes. ValueError when the document is not plain data."""
         if self._digests is None:
             paths = self.data.get("paths")
             inward = False
             items: dict[str, bytes] = {}
+            top, texts = self.blocks
+            texts = texts or {}
             for key, item in paths.items() if isinstance(paths, Mapping) else ():
-                raw = marshal.dumps(item, 2)
-                inward = inward or b"#/paths" in raw
                 path = str(key)
-                items[path if path.startswith("/") else "/" + path] = hashlib.sha256(raw).digest()
-            rest = _digest({k: v for k, v in self.data.items() if k != "paths"})
+                block = texts.get(pointer_token(key)) if isinstance(key, str) else None
+                # an escape (`\/`, `\x23`) can spell `#/paths` in data that the text does not
+                if block is not None and b"\\" not in block[1]:
+                    digest = block[0]
+                    inward = inward or b"#/paths" in block[1]
+                else:
+                    raw = marshal.dumps(item, 2)
+                    inward = inward or b"#/paths" in raw
+                    digest = hashlib.sha256(raw).digest()
+                items[path if path.startswith("/") else "/" + path] = digest
+            if top is not None:
+                rest = _digest(("texts", [(t, h) for t, (h, _) in top.items() if t != "paths"]))
+            else:
+                rest = _digest({k: v for k, v in self.data.items() if k != "paths"})
             whole = _digest(sorted(items.items())) if inward else b""
             self._digests = (rest, items, whole)
         return self._digests

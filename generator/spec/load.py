@@ -230,11 +230,23 @@ class Document:
         entry = layout.root.get(token) if layout is not None else None
         if layout is None or entry is None:
             return None
-        first = entry.header if isinstance(entry, BlockSplit) else entry
-        last = entry
-        while isinstance(last, BlockSplit):
-            last = next(reversed(last.children.values())) if last.children else last.header
-        return hashlib.sha256(layout.body[first.start : last.end]).hexdigest()
+        return hashlib.sha256(layout.body[_start(entry) : _end(entry)]).hexdigest()
+
+    def entry_blocks(self, token: str | None = None) -> dict[str, tuple[bytes, bytes]] | None:
+        """(SHA-256, text) of each top-level entry (`token` None), or of each entry of the
+        top-level entry `token` (`paths`), by pointer token, when this document was read
+        block by block and split there: as with `entry_digest`, equal text means equal data.
+        None for a document read whole, or an entry not split."""
+        layout = self._blocks
+        if layout is None:
+            return None
+        level = layout.root
+        if token is not None:
+            entry = level.get(token)
+            if not isinstance(entry, BlockSplit):
+                return None
+            level = entry.children
+        return {t: (node.key, layout.body[_start(node) : _end(node)]) for t, node in level.items()}
 
     def locate_ahead(self) -> None:
         """Have the source map made by a forked child while this process goes on, when that
@@ -627,6 +639,16 @@ class BlockLayout:
 
     def leaf_text(self, leaf: BlockLeaf) -> str:
         return self.body[leaf.start : leaf.end].decode("utf-8")
+
+
+def _start(node: BlockLeaf | BlockSplit) -> int:
+    return node.header.start if isinstance(node, BlockSplit) else node.start
+
+
+def _end(node: BlockLeaf | BlockSplit) -> int:
+    while isinstance(node, BlockSplit):
+        node = next(reversed(node.children.values())) if node.children else node.header
+    return node.end
 
 
 class _Unblockable(Exception):

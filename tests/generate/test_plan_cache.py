@@ -382,3 +382,78 @@ def test_the_models_warnings_are_replayed_at_their_current_lines(
     now = [w for w in said if "is left out of the models" in w]
     assert now == [first[0].replace(f"acme.yaml:{line}:", f"acme.yaml:{line + 6}:")]
     assert (files, said) == _uncached(spec, tmp_path / "fresh", monkeypatch, caplog)
+
+
+# --- a spec read block by block: the plan inputs' digests are its blocks' text hashes --------
+
+
+@pytest.fixture
+def by_blocks(monkeypatch: pytest.MonkeyPatch) -> list[plan_cache.PlanInputs]:
+    """Small specs read block by block, `paths` split into its path items (as Stripe's 4 MB
+    is); the PlanInputs a run makes."""
+    from generator.spec import load
+
+    monkeypatch.setattr(load, "CACHE_MIN_BYTES", 0)
+    monkeypatch.setattr(load, "BLOCK_SPLIT_BYTES", 64)
+    made: list[plan_cache.PlanInputs] = []
+    real = plan_cache.PlanInputs.__init__
+
+    def init(self: plan_cache.PlanInputs, *args: object, **kwargs: object) -> None:
+        real(self, *args, **kwargs)  # type: ignore[arg-type]
+        made.append(self)
+
+    monkeypatch.setattr(plan_cache.PlanInputs, "__init__", init)
+    return made
+
+
+def test_read_by_blocks_edits_replan_what_they_change(
+    spec: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    by_blocks: list[plan_cache.PlanInputs],
+    planned_ops: list[str],
+) -> None:
+    before = _run(spec, tmp_path / "warm", monkeypatch, caplog)[0]
+    top, paths = by_blocks[-1].blocks
+    assert top is not None and paths is not None and "~1v1~1refunds" in paths
+    probe = (
+        "  /v1/refunds/{refundId}/notes:\n    get:\n      operationId: listRefundNotes\n"
+        "      tags: [Refunds]\n      responses:\n        '200':\n          description: ok\n"
+    )
+    _edit(spec, "paths:\n", "paths:\n" + probe)
+    planned_ops.clear()
+    _check_fresh(spec, tmp_path, monkeypatch, caplog)
+    refunds = planned_ops[: planned_ops.index("listRefundNotes") + 1]
+    assert set(refunds) <= {"createRefund", "listRefunds", "getRefund", "listRefundNotes"}
+    _edit(
+        spec,
+        "    PaymentStatus:\n      type: string\n      enum: [",
+        "    PaymentStatus:\n      type: string\n      enum: [disputed, ",
+    )
+    files = _check_fresh(spec, tmp_path, monkeypatch, caplog)
+    router = "server/acme_payments_api_server/routers/payments.py"
+    assert b"disputed" in files[router] and b"disputed" not in before[router]
+
+
+def test_plan_inputs_from_texts_see_refs_into_paths_even_escaped() -> None:
+    import hashlib
+    import marshal
+
+    data = {"openapi": "3.1.0", "paths": {"/a": {"get": {}}, "/b": {"$ref": "#/paths/~1a"}}}
+    top = {"openapi": (b"o" * 32, b"openapi: 3.1.0\n"), "paths": (b"p" * 32, b"paths:\n")}
+    plain = {
+        "~1a": (b"a" * 32, b"  /a:\n    get: {}\n"),
+        "~1b": (b"b" * 32, b"  /b:\n    $ref: '#/paths/~1a'\n"),
+    }
+    rest, items, whole = plan_cache.PlanInputs(data, (), (top, plain)).digests()
+    assert items == {"/a": b"a" * 32, "/b": b"b" * 32} and whole != b""
+    assert rest != plan_cache.PlanInputs(data).digests()[0]  # by texts, never met by data
+    # an escape could spell `#/paths` where the text does not: that item's data is read
+    escaped = {**plain, "~1b": (b"b" * 32, b'  /b:\n    $ref: "#\\/paths/~1a"\n')}
+    _, items, whole = plan_cache.PlanInputs(data, (), (top, escaped)).digests()
+    raw = marshal.dumps(data["paths"]["/b"], 2)
+    assert items["/b"] == hashlib.sha256(raw).digest() and whole != b""
+    outward = {"openapi": "3.1.0", "paths": {"/a": {"get": {}}}}
+    _, items, whole = plan_cache.PlanInputs(outward, (), (top, {"~1a": plain["~1a"]})).digests()
+    assert items == {"/a": b"a" * 32} and whole == b""
