@@ -131,8 +131,10 @@ def inspect(spec: str, fmt: str, validate: bool) -> None:
     """Show, per operation, which production patterns SPEC declares."""
     from generator.inspect import render_json, render_table
     from generator.spec import load_spec
+    from generator.spec.load import read_whole
 
-    loaded = load_spec(spec, validate=validate)
+    with read_whole():  # as lint: filling the cache cost a first run more than it saves
+        loaded = load_spec(spec, validate=validate)
     api = loaded.api
     text = render_json(api) if fmt == "json" else render_table(api, loaded.resolver.locate)
     click.echo(text, nl=False)
