@@ -31,6 +31,7 @@ from __future__ import annotations
 import hashlib
 import marshal
 import pickle
+import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
@@ -54,7 +55,9 @@ class _Kept(Protocol):
 K = TypeVar("K", bound=_Kept)
 
 
-Blocks = dict[str, tuple[bytes, bytes]]  # pointer token → (SHA-256 of its text, the text)
+Blocks = Mapping[str, tuple[bytes, bytes | memoryview]]  # token → (its SHA-256, its text)
+# in a path item's text: an escape (`\/`, `\x23`) can spell `#/paths` where the text does not
+_ESCAPE, _INTO_PATHS = re.compile(rb"\\"), re.compile(rb"#/paths")
 
 
 class PlanInputs:
@@ -91,10 +94,9 @@ class PlanInputs:
             for key, item in paths.items() if isinstance(paths, Mapping) else ():
                 path = str(key)
                 block = texts.get(pointer_token(key)) if isinstance(key, str) else None
-                # an escape (`\/`, `\x23`) can spell `#/paths` in data that the text does not
-                if block is not None and b"\\" not in block[1]:
+                if block is not None and _ESCAPE.search(block[1]) is None:
                     digest = block[0]
-                    inward = inward or b"#/paths" in block[1]
+                    inward = inward or _INTO_PATHS.search(block[1]) is not None
                 else:
                     raw = marshal.dumps(item, 2)
                     inward = inward or b"#/paths" in raw

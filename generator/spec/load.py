@@ -232,11 +232,12 @@ class Document:
             return None
         return hashlib.sha256(layout.body[_start(entry) : _end(entry)]).hexdigest()
 
-    def entry_blocks(self, token: str | None = None) -> dict[str, tuple[bytes, bytes]] | None:
+    def entry_blocks(self, token: str | None = None) -> dict[str, tuple[bytes, memoryview]] | None:
         """(SHA-256, text) of each top-level entry (`token` None), or of each entry of the
         top-level entry `token` (`paths`), by pointer token, when this document was read
         block by block and split there: as with `entry_digest`, equal text means equal data.
-        None for a document read whole, or an entry not split."""
+        None for a document read whole, or an entry not split. (The texts are views of the
+        document's: not copied.)"""
         layout = self._blocks
         if layout is None:
             return None
@@ -246,7 +247,8 @@ class Document:
             if not isinstance(entry, BlockSplit):
                 return None
             level = entry.children
-        return {t: (node.key, layout.body[_start(node) : _end(node)]) for t, node in level.items()}
+        body = memoryview(layout.body)
+        return {t: (node.key, body[_start(node) : _end(node)]) for t, node in level.items()}
 
     def locate_ahead(self) -> None:
         """Have the source map made by a forked child while this process goes on, when that

@@ -10,6 +10,7 @@ import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -440,7 +441,10 @@ def test_plan_inputs_from_texts_see_refs_into_paths_even_escaped() -> None:
     import hashlib
     import marshal
 
-    data = {"openapi": "3.1.0", "paths": {"/a": {"get": {}}, "/b": {"$ref": "#/paths/~1a"}}}
+    data: dict[str, Any] = {
+        "openapi": "3.1.0",
+        "paths": {"/a": {"get": {}}, "/b": {"$ref": "#/paths/~1a"}},
+    }
     top = {"openapi": (b"o" * 32, b"openapi: 3.1.0\n"), "paths": (b"p" * 32, b"paths:\n")}
     plain = {
         "~1a": (b"a" * 32, b"  /a:\n    get: {}\n"),
