@@ -426,18 +426,25 @@ class _Build:
 
         with recorded() as said:
             item = self._plan_one("client", models)
-            rendered = self._start(item, item.product.files).result()
-        # compared with the tree on disk here, on this core: only what differs goes back
-        same = same_on_disk(self.out / CLIENT_DIR, rendered)
-        with recorded() as gaps:
-            warn_gaps(self.api, self.locate)
+            pending = self._start(item, item.product.files)
         product = item.product
         if any(f.create_once for f in product.files):  # (none today) not all in `rendered`
+            pending.join()
             raise NotImplementedError("create-once client files are made in the parent")
-        ahead = None
-        if after is not None:
-            with suppress(Exception):
-                ahead = after()
+        # while ruff (another process) formats: the gaps, and `after`
+        try:
+            with recorded() as gaps:
+                warn_gaps(self.api, self.locate)
+            ahead = None
+            if after is not None:
+                with suppress(Exception):
+                    ahead = after()
+        except BaseException:
+            pending.join()  # ruff's scratch tree is gone before this process is
+            raise
+        rendered = pending.result()
+        # compared with the tree on disk here, on this core: only what differs goes back
+        same = same_on_disk(self.out / CLIENT_DIR, rendered)
         return _MadeTree(
             product.package,
             product.summary,
