@@ -24,6 +24,8 @@ arguments = snake_case of parameter names, never `self`, `ctx` or `body`.
 from __future__ import annotations
 
 import functools
+import hashlib
+import marshal
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -53,7 +55,8 @@ from generator.render.server_conformance import (
     declared_errors,
     job_result_schema,
     job_schema,
-    mock_answers,
+    mock_modules,
+    mocks_json,
     moved_own_paths,
     plan_job_view,
 )
@@ -883,17 +886,27 @@ def plan_server(
                     extra={"tag": view},
                 )
             )
+    # mocks.json's entries: a resource served by the plan cache has its own kept with it
+    # (made again only if the job result they answer with changed); the others are made
+    job_result = _digest_or_none(job_view.result)
+    entries: dict[str, str] = {}
+    for module, kept in planner.kept.items():
+        if kept.mocks is not None and job_result is not None and kept.mocks[0] == job_result:
+            entries[module] = kept.mocks[1]
+    made = [t for t in tags if t.module not in entries]
+    entries.update(mock_modules(made, api, job_view.result, partial=len(made) < len(tags)))
     for module, key in planner.keys.items():  # (each view's digest is known: its file's key)
         ops = views[module].operations
         digests = tuple(templates.fingerprints.object_digest(o) for o in ops)
-        cache.keep(key, _Kept(ops, digests))
+        mocks = (job_result, entries.get(module, "")) if job_result is not None else None
+        cache.keep(key, _Kept(ops, digests, mocks))
     cache.save()
     if has_jobs:
         files.append(gen(f"{pkg}/jobs.py", "jobs.py.j2"))
-    # made when rendered, which is after ruff has started on the Python files (plain files
-    # are rendered last): mock answers are ~35 ms of a Stripe regeneration
-    mocks = functools.partial(mock_answers, tags, api, job_view.result)
-    files.append(GeneratedFile(f"{pkg}/mocks.json", Deferred(mocks)))
+    # put together when rendered, after ruff has started on the Python files
+    answers = {module: entry for module, entry in entries.items() if entry}
+    mocks_file = Deferred(functools.partial(mocks_json, answers))
+    files.append(GeneratedFile(f"{pkg}/mocks.json", mocks_file))
     if error_views:
         views_json = functools.partial(error_views_json, error_views)
         files.append(GeneratedFile(f"{pkg}/error_views.json", Deferred(views_json)))
@@ -932,6 +945,16 @@ class _Kept:
 
     views: tuple[OperationPlan, ...]
     digests: tuple[bytes, ...]
+    # its entry of mocks.json ("": none), with the digest of the job result it was made with
+    mocks: tuple[bytes, str] | None = None
+
+
+def _digest_or_none(value: Any) -> bytes | None:
+    """SHA-256 of plain data's `marshal` bytes; None for anything else."""
+    try:
+        return hashlib.sha256(marshal.dumps(value, 2)).digest()
+    except (ValueError, RecursionError):
+        return None
 
 
 def write_server(

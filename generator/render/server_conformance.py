@@ -299,13 +299,34 @@ def moved_own_paths(api: Api) -> dict[str, str]:
 def mock_answers(
     tags: Iterable[TagPlan], api: Api, job_result: Any = None, *, scope: str | None = None
 ) -> str:
-    """`mocks.json`: handler attribute → method → its answer (see runtime/mock.py).
+    """`mocks.json`: handler attribute → method → its answer (see runtime/mock.py)."""
+    return mocks_json(mock_modules(tags, api, job_result, scope=scope))
+
+
+def mocks_json(modules: Mapping[str, str]) -> str:
+    """`mocks.json` from its entries (`mock_modules`): byte for byte what one `json.dumps`
+    of the whole gives."""
+    # ASCII: a spec's example may hold a lone surrogate, which UTF-8 cannot write
+    return _json_object(modules) + "\n"
+
+
+def mock_modules(
+    tags: Iterable[TagPlan],
+    api: Api,
+    job_result: Any = None,
+    *,
+    scope: str | None = None,
+    partial: bool = False,
+) -> dict[str, str]:
+    """`mocks.json`'s entry of each of `tags` that has handler operations: its module's
+    object (method → answer) as JSON text.
 
     Each answer is made from a few plain inputs (`_answer_inputs`) and the components its
     values look up, and kept between runs by those (`_MockMemo`, under `scope`: by default
     the API's title, which edits rarely change): a regeneration makes only new or changed
-    answers (Stripe's 470 take ~1 s to make), and the file is put together from their texts,
-    byte for byte what one `json.dumps` gives."""
+    answers (Stripe's 470 take ~1 s to make). `partial`: `tags` are not all of the API's
+    (the others' entries were kept with their resources' plans), so the answers kept for
+    the rest stay kept."""
     scope = f"title\0{api.title}" if scope is None else scope
     memo = _MockMemo(_Schemas(api), scope)
     modules: dict[str, str] = {}
@@ -320,9 +341,8 @@ def mock_answers(
             methods[plan.name] = memo.text(inputs)
         if methods:
             modules[tag.module] = _json_object(methods)
-    memo.save()
-    # ASCII: a spec's example may hold a lone surrogate, which UTF-8 cannot write
-    return _json_object(modules) + "\n"
+    memo.save(keep_previous=partial)
+    return modules
 
 
 def _answer_inputs(response: Response | None, status: int, conditional: bool) -> tuple[Any, ...]:
@@ -481,11 +501,17 @@ class _MockMemo:
                 self.misses += 1
         return text
 
-    def save(self) -> None:
-        """Keep this run's answers (only those: the store does not grow)."""
+    def save(self, *, keep_previous: bool = False) -> None:
+        """Keep this run's answers (only those: the store does not grow), and with
+        `keep_previous` the previous run's too (this run did not ask for all the API's)."""
         from generator.spec.load import cache_put
 
-        if self.store is not None and (self.misses or len(self.used) != len(self.previous)):
+        if self.store is None:
+            return
+        if keep_previous:
+            if self.misses:
+                cache_put(_MOCKS_KIND, self.store, {**self.previous, **self.used})
+        elif self.misses or len(self.used) != len(self.previous):
             cache_put(_MOCKS_KIND, self.store, self.used)
 
     def _key(self, inputs: tuple[Any, ...]) -> str | None:

@@ -553,3 +553,36 @@ def test_mock_answers_follow_the_components_they_read(
     assert b'"currency": "AAA"' not in _mocks(before)
     fresh = _generate(spec, tmp_path / "fresh", monkeypatch, cache=False)
     assert _mocks(after) == _mocks(fresh)
+
+
+def test_mock_answers_of_resources_served_by_the_plan_cache_are_kept_with_their_plans(
+    spec: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, made_answers: list[object]
+) -> None:
+    """A resource the plan cache serves brings its mocks.json entry along: only a new or
+    replanned resource's operations are even looked up. The answers kept for the others stay
+    kept (a later component edit makes again only the answers that read it)."""
+    from generator.render import server_conformance
+
+    out = tmp_path / "out"
+    _generate(spec, out, monkeypatch)
+    operations = len(made_answers)
+    asked: list[object] = []
+    real = server_conformance._MockMemo.text
+
+    def text(memo: server_conformance._MockMemo, inputs: tuple[object, ...]) -> str:
+        asked.append(inputs)
+        return real(memo, inputs)
+
+    monkeypatch.setattr(server_conformance._MockMemo, "text", text)
+    probe = PROBE.replace("tags: [Payments]", "tags: [ApiforgeProbes]")
+    _edit(spec, "paths:\n", "paths:\n" + probe)
+    after = _generate(spec, out, monkeypatch)
+    assert len(asked) == 1  # the new resource's one operation
+    assert _mocks(after) == _mocks(_generate(spec, tmp_path / "fresh", monkeypatch, cache=False))
+    made_answers.clear()
+    models.clear_memo()
+    _edit(spec, "      pattern: '^[a-z]{3}$'\n", "      pattern: '^[A-Z]{3}$'\n")
+    edited = _generate(spec, out, monkeypatch)
+    assert 0 < len(made_answers) < operations
+    fresh = _generate(spec, tmp_path / "fresh2", monkeypatch, cache=False)
+    assert _mocks(edited) == _mocks(fresh) and b'"currency": "AAA"' in _mocks(edited)
