@@ -68,6 +68,7 @@ from generator.render.writer import (
     tree_roots,
     write_tree,
 )
+from generator.render.written import WrittenIndex
 from generator.spec.located import Said, recorded, recording_complete, replay
 from generator.spec.validate import Found, find_problems, report_problems
 
@@ -161,8 +162,10 @@ class Product:
     report: WriteReport | None = None  # None with --check
     drift: list[str] = field(default_factory=list)  # with --check: paths that differ
     missing_handlers: int = 0
-    # files found on disk with their bytes already (by a forked child): not in `rendered`
+    # files found on disk with their bytes already (vouched for by the last run's index, or
+    # compared by a forked child): not in `rendered`
     on_disk: frozenset[str] = frozenset()
+    keys: dict[str, str] = field(default_factory=dict)  # the files' output keys, for the index
 
 
 @dataclass
@@ -334,6 +337,15 @@ class _Planned:
             rendered.update(pending.result())
         return {path: rendered[path] for path in sorted(rendered)}
 
+    def written(self) -> tuple[dict[str, str], set[str]]:
+        """The files' output keys, and those the last run's index vouches for."""
+        keys: dict[str, str] = {}
+        on_disk: set[str] = set()
+        for pending in self.pending:
+            keys.update(pending.keys)
+            on_disk |= pending.on_disk
+        return keys, on_disk
+
 
 @dataclass
 class _Build:
@@ -347,6 +359,7 @@ class _Build:
     check: bool
     progress: Progress
     inputs: PlanInputs | None = None  # for the per-resource plan cache
+    indexes: dict[Path, WrittenIndex] = field(default_factory=dict)  # by output directory
     locate: Callable[[Where], tuple[int, int]] | None = None  # for the client's gaps
 
     def plan(
@@ -444,13 +457,14 @@ class _Build:
             raise
         rendered = pending.result()
         # compared with the tree on disk here, on this core: only what differs goes back
-        same = same_on_disk(self.out / CLIENT_DIR, rendered)
+        same = same_on_disk(self.out / CLIENT_DIR, rendered) | pending.on_disk
         return _MadeTree(
             product.package,
             product.summary,
             [(f.path, f.format, f.create_once, f.executable, f.key) for f in product.files],
             {path: data for path, data in rendered.items() if path not in same},
             sorted(same),
+            pending.keys,
             said,
             gaps,
             ahead,
@@ -526,7 +540,14 @@ class _Build:
             for f in files
             if f.create_once and (self.check or (product.out_dir / f.path).exists())
         }
-        return start_render_tree(files, skip=skip, roots=tree_roots(product.files))
+        index = self.index(product.out_dir)
+        return start_render_tree(files, skip=skip, roots=tree_roots(product.files), index=index)
+
+    def index(self, out_dir: Path) -> WrittenIndex:
+        """What the last run wrote into `out_dir` (`written.WrittenIndex`), read once."""
+        if out_dir not in self.indexes:
+            self.indexes[out_dir] = WrittenIndex(out_dir)
+        return self.indexes[out_dir]
 
 
 def _ready_for_both() -> None:
@@ -561,6 +582,7 @@ class _MadeTree:
     files: list[tuple[str, bool, bool, bool, str | None]]  # path, format, once, exec, key
     rendered: dict[str, bytes]  # the files that differ from the tree on disk
     on_disk: list[str]  # the others
+    keys: dict[str, str]  # the files' output keys, for the index
     said: list[Said]
     gaps: list[Said]
     ahead: Any  # what `beside`'s `after` gave
@@ -579,6 +601,7 @@ class _MadeTree:
         ]
         product = Product("client", out_dir, self.package, files, {}, self.summary)
         product.on_disk = frozenset(self.on_disk)
+        product.keys = dict(self.keys)
         models = next(f for f in files if f.path == f"{self.package}/models.py")
         done = PendingTree(dict(self.rendered), [], [], {}, {})
         return _Planned("client", None, product, models, [done], gaps=self.gaps, ahead=self.ahead)
@@ -744,6 +767,9 @@ def generate(
     progress.stage(f"formatting {total} Python files")
     for item in planned:
         item.product.rendered = item.result()
+        keys, on_disk = item.written()
+        item.product.keys.update(keys)
+        item.product.on_disk |= on_disk
 
     for p in products:
         if check:
@@ -752,6 +778,7 @@ def generate(
         else:
             progress.stage(f"writing {len(p.files)} {p.kind} files")
             p.report = write_tree(p.files, p.out_dir, rendered=p.rendered, unchanged=p.on_disk)
+            build.index(p.out_dir).record(p.keys, [*p.report.written, *p.report.unchanged])
             if p.kind == "server":
                 from generator.render.server import missing_handlers
                 from generator.render.server_handlers import handler_modules, misplaced_handlers

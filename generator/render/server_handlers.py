@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from generator.log import logger
+from generator.render.written import SETTLED_NS
 
 if TYPE_CHECKING:
     from generator.render.server import OperationPlan, ServerPlan
@@ -70,7 +71,7 @@ def _handler_modules(folder: Path) -> dict[str, tuple[list[str], frozenset[str]]
     previous: dict[str, tuple[tuple[int, int], bytes, list[str], frozenset[str]]] = {}
     trusted_before = 0  # modification times before this were seen settled by the last run
     if isinstance(cached, tuple) and len(cached) == 2 and isinstance(cached[1], dict):
-        trusted_before, previous = cached[0] - _SETTLED_NS, cached[1]
+        trusted_before, previous = cached[0] - SETTLED_NS, cached[1]
     kept: dict[str, tuple[tuple[int, int], bytes, list[str], frozenset[str]]] = {}
     read = False  # a module read: its stamp is kept with this look's time, to trust later
     try:
@@ -100,11 +101,6 @@ def _handler_modules(folder: Path) -> dict[str, tuple[list[str], frozenset[str]]
     if read or kept.keys() != previous.keys():
         cache_put(kind, store, (looked, kept))
     return {name: (methods, implemented) for name, (_, _, methods, implemented) in kept.items()}
-
-
-# how long after a modification time a file counts as settled: beyond any file system's
-# timestamp granularity (2 s on FAT), so an edit in the same tick as a look is never missed
-_SETTLED_NS = 2_000_000_000
 
 
 def _parsed(source: bytes) -> tuple[list[str], frozenset[str]]:
