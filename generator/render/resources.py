@@ -19,6 +19,7 @@ Names are pure functions of the spec's operations, sorted, so regeneration is de
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -49,8 +50,11 @@ def is_param(segment: str) -> bool:
     return segment.startswith("{") and segment.endswith("}")
 
 
-def path_segments(path: str) -> list[str]:
-    parts = [s for s in path.split("/") if s]
+@functools.lru_cache(maxsize=4096)
+def path_segments(path: str) -> tuple[str, ...]:
+    """A path's segments after any version prefix (asked ~2,000 times per tree on Stripe's
+    ~300 paths: kept)."""
+    parts = tuple(s for s in path.split("/") if s)
     while parts and not is_param(parts[0]) and _VERSION.fullmatch(parts[0]):
         parts = parts[1:]
     return parts
@@ -59,7 +63,19 @@ def path_segments(path: str) -> list[str]:
 def action_paths(operations: Sequence[Operation]) -> frozenset[str]:
     """Paths whose last literal segment is an action on the resource before it: a POST after
     an item (`/charges/{charge}/capture`), or the one operation of a path that ends a
-    collection's path with a word (`GET /customers/search`, `POST /secrets/delete`)."""
+    collection's path with a word (`GET /customers/search`, `POST /secrets/delete`). The
+    last answer is kept: the client asks twice for the same operations."""
+    global _last_actions
+    asked = tuple((op.path, op.method) for op in operations)
+    if _last_actions is None or _last_actions[0] != asked:
+        _last_actions = (asked, _action_paths(operations))
+    return _last_actions[1]
+
+
+_last_actions: tuple[tuple[tuple[str, str], ...], frozenset[str]] | None = None
+
+
+def _action_paths(operations: Sequence[Operation]) -> frozenset[str]:
     methods: dict[str, set[str]] = {}
     for op in operations:
         methods.setdefault(op.path, set()).add(op.method.lower())
