@@ -70,7 +70,7 @@ from generator.render.writer import (
 )
 from generator.render.written import WrittenIndex
 from generator.spec.located import Said, recorded, recording_complete, replay
-from generator.spec.validate import Found, find_problems, report_problems
+from generator.spec.validate import Found, find_problems, known_valid, report_problems
 
 SERVER_DIR = "server"
 CLIENT_DIR = "client"
@@ -208,29 +208,51 @@ def _lint_summary(spec: str, loaded: Any) -> tuple[str | None, bool]:
 
 @dataclass
 class _Checks:
-    """Validation, in a forked process (it only reads the parsed spec) while this one builds
-    the IR, plans and renders, or waits for the models; and the lint summary, here. Said in
-    the order a run without the fork says them. Validation starts as soon as the document is
-    resolved (`load_spec(resolved=)`): it only reads the document, and runs while this
-    process builds the IR with the other core idle. The lint summary (~40 ms of rules on
-    Stripe) had a forked process too, but a third fork's copy-on-write page faults cost this
-    process more than the rules: a regeneration after a new operation ran ~5 % faster
-    without it (14 alternated pairs: wall 0.93x, CPU 0.96x)."""
+    """Validation, in a forked process while this one reads the spec, builds the IR, plans
+    and renders; and the lint summary, here. Said in the order a run without the fork says
+    them.
+
+    With two cores, validation starts before this process reads the spec (`start_early`):
+    the child reads it itself, on the core that is idle meanwhile, so it shares no parsed
+    spec with this process (whose later work copy-on-wrote the shared pages: ~4,500 page
+    faults on Stripe), and it is done before the client's child starts. Its answer is used
+    only for the text this process read (a single file, by its digest); otherwise, or on one
+    core, or with remote references (fetched once, here), validation starts once the
+    document is resolved (`load_spec(resolved=)`), from this process's parse. The lint
+    summary (~40 ms of rules on Stripe) had a forked process too, but a third fork's
+    copy-on-write page faults cost this process more than the rules."""
 
     spec: str
     validate: bool
     lint: bool
     resolver: Any = None
     loaded: Any = None
-    validation: Forked[Found] | None = None
+    validation: Forked[Any] | None = None
+    early: bool = False  # `validation` reads the spec itself: its answer is (digest, Found)
     # the lint summary made ahead (`lint_ahead`, in the client's child): what it said, and
     # the summary (None: it failed there, or was not made — `report` makes it)
     ahead: tuple[list[Said], tuple[str | None, bool]] | None = None
 
+    def start_early(self) -> None:
+        from generator.spec import remote
+
+        if self.validate and self.spec != "-" and not remote.allowed() and _cores() >= 2:
+            self.validation = Forked.start(_validated, self.spec)
+            self.early = self.validation is not None
+
     def start_validation(self, resolver: Any) -> None:
         self.resolver = resolver
-        if self.validate:
+        if self.validate and self.validation is None:
             self.validation = Forked.start(find_problems, resolver)
+
+    def _found(self) -> Found | None:
+        """The validation child's answer, if it is one for this process's spec."""
+        made = self.validation.result() if self.validation is not None else None
+        if not self.early or made is None:
+            return made
+        digest, found = made
+        single = len(self.resolver.documents) == 1
+        return found if single and digest == self.resolver.root.digest else None
 
     def report(self, progress: Progress, *, strict: bool) -> tuple[str | None, bool]:
         """Warn about (or, `strict`, raise) the validation errors; the lint summary. A failed
@@ -241,7 +263,7 @@ class _Checks:
         elif self.lint:
             progress.stage(f"linting {operations} operations")
         if self.validate:
-            found = self.validation.result() if self.validation is not None else None
+            found = self._found()
             if found is None:
                 found = find_problems(self.resolver)
             report_problems(self.resolver, found, strict=strict)
@@ -292,6 +314,29 @@ def _warn_about_models(
         [(name, s.where.file, s.where.pointer, s.data) for name, s in schemas.items()],
     )
     kept("models-warnings1", material, warn)
+
+
+def _validated(spec: str) -> tuple[str, Found] | None:
+    """In a forked process (`_Checks.start_early`): the validation of the spec at `spec`,
+    read here, with the digest of the text it is for; None for a spec of several files (the
+    parent validates those from its own reading)."""
+    import hashlib
+
+    from generator.spec import check_root, read_swagger2
+    from generator.spec.load import load_document
+    from generator.spec.refs import Resolver
+
+    digest = hashlib.sha256(Path(spec).read_bytes()).hexdigest()
+    if known_valid(digest):  # the clean verdict of this very text: not even parsed
+        return digest, (0, [])
+    document = load_document(spec)
+    root = read_swagger2(document)
+    check_root(root)
+    resolver = Resolver(root)
+    found = find_problems(resolver)
+    if len(resolver.documents) != 1:
+        return None
+    return root.digest, found
 
 
 def _said_ahead(
@@ -667,6 +712,7 @@ def generate(
     progress.stage(f"loading {spec}")
     # validation only reads the parsed spec: it starts first, on the other core
     checks = _Checks(spec, validate=validate, lint=lint)
+    checks.start_early()
     try:
         loaded = load_spec(spec, validate=False, resolved=checks.start_validation)
         checks.loaded = loaded

@@ -89,12 +89,18 @@ def validate(resolver: Resolver, *, strict: bool = True) -> int:
 Found = tuple[int, list[Problem]]  # how many errors, and the first MAX_REPORTED of them
 
 
+def known_valid(digest: str) -> bool:
+    """Whether a previous run found the single-file spec whose text has this SHA-256 valid
+    (what `find_problems` keeps)."""
+    return bool(cache_get(_CACHE_KIND, digest))
+
+
 def find_problems(resolver: Resolver) -> Found:
     """The validation errors of the spec (cached by the content of a single-file spec). Says
     nothing: `report_problems` does, so the finding can run in another process."""
     root = resolver.root
     single_file = len(resolver.documents) == 1
-    if single_file and cache_get(_CACHE_KIND, root.digest):
+    if single_file and known_valid(root.digest):
         return 0, []
     found = _cached_problems(resolver) if single_file else None
     if found is None:

@@ -366,3 +366,34 @@ def test_the_child_makes_the_lint_summary_and_models_warnings_said_where_they_we
         generate(str(spec), out)
     assert here == ["failed"]  # made again here, after the child's attempt failed
     assert not out.exists()
+
+
+def test_validation_starts_before_the_read_and_is_used_for_the_text_read_here_only(
+    spec: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """`_Checks.start_early`: the validation child reads the spec itself before this process
+    does; its answer is taken for the text this process read (by digest), and a different
+    one (the file saved in between) is validated again here."""
+    spec.write_text(SLOPPY)  # two validation errors
+    alone = _one_process(spec, tmp_path / "alone", caplog, monkeypatch)
+    validated_here: list[str] = []
+    real = generate_module.find_problems
+
+    def counting(resolver: object) -> object:
+        validated_here.append("here")
+        return real(resolver)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(generate_module, "find_problems", counting)
+    early = _run(spec, tmp_path / "early", caplog)
+    assert early == alone and validated_here == []  # the child's answer, for this text
+
+    def stale(path: str) -> object:  # as if the file had changed before the child read it
+        return "the digest of another text", (1, [Problem("an error of another text")])
+
+    monkeypatch.setattr(generate_module, "_validated", stale)
+    again = _run(spec, tmp_path / "again", caplog)
+    assert again == alone and validated_here == ["here"]
+    assert not any("another text" in said for said in again[1])
