@@ -10,7 +10,7 @@ import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -74,15 +74,23 @@ def caches(
 ) -> Iterator[list[plan_cache.PlanCache]]:
     """Every PlanCache a run makes (its hits and misses say what was served), all in this
     process (the client tree is not planned in a forked child)."""
-    made: list[plan_cache.PlanCache] = []
-    real = plan_cache.PlanCache.__init__
+    yield _instances(monkeypatch, plan_cache.PlanCache)
 
-    def init(self: plan_cache.PlanCache, *args: object, **kwargs: object) -> None:
-        real(self, *args, **kwargs)  # type: ignore[arg-type]
+
+T = TypeVar("T")
+
+
+def _instances(monkeypatch: pytest.MonkeyPatch, cls: type[T]) -> list[T]:
+    """Every instance of `cls` made from now on (in this process)."""
+    made: list[T] = []
+    real = cls.__init__
+
+    def init(self: T, *args: object, **kwargs: object) -> None:
+        real(self, *args, **kwargs)
         made.append(self)
 
-    monkeypatch.setattr(plan_cache.PlanCache, "__init__", init)
-    yield made
+    monkeypatch.setattr(cls, "__init__", init)
+    return made
 
 
 @pytest.fixture
@@ -97,6 +105,25 @@ def planned_ops(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     monkeypatch.setattr(server._Planner, "operation", operation)
     return seen
+
+
+@pytest.fixture(params=["whole", "by blocks"])
+def reading(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[list[plan_cache.PlanInputs]]:
+    """The spec read whole (it is small), then block by block with `paths` split into its path
+    items, as Stripe's 4 MB is: the plan inputs' digests are then its blocks' text hashes.
+    Checks that the second reading was the one used."""
+    from generator.spec import load
+
+    if request.param == "by blocks":
+        monkeypatch.setattr(load, "CACHE_MIN_BYTES", 0)
+        monkeypatch.setattr(load, "BLOCK_SPLIT_BYTES", 64)
+    made = _instances(monkeypatch, plan_cache.PlanInputs)
+    yield made
+    by_blocks = [i for i in made if i.blocks[1] is not None]
+    assert bool(by_blocks) == (request.param == "by blocks")
+    assert all("~1v1~1refunds" in (i.blocks[1] or {}) for i in by_blocks)
 
 
 def _snapshot(out: Path) -> dict[str, bytes]:
@@ -168,6 +195,7 @@ def test_a_new_operation_replans_its_resource_only(
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
     planned_ops: list[str],
+    reading: list[plan_cache.PlanInputs],
 ) -> None:
     _run(spec, tmp_path / "warm", monkeypatch, caplog)
     probe = (
@@ -184,7 +212,11 @@ def test_a_new_operation_replans_its_resource_only(
 
 
 def test_an_edited_component_an_operation_reads(
-    spec: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    spec: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    reading: list[plan_cache.PlanInputs],
 ) -> None:
     before = _run(spec, tmp_path / "warm", monkeypatch, caplog)[0]
     # listPayments' `status` query parameter is this enum: its Literal changes
@@ -385,56 +417,7 @@ def test_the_models_warnings_are_replayed_at_their_current_lines(
     assert (files, said) == _uncached(spec, tmp_path / "fresh", monkeypatch, caplog)
 
 
-# --- a spec read block by block: the plan inputs' digests are its blocks' text hashes --------
-
-
-@pytest.fixture
-def by_blocks(monkeypatch: pytest.MonkeyPatch) -> list[plan_cache.PlanInputs]:
-    """Small specs read block by block, `paths` split into its path items (as Stripe's 4 MB
-    is); the PlanInputs a run makes."""
-    from generator.spec import load
-
-    monkeypatch.setattr(load, "CACHE_MIN_BYTES", 0)
-    monkeypatch.setattr(load, "BLOCK_SPLIT_BYTES", 64)
-    made: list[plan_cache.PlanInputs] = []
-    real = plan_cache.PlanInputs.__init__
-
-    def init(self: plan_cache.PlanInputs, *args: object, **kwargs: object) -> None:
-        real(self, *args, **kwargs)  # type: ignore[arg-type]
-        made.append(self)
-
-    monkeypatch.setattr(plan_cache.PlanInputs, "__init__", init)
-    return made
-
-
-def test_read_by_blocks_edits_replan_what_they_change(
-    spec: Path,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    caplog: pytest.LogCaptureFixture,
-    by_blocks: list[plan_cache.PlanInputs],
-    planned_ops: list[str],
-) -> None:
-    before = _run(spec, tmp_path / "warm", monkeypatch, caplog)[0]
-    top, paths = by_blocks[-1].blocks
-    assert top is not None and paths is not None and "~1v1~1refunds" in paths
-    probe = (
-        "  /v1/refunds/{refundId}/notes:\n    get:\n      operationId: listRefundNotes\n"
-        "      tags: [Refunds]\n      responses:\n        '200':\n          description: ok\n"
-    )
-    _edit(spec, "paths:\n", "paths:\n" + probe)
-    planned_ops.clear()
-    _check_fresh(spec, tmp_path, monkeypatch, caplog)
-    refunds = planned_ops[: planned_ops.index("listRefundNotes") + 1]
-    assert set(refunds) <= {"createRefund", "listRefunds", "getRefund", "listRefundNotes"}
-    _edit(
-        spec,
-        "    PaymentStatus:\n      type: string\n      enum: [",
-        "    PaymentStatus:\n      type: string\n      enum: [disputed, ",
-    )
-    files = _check_fresh(spec, tmp_path, monkeypatch, caplog)
-    router = "server/acme_payments_api_server/routers/payments.py"
-    assert b"disputed" in files[router] and b"disputed" not in before[router]
+# --- the plan inputs' digests from a spec's text: equal text, equal data ----------------
 
 
 def test_plan_inputs_from_texts_see_refs_into_paths_even_escaped() -> None:
