@@ -234,6 +234,8 @@ class _Checks:
     ahead: tuple[list[Said], tuple[str | None, bool]] | None = None
 
     def start_early(self) -> None:
+        """Start validating now, from the spec's file (see the class docstring), when that
+        can be: two cores, a file (not stdin), no remote references to fetch."""
         from generator.spec import remote
 
         if self.validate and self.spec != "-" and not remote.allowed() and _cores() >= 2:
@@ -276,9 +278,9 @@ class _Checks:
         return made
 
     def lint_ahead(self) -> None:
-        """Make the lint summary now (in a forked child that would only wait for this process
-        else); `report` says what it said, where a run without the child does. One that
-        fails is left to `report`, which meets the error where such a run does."""
+        """Make the lint summary now (in a forked child that would otherwise only wait for
+        this process); `report` says what it said, where a run without the child does. One
+        that fails is left to `report`, which meets the error where such a run does."""
         if not self.lint or self.loaded is None or self.ahead is not None:
             return
         with recorded() as said:
@@ -438,9 +440,9 @@ class _Build:
         core) while this process plans the server; each tree's warnings are said afterwards,
         the client's first, as `plan` says them. A failed child: the client is planned here.
 
-        `after`: work of this process's for after both trees, which the child does once the
-        client is made (it would only wait for the server else); its value (plain data) is
-        the client's `ahead` (None: not done, this process does it)."""
+        `after`: work this process would do once both trees are made, which the child does
+        once the client is made (it would only wait for the server otherwise); its value
+        (plain data) is the client's `ahead` (None: not done, this process does the work)."""
         if sorted(kinds) != ["client", "server"] or not recording_complete() or _cores() < 2:
             return self.plan(kinds, classes, models_text)
         if self.inputs is not None:  # made once, before the fork: both planners read them
