@@ -32,13 +32,13 @@ Two parts, the same two openapi-spec-validator runs, in a fraction of its time:
    them. It is the IR builder, not validation, that refuses one it needs.
 
 The result is cached by content hash (a clean verdict, or the errors with their locations),
-so regenerating an unchanged spec does not pay even this.
+so regenerating an unchanged spec does not pay even this. jsonschema-rs's errors are worded
+in `rs_checks`; a `default` is checked by `defaults.DefaultChecker`.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 import string
 from collections.abc import Iterator, Mapping
@@ -49,9 +49,16 @@ from typing import Any
 from generator.errors import ApiforgeError, Problem
 from generator.ir import Where
 from generator.log import logger
-from generator.spec import remote
-from generator.spec.load import cache_get, cache_put, load_document
+from generator.spec.defaults import DefaultChecker
+from generator.spec.load import cache_get, cache_put
 from generator.spec.refs import Resolver, UnresolvedRef
+from generator.spec.rs_checks import (
+    ANNOTATION_FORMATS,
+    any_value,
+    rs_errors,
+    valid_regex,
+    worded,
+)
 from generator.spec.swagger2 import ConvertedDocument
 
 _CACHE_KIND = "valid2"
@@ -184,9 +191,9 @@ def collect_errors(resolver: Resolver) -> list[SpecError]:
     root = resolver.root
     if isinstance(root, ConvertedDocument) and root.original is not None:
         errors = [
-            SpecError(_message(e), Where(root.name, "").child(*e.instance_path), kind, "")
+            SpecError(worded(e), Where(root.name, "").child(*e.instance_path), kind, "")
             for kind in (SWAGGER2_STRUCTURAL,)
-            for e in _rs_errors(_swagger2_validator(), root.original.data)
+            for e in rs_errors(_swagger2_validator(), root.original.data)
         ]
         errors.extend(_Semantic(resolver, True).run())
         return errors
@@ -241,72 +248,9 @@ def _oas_validator(v30: bool) -> Any:
 
 
 def _structural(data: Any, file: str, v30: bool) -> Iterator[SpecError]:
-    for error in _rs_errors(_oas_validator(v30), data):
+    for error in rs_errors(_oas_validator(v30), data):
         where = Where(file, "").child(*error.instance_path)
-        yield SpecError(_message(error), where, "structural", where.pointer)
-
-
-def _rs_errors(validator: Any, value: Any) -> list[Any]:
-    """jsonschema-rs's errors for `value`; YAML gives values JSON has not (binary,
-    sets, non-string keys), which jsonschema-rs cannot take: see `_plain`."""
-    try:
-        return list(validator.iter_errors(value))
-    except ValueError:
-        return list(validator.iter_errors(_plain(value)))
-
-
-def _plain(value: Any) -> Any:
-    """`value` as JSON data. A non-string key becomes its str (as JSON would write it); any
-    other non-JSON value (a YAML binary, set, ...) becomes the object
-    `{"$yaml": "<repr>"}`, which — like the original in Python's `jsonschema` — is refused
-    wherever a string, number or boolean is required and accepted where anything goes."""
-    if isinstance(value, dict):
-        return {k if isinstance(k, str) else str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    if value is None or isinstance(value, (str, bool, int, float)):
-        return value
-    return {"$yaml": repr(value)}
-
-
-class _Shown(str):
-    """A YAML value `_plain` wrapped, shown as Python shows the original (`{'a', 'b'}`)."""
-
-    def __repr__(self) -> str:
-        return str(self)
-
-
-def _unplain(value: Any) -> Any:
-    """`value` from jsonschema-rs with `_plain`'s `{"$yaml": "<repr>"}` shown as the original."""
-    if isinstance(value, dict):
-        if len(value) == 1 and isinstance(value.get("$yaml"), str):
-            return _Shown(value["$yaml"])
-        return {k: _unplain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_unplain(v) for v in value]
-    return value
-
-
-def _message(error: Any) -> str:
-    """The error in the words of Python's `jsonschema` (what openapi-spec-validator said)."""
-    kind = error.kind
-    name = getattr(kind, "name", "")
-    instance = _unplain(error.instance)
-    if name == "required":
-        return f"{kind.property!r} is a required property"
-    if name == "type":
-        return f"{instance!r} is not of type {', '.join(repr(t) for t in kind.types)}"
-    if name == "enum":
-        return f"{instance!r} is not one of {kind.options!r}"
-    if name == "const":
-        return f"{kind.expected_value!r} was expected"
-    if name in ("anyOf", "oneOf") and type(kind).__name__ != "OneOfMultipleValid":
-        return f"{instance!r} is not valid under any of the given schemas"
-    if name == "format":
-        return f"{instance!r} is not a {kind.format!r}"
-    if name == "pattern":
-        return f"{instance!r} does not match {kind.pattern!r}"
-    return str(error.message)
+        yield SpecError(worded(error), where, "structural", where.pointer)
 
 
 # --- semantic --------------------------------------------------------------------------
@@ -343,8 +287,8 @@ def _meta_validator(dialect: str, v30: bool) -> Any | None:
             meta = _package_schema("jsonschema_specifications", f"schemas/{draft}/metaschema.json")
     validator = None
     if meta is not None:
-        formats: dict[str, Any] = dict.fromkeys(_ANNOTATION_FORMATS, _any_value)
-        formats["regex"] = _valid_regex
+        formats: dict[str, Any] = dict.fromkeys(ANNOTATION_FORMATS, any_value)
+        formats["regex"] = valid_regex
         validator = jsonschema_rs.validator_for(
             meta,
             validate_formats=True,
@@ -353,60 +297,6 @@ def _meta_validator(dialect: str, v30: bool) -> Any | None:
         )
     _validators[key] = validator
     return validator
-
-
-def _valid_regex(value: Any) -> bool:
-    """The `regex` format: an ECMA-262 regular expression, as JSON Schema and OpenAPI say
-    (`[\\p{L}\\p{N}]*`, `(?<name>...)`: jsonschema-rs's own check of the format), or one
-    Python's `re` compiles (`(?P<name>...)`, `\\Z`), which openapi-schema-validator accepts
-    without its optional ECMA engine. Only a pattern neither reads (`[a-`) is invalid."""
-    import re
-
-    if not isinstance(value, str):
-        return True
-    try:
-        re.compile(value)
-    except re.error:
-        return bool(_ecma_regex().is_valid(value))
-    return True
-
-
-def _ecma_regex() -> Any:
-    validator = _validators.get("ecma-regex")
-    if validator is None:
-        import jsonschema_rs
-
-        validator = jsonschema_rs.validator_for({"format": "regex"}, validate_formats=True)
-        _validators["ecma-regex"] = validator
-    return validator
-
-
-def _any_value(value: Any) -> bool:
-    return True
-
-
-# openapi-schema-validator's format checkers assert only `regex` (and OAS number/byte formats
-# no meta-schema uses): every format jsonschema-rs knows is accepted as is, `regex` checked.
-_ANNOTATION_FORMATS = (
-    "uri",
-    "uri-reference",
-    "iri",
-    "iri-reference",
-    "uri-template",
-    "json-pointer",
-    "relative-json-pointer",
-    "date-time",
-    "date",
-    "time",
-    "duration",
-    "email",
-    "idn-email",
-    "hostname",
-    "idn-hostname",
-    "ipv4",
-    "ipv6",
-    "uuid",
-)
 
 
 class _Unresolved:
@@ -496,7 +386,7 @@ class _Semantic:
         self.operation_ids: list[Any] = []
         self.operation_id_set: set[Any] = set()
         self.dialect: str | None = None
-        self._defaults: _DefaultChecker | None = None
+        self._defaults: DefaultChecker | None = None
         self.unresolved_at: set[Where] = set()
         self.scanned: set[str] = set()  # the files `refs` has looked through
 
@@ -799,10 +689,10 @@ class _Semantic:
         if validator is None:
             self.error(f"Unknown JSON Schema dialect: {dialect!r}", where, "schema")
             return True
-        for error in _rs_errors(validator, value):
+        for error in rs_errors(validator, value):
             relative = Where("", "").child(*error.instance_path).pointer
             self.error(
-                f"{_message(error)} (this schema does not match its meta-schema)",
+                f"{worded(error)} (this schema does not match its meta-schema)",
                 where.child(*error.instance_path),
                 "schema",
                 relative,
@@ -819,7 +709,7 @@ class _Semantic:
 
     def _default(self, where: Where, schema: Any, default: Any) -> None:
         if self._defaults is None:
-            self._defaults = _DefaultChecker(self.resolver, self.v30)
+            self._defaults = DefaultChecker(self.resolver, self.v30)
         if self.v30 and default is None and "type" in schema:
             # openapi-schema-validator's OAS 3.0 `type` says this before the type error
             self.error("default: None for not nullable", where.child("default"), "default")
@@ -851,215 +741,3 @@ def _template_names(url: str) -> list[str]:
         import re
 
         return [name for name in re.findall(r"\{([^{}]*)\}", url) if name]
-
-
-class _DefaultChecker:
-    """A `default` against the schema it is in (openapi-spec-validator's ValueValidator):
-    draft 4 (OAS 3.0) or 2020-12 (3.1) by jsonschema-rs, the OAS format checkers' formats
-    (`int32`, `byte`, `regex`, ...) asserted as openapi-schema-validator asserts them and no
-    other, `$ref`s resolved in the spec's own files."""
-
-    def __init__(self, resolver: Resolver, v30: bool) -> None:
-        import jsonschema_rs
-
-        self.resolver = resolver
-        self.v30 = v30
-        self.rs = jsonschema_rs
-        formats: dict[str, Any] = dict.fromkeys(_ANNOTATION_FORMATS, _any_value)
-        for name in _JSONSCHEMA_FORMATS:  # checked as Python's `jsonschema` checks them
-            formats[name] = _jsonschema_format(name)
-        formats.update(
-            {
-                "int32": lambda v: _int_in(v, 31),
-                "int64": lambda v: _int_in(v, 63),
-                "regex": _valid_regex,
-                "byte": _is_byte if v30 else _any_value,
-            }
-        )
-        self.formats = formats
-        self.registries: dict[int, Any] = {}  # by how many files the spec had read
-        self.uris: dict[str, str] = {}
-
-    def _uri(self, file: str) -> str:
-        uri = self.uris.get(file)
-        if uri is None:
-            # its path as the resolver reads `$ref`s, relative to the name (symlinks unresolved);
-            # a remote document's name is its URL
-            if remote.is_remote(file):
-                uri = file
-            elif file == "<stdin>":
-                uri = "urn:apiforge:stdin"
-            else:
-                uri = Path(os.path.abspath(file)).as_uri()
-            self.uris[file] = uri
-        return uri
-
-    def _registry(self) -> Any:
-        """Every file of the spec read so far, for jsonschema-rs, or None if it refuses them.
-
-        jsonschema-rs reads every file a `$ref` in them names when the registry is made (and
-        refuses to make it if one is missing): a file not read yet comes from `_retrieve`."""
-        count = len(self.resolver.documents)
-        if count not in self.registries:  # made again only when more files have been read
-            resources = [(self._uri(d.name), d.data) for d in self.resolver.documents]
-            draft = self.rs.Draft4 if self.v30 else self.rs.Draft202012
-            registry = None
-            try:
-                try:
-                    registry = self.rs.Registry(resources, draft=draft, retriever=self._retrieve)
-                except ValueError:  # YAML values JSON has not: see `_plain`
-                    registry = self.rs.Registry(
-                        [(uri, _plain(data)) for uri, data in resources],
-                        draft=draft,
-                        retriever=self._retrieve,
-                    )
-            except (ValueError, self.rs.ReferencingError):
-                registry = None  # e.g. a `$ref` jsonschema-rs cannot place (from stdin)
-            self.registries = {count: registry}
-        return self.registries[count]
-
-    def _retrieve(self, uri: str) -> Any:
-        """A file that a `$ref` names and the registry was not given. One that is missing
-        or unreadable stands for any value: its `$ref`s are errors where they are written
-        (`_Semantic.refs`), and a `default` is not checked against what is not there."""
-        from urllib.parse import unquote, urlsplit
-
-        parts = urlsplit(uri)
-        for doc in self.resolver.documents:  # a remote document the resolver fetched
-            if doc.name == uri:
-                return _plain(doc.data)
-        if parts.scheme == "file":
-            path = unquote(parts.path)
-            for doc in self.resolver.documents:
-                if doc.path is not None and os.path.abspath(doc.name) == path:
-                    return _plain(doc.data)
-            if os.path.isfile(path):
-                try:
-                    return _plain(load_document(path).data)
-                except ApiforgeError:
-                    pass
-        return {}
-
-    def errors(self, where: Where, schema: Any, default: Any) -> Iterator[Any]:
-        # jsonschema-rs applies formats to strings only; openapi-schema-validator's int32 and
-        # int64 apply to integers (the schema's own format; nested ones go unchecked)
-        original = schema
-        fmt = schema.get("format") if isinstance(schema, Mapping) else None
-        if fmt in ("int32", "int64") and not _int_in(default, 31 if fmt == "int32" else 63):
-            yield _Plain(f"{default!r} is not a {fmt!r}", [])
-        options: dict[str, Any] = {"validate_formats": True, "formats": self.formats}
-        if _has_ref(schema):
-            # validated where it is in its document, so its `#/...` references resolve there
-            from urllib.parse import quote
-
-            registry = self._registry()
-            if registry is None:
-                return
-            schema = {"$ref": f"{self._uri(where.file)}#{quote(where.pointer, safe='/~')}"}
-            options["registry"] = registry
-        cls = self.rs.Draft4Validator if self.v30 else self.rs.Draft202012Validator
-        try:
-            try:
-                validator = cls(schema, **options)
-            except ValueError:  # YAML values JSON has not: see `_plain`
-                validator = cls(_plain(schema), **options)
-        except self.rs.ValidationError:
-            # the schema itself breaks its meta-schema (reported by the meta-schema check);
-            # jsonschema-rs will not compile it, so its default goes unchecked
-            return
-        except (ValueError, self.rs.ReferencingError) as exc:
-            yield _Plain(f"the schema of this default cannot be compiled: {exc}"[:300], [])
-            return
-        wrapped = schema is not original
-        try:
-            found = _rs_errors(validator, default)
-        except (ValueError, self.rs.ReferencingError):
-            return  # a `$ref` jsonschema-rs resolves only now and cannot (reported as such)
-        for error in found:
-            if (
-                self.v30
-                and error.instance is None
-                and getattr(error.kind, "name", "") == "type"
-                and self._nullable(where, original, list(error.schema_path)[wrapped:-1])
-            ):
-                continue  # OAS 3.0 `nullable: true` (jsonschema-rs does not know it)
-            yield _Plain(_message(error), list(error.instance_path))
-
-    def _nullable(self, where: Where, node: Any, tokens: list[Any]) -> bool:
-        """Whether the subschema at `tokens` (jsonschema-rs's schema path) says nullable."""
-        try:
-            for token in tokens:
-                if token == "$ref":
-                    where, node = self.resolver.deref(where, node)
-                else:
-                    node = node[token]
-                    where = where.child(token)
-            where, node = self.resolver.deref(where, node)
-        except (KeyError, IndexError, TypeError, ApiforgeError):
-            return False
-        return isinstance(node, Mapping) and node.get("nullable") is True
-
-
-@dataclass(frozen=True, slots=True)
-class _Plain:
-    message: str
-    path: list[Any]
-
-
-def _has_ref(node: Any) -> bool:
-    todo = [node]
-    while todo:
-        node = todo.pop()
-        if isinstance(node, dict):
-            if "$ref" in node:
-                return True
-            todo.extend(node.values())
-        elif isinstance(node, list):
-            todo.extend(node)
-    return False
-
-
-# the formats openapi-schema-validator's format checkers get from `jsonschema.FormatChecker`
-# (the ones whose checks need no optional package)
-_JSONSCHEMA_FORMATS = (
-    "date",
-    "date-time",
-    "email",
-    "idn-email",
-    "idn-hostname",
-    "ipv4",
-    "ipv6",
-    "time",
-    "uuid",
-)
-_format_checker: list[Any] = []
-
-
-def _jsonschema_format(name: str) -> Any:
-    def check(value: Any) -> bool:
-        if not _format_checker:  # imported on the first such format met
-            from jsonschema import FormatChecker
-
-            _format_checker.append(FormatChecker())
-        return bool(_format_checker[0].conforms(value, name))
-
-    return check
-
-
-def _int_in(value: Any, bits: int) -> bool:
-    if isinstance(value, bool) or not isinstance(value, int):
-        return True
-    return ~(1 << bits) < value < 1 << bits
-
-
-def _is_byte(value: Any) -> bool:
-    import base64
-    import binascii
-
-    if not isinstance(value, str):
-        return True
-    try:
-        base64.b64decode(value.encode("ascii"), validate=True)
-    except (binascii.Error, ValueError):
-        return False
-    return True

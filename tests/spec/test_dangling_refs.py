@@ -17,9 +17,10 @@ import pytest
 from generator.errors import ApiforgeError
 from generator.ir import Where
 from generator.spec import check_root
+from generator.spec.defaults import DefaultChecker
 from generator.spec.load import load_document
 from generator.spec.refs import Resolver, UnresolvedRef
-from generator.spec.validate import _DefaultChecker, collect_errors, validate
+from generator.spec.validate import collect_errors, validate
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 
@@ -254,7 +255,7 @@ def test_files_not_read_yet_come_to_jsonschema_rs_when_it_asks(tmp_path: Path) -
         Where(resolver.root.name, "/components/schemas/A"), {"$ref": "a.yaml"}
     )
     assert len(resolver.documents) == 2
-    errors = list(_DefaultChecker(resolver, True).errors(at, schema, {"usage": 5}))
+    errors = list(DefaultChecker(resolver, True).errors(at, schema, {"usage": 5}))
     assert [e.message for e in errors] == ["5 is not of type 'string'"]
     # and a file that is not there at all stands for any value: no check, no crash
     (tmp_path / "c.yaml").unlink()
@@ -262,7 +263,7 @@ def test_files_not_read_yet_come_to_jsonschema_rs_when_it_asks(tmp_path: Path) -
     at, schema = resolver.deref(
         Where(resolver.root.name, "/components/schemas/A"), {"$ref": "a.yaml"}
     )
-    assert list(_DefaultChecker(resolver, True).errors(at, schema, {"usage": 5})) == []
+    assert list(DefaultChecker(resolver, True).errors(at, schema, {"usage": 5})) == []
 
 
 def test_the_builder_still_raises_an_unresolved_ref(tmp_path: Path) -> None:
