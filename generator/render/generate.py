@@ -325,13 +325,15 @@ def _validated(spec: str) -> tuple[str, Found] | None:
     import hashlib
 
     from generator.spec import check_root, read_swagger2
-    from generator.spec.load import load_document
+    from generator.spec.load import parse_document, read_source
     from generator.spec.refs import Resolver
 
-    digest = hashlib.sha256(Path(spec).read_bytes()).hexdigest()
+    name, path, text = read_source(spec)
+    digest = hashlib.sha256(text).hexdigest()
     if known_valid(digest):  # the clean verdict of this very text: not even parsed
         return digest, (0, [])
-    document = load_document(spec)
+    document = parse_document(name, path, text)
+    document.digest = digest  # made already: not again
     root = read_swagger2(document)
     check_root(root)
     resolver = Resolver(root)
@@ -648,9 +650,8 @@ class _MadeTree:
         ]
         product = Product("client", out_dir, self.package, files, {}, self.summary)
         product.on_disk = frozenset(self.on_disk)
-        product.keys = dict(self.keys)
         models = next(f for f in files if f.path == f"{self.package}/models.py")
-        done = PendingTree(dict(self.rendered), [], [], {}, {})
+        done = PendingTree(dict(self.rendered), [], [], {}, {}, keys=dict(self.keys))
         return _Planned("client", None, product, models, [done], gaps=self.gaps, ahead=self.ahead)
 
 

@@ -24,8 +24,6 @@ arguments = snake_case of parameter names, never `self`, `ctx` or `body`.
 from __future__ import annotations
 
 import functools
-import hashlib
-import marshal
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -35,7 +33,7 @@ from typing import Any, cast
 
 from generator.errors import ApiforgeError, Problem
 from generator.ir import Api, Operation, Parameter
-from generator.render.env import TemplateFiles, operation_view, templates_root
+from generator.render.env import TemplateFiles, fingerprint, operation_view, templates_root
 from generator.render.error_views import error_views_json, plan_error_views
 from generator.render.escape import py_literal
 from generator.render.inline_models import model_schemas
@@ -888,7 +886,10 @@ def plan_server(
             )
     # mocks.json's entries: a resource served by the plan cache has its own kept with it
     # (made again only if the job result they answer with changed); the others are made
-    job_result = _digest_or_none(job_view.result)
+    try:
+        job_result: str | None = fingerprint(job_view.result)
+    except (TypeError, RecursionError):  # not plain data: the entries are not kept
+        job_result = None
     entries: dict[str, str] = {}
     for module, kept in planner.kept.items():
         if kept.mocks is not None and job_result is not None and kept.mocks[0] == job_result:
@@ -946,15 +947,7 @@ class _Kept:
     views: tuple[OperationPlan, ...]
     digests: tuple[bytes, ...]
     # its entry of mocks.json ("": none), with the digest of the job result it was made with
-    mocks: tuple[bytes, str] | None = None
-
-
-def _digest_or_none(value: Any) -> bytes | None:
-    """SHA-256 of plain data's `marshal` bytes; None for anything else."""
-    try:
-        return hashlib.sha256(marshal.dumps(value, 2)).digest()
-    except (ValueError, RecursionError):
-        return None
+    mocks: tuple[str, str] | None = None
 
 
 def write_server(

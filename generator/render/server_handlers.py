@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from generator.log import logger
-from generator.render.written import SETTLED_NS
+from generator.render.written import Stamp, seen_settled, stamp
 
 if TYPE_CHECKING:
     from generator.render.server import OperationPlan, ServerPlan
@@ -63,16 +63,16 @@ def _handler_modules(folder: Path) -> dict[str, tuple[list[str], frozenset[str]]
     from generator.render.env import code_digest
     from generator.spec.load import cache_get, cache_put
 
-    kind = "handler-modules2"
+    kind = "handler-modules3"
     material = f"{kind}\0{code_digest()}\0{folder.resolve()}"
     store = hashlib.sha256(material.encode("utf-8", "surrogatepass")).hexdigest()
     looked = time.time_ns()
     cached = cache_get(kind, store)
-    previous: dict[str, tuple[tuple[int, int], bytes, list[str], frozenset[str]]] = {}
-    trusted_before = 0  # modification times before this were seen settled by the last run
+    previous: dict[str, tuple[Stamp, bytes, list[str], frozenset[str]]] = {}
+    last_look = 0  # when the last run looked at the folder
     if isinstance(cached, tuple) and len(cached) == 2 and isinstance(cached[1], dict):
-        trusted_before, previous = cached[0] - SETTLED_NS, cached[1]
-    kept: dict[str, tuple[tuple[int, int], bytes, list[str], frozenset[str]]] = {}
+        last_look, previous = cached
+    kept: dict[str, tuple[Stamp, bytes, list[str], frozenset[str]]] = {}
     read = False  # a module read: its stamp is kept with this look's time, to trust later
     try:
         entries = sorted(os.scandir(folder), key=lambda e: e.name)
@@ -85,8 +85,7 @@ def _handler_modules(folder: Path) -> dict[str, tuple[list[str], frozenset[str]]
         hit = previous.get(name)
         try:
             stat = entry.stat()
-            stamp = (stat.st_size, stat.st_mtime_ns)
-            if hit is not None and hit[0] == stamp and stat.st_mtime_ns < trusted_before:
+            if hit is not None and seen_settled(stat, hit[0], last_look):
                 kept[name] = hit
                 continue
             source = Path(entry.path).read_bytes()
@@ -95,9 +94,9 @@ def _handler_modules(folder: Path) -> dict[str, tuple[list[str], frozenset[str]]
         read = True
         digest = hashlib.sha256(source).digest()
         if hit is not None and hit[1] == digest:
-            kept[name] = (stamp, *hit[1:])
+            kept[name] = (stamp(stat), *hit[1:])
         else:
-            kept[name] = (stamp, digest, *_parsed(source))
+            kept[name] = (stamp(stat), digest, *_parsed(source))
     if read or kept.keys() != previous.keys():
         cache_put(kind, store, (looked, kept))
     return {name: (methods, implemented) for name, (_, _, methods, implemented) in kept.items()}

@@ -288,6 +288,9 @@ class PendingTree:
         roots: list[str],
         format_keys: dict[str, str],
         output_keys: dict[str, str],
+        *,
+        keys: dict[str, str] | None = None,
+        on_disk: set[str] | None = None,
     ) -> None:
         self._result = result
         self._misses = misses
@@ -296,8 +299,8 @@ class PendingTree:
         self._output_keys = output_keys
         self._formatted: dict[str, bytes] | None = None
         self._error: BaseException | None = None
-        self.keys: dict[str, str] = {}  # each file's output key (`start_render_tree`)
-        self.on_disk: set[str] = set()  # files an index vouches for: not in the result
+        self.keys = keys or {}  # each file's output key (`start_render_tree`)
+        self.on_disk = on_disk or set()  # files an index vouches for: not in the result
         self._thread: threading.Thread | None = None
         if misses:
             self._thread = threading.Thread(target=self._format, daemon=True)
@@ -393,9 +396,14 @@ def start_render_tree(
     for f in misses:
         f.data()  # rendered here, in the caller's thread; only ruff runs in the background
     pending = PendingTree(
-        result, misses, [r.rstrip("/") for r in tree_roots], format_keys, output_keys
+        result,
+        misses,
+        [r.rstrip("/") for r in tree_roots],
+        format_keys,
+        output_keys,
+        keys=keys,
+        on_disk=on_disk,
     )
-    pending.keys, pending.on_disk = keys, on_disk
     try:
         for f in plain:  # (a README, mocks.json: ~20-40 ms of a Stripe regeneration)
             result[f.path] = f.data()
