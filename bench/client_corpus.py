@@ -335,7 +335,7 @@ def write_docs(results: dict[str, Any]) -> str:
             f" ({checked['operations']} operations); {in_client} errors are in a client module",
             f"(`resources/*.py`, the methods of every operation), {in_models} in `models.py`.",
             "What used to fail there, the spec's schemas as datamodel-code-generator writes",
-            "them, is mended before the module is used (`generator/render/model_fixes.py`): a",
+            "them, is mended before the module is used (`generator/models/fixes.py`): a",
             "`default` of another type than its member's (openai's `anyOf: [auto, integer]` with",
             "`default: auto`) is validated into the type or left out, a root model whose `root`",
             "admits None says so, and a subclass member an `allOf` redefines with a type its",

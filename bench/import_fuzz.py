@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from generator.errors import ApiforgeError  # noqa: E402
-from generator.render.generate import generate  # noqa: E402
+from generator.pipeline.generate import generate  # noqa: E402
 from tests.fuzz import shapes  # noqa: E402
 
 _CHECK = """

@@ -19,8 +19,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 
 def main(argv: list[str]) -> int:
-    from generator.render import models
-    from generator.render.inline_models import model_schemas
+    from generator.models import build as models
+    from generator.models.inline import model_schemas
     from generator.spec import load_spec
 
     spec, which = argv[0], argv[1] if len(argv) > 1 else "inline"

@@ -6,7 +6,7 @@
 
 `generate_models` hands datamodel-code-generator a schema subset whose `description` texts are
 numbered placeholders, and writes the real texts over the placeholders' literals afterwards
-(see `generator/render/models.py`), so that the cache key does not cover description texts.
+(see `generator/models/build.py`), so that the cache key does not cover description texts.
 For every spec of the corpus (`../shared/corpus/INDEX.tsv`) with component schemas, each in its
 own process with a timeout, this generates the models module twice:
 
@@ -23,7 +23,7 @@ points into another file: the library reads the files itself, no placeholders), 
 library fails on the full subset too), `timeout`.
 
 `--baseline FILE` also generates the full subset with another version of models.py (e.g.
-`git show HEAD:generator/render/models.py > /tmp/old.py`) and compares, for changes that must
+`git show HEAD:generator/models/build.py > /tmp/old.py`) and compares, for changes that must
 not change any output. `--drop KEYWORD` also generates the full subset with KEYWORD deleted
 from every schema (at schema positions only) and reports whether the output changed: evidence
 for which keywords could be left out of the subset (one difference is enough to keep one).
@@ -64,7 +64,7 @@ def _specs(only: str | None) -> list[str]:
 
 def _drop(node: Any, keyword: str) -> Any:
     """`node` (a schema) with `keyword` deleted wherever it is a schema keyword."""
-    from generator.render import model_subset
+    from generator.models import subset as model_subset
 
     if not isinstance(node, dict):
         return node
@@ -92,7 +92,8 @@ def _timed(fn: Any, *args: Any) -> tuple[Any, float]:
 def check_one(spec: str, baseline: str | None, drops: list[str], diffs: Path) -> dict[str, Any]:
     """Everything for one spec (runs in a child process)."""
     from generator.errors import ApiforgeError
-    from generator.render import model_subset, models
+    from generator.models import build as models
+    from generator.models import subset as model_subset
     from generator.spec import load_spec
 
     result: dict[str, Any] = {"spec": spec}

@@ -253,7 +253,7 @@ def ensure_load_generator() -> str:
 
 
 def generate(out: Path) -> Path:
-    from generator.render.server import write_server
+    from generator.server.plan import write_server
     from generator.spec import load_spec
 
     spec = ROOT / "specs" / "acme.yaml"

@@ -299,8 +299,8 @@ def load_for_render(spec: str, validate: bool, strict: bool) -> tuple[LoadedSpec
 @reports_bad_input
 def client(spec: str, output: str, package: str | None, validate: bool, strict: bool) -> None:
     """Write a typed Python client for SPEC into OUTPUT (an installable package)."""
-    from generator.render.client import write_client
-    from generator.render.client_gaps import warn_gaps
+    from generator.client.gaps import warn_gaps
+    from generator.client.plan import write_client
 
     loaded, source = load_for_render(spec, validate, strict)
     root = loaded.resolver.root
@@ -327,7 +327,7 @@ def server(spec: str, output: str, package: str | None, validate: bool, strict: 
 
     Handler modules (OUTPUT/<package>/handlers/) are written once and never overwritten; the
     operations they do not implement yet are listed."""
-    from generator.render.server import missing_verifiers, write_server
+    from generator.server.plan import missing_verifiers, write_server
 
     loaded, source = load_for_render(spec, validate, strict)
     root = loaded.resolver.root
@@ -382,8 +382,8 @@ def generate(
     """Write the server and the client for SPEC into OUTPUT in one run (the spec is read once),
     and print the lint summary. With --check, compare instead (hand-written handler modules
     never count as differences)."""
-    from generator.render.generate import Progress
-    from generator.render.generate import generate as run
+    from generator.pipeline.generate import Progress
+    from generator.pipeline.generate import generate as run
 
     result = run(
         spec,

@@ -10,9 +10,9 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from generator.client.gaps import client_gaps, location
+from generator.client.method_names import client_methods
 from generator.ir import Api, OperationPatterns, Where
-from generator.render.client_gaps import client_gaps, location
-from generator.render.method_names import client_methods
 
 FORMAT = "apiforge-inspect/1"
 PATTERN_NAMES = (

@@ -79,7 +79,8 @@ def _acquires(module: object, name: str) -> bool:
 def test_a_child_does_not_inherit_a_lock_held_by_another_thread() -> None:
     """The formatter's and the settings' locks are made anew in a child: one held by a
     thread of the parent at the fork (a formatting thread) would never be released there."""
-    from generator.render import server_settings, writer
+    from generator.render import writer
+    from generator.server import settings as server_settings
 
     for module, name in ((writer, "_ruff_lock"), (server_settings, "_settings_lock")):
         with getattr(module, name):  # held, as by a thread the child will not have

@@ -11,7 +11,7 @@ from typing import Any
 
 from generator.ir import Api, Operation, Where
 from generator.lint.config import LintConfig
-from generator.lint.model import SEVERITY_RANK, Severity
+from generator.lint.model import SEVERITY_RANK, Finding, Severity
 from generator.lint.registry import all_rules, check_ids, rules_by_id
 from generator.spec import LoadedSpec
 from generator.spec.refs import Resolver
@@ -20,24 +20,6 @@ IGNORE_KEY = "x-apiforge-ignore"
 # `Finding.sort_key`, made in C
 _SORT_KEY = attrgetter("file", "line", "column", "rule", "message")
 _ASK_EVERY = 100  # new spots: a batch for the child to locate while the rules go on
-
-
-@dataclass(frozen=True, slots=True)
-class Finding:
-    rule: str
-    severity: Severity
-    message: str
-    file: str
-    line: int
-    column: int
-    pointer: str
-    operation: Operation | None  # the operation concerned (a webhook's operation for webhooks)
-    webhook: str | None
-    fix: tuple[str, ...] = ()  # what the rule's fix adds, when the message alone says it
-
-    @property
-    def sort_key(self) -> tuple[str, int, int, str, str]:
-        return (self.file, self.line, self.column, self.rule, self.message)
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from generator.errors import ApiforgeError, Problem
 from generator.lint.config import LintConfig
-from generator.lint.engine import Finding, LintResult, RuleFilter, lint, locate_findings
+from generator.lint.engine import LintResult, RuleFilter, lint, locate_findings
 from generator.lint.fix_files import (
     FileChange,
     plan_changes,
@@ -34,6 +34,7 @@ from generator.lint.fix_files import (
     write_atomically,
 )
 from generator.lint.fix_plan import Fix, FixPlan, Unfixed
+from generator.lint.model import Finding
 from generator.lint.registry import all_fixes, all_rules
 from generator.spec import LoadedSpec, load_spec
 from generator.spec.swagger2 import ConvertedDocument

@@ -29,11 +29,11 @@ from urllib.parse import quote
 from generator.errors import ApiforgeError
 from generator.ir import Api, Operation, Where
 from generator.lint.fix_text import CannotFix, Entry, Rank, Request, SourceText
+from generator.lint.model import Finding, RuleGate
 from generator.spec.load import Document, unescape
 from generator.spec.refs import Resolver
 
 if TYPE_CHECKING:
-    from generator.lint.engine import Finding, RuleFilter
     from generator.lint.fix_json import JsonFile
     from generator.lint.fix_yaml import YamlFile
 
@@ -156,7 +156,7 @@ def _parent(where: Where) -> tuple[Where, str]:
 
 
 class FixPlan:
-    def __init__(self, resolver: Resolver, rules: RuleFilter) -> None:
+    def __init__(self, resolver: Resolver, rules: RuleGate) -> None:
         self.resolver = resolver
         self.rules = rules
         self.root = resolver.root

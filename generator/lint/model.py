@@ -1,13 +1,17 @@
 """What a lint rule is and what it reports. Pattern modules import this to declare their
 `RULES`; the engine (generator.lint.engine) runs them, filters by configuration and locates
-the findings that survive."""
+the findings that survive.
+
+A leaf: it imports only the IR, so that `generator.patterns` (the rules and their fixes) and
+`generator.lint` (the engine, the fixer, the reports) share these types without importing
+each other in a circle."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Protocol
 
 from generator.ir import Api, Operation, Response, Where
 
@@ -46,6 +50,31 @@ class Rule:
     summary: str  # one line, shown by `apiforge rules`
     pattern: str  # the pattern module that owns it
     check: Check
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    rule: str
+    severity: Severity
+    message: str
+    file: str
+    line: int
+    column: int
+    pointer: str
+    operation: Operation | None  # the operation concerned (a webhook's operation for webhooks)
+    webhook: str | None
+    fix: tuple[str, ...] = ()  # what the rule's fix adds, when the message alone says it
+
+    @property
+    def sort_key(self) -> tuple[str, int, int, str, str]:
+        return (self.file, self.line, self.column, self.rule, self.message)
+
+
+class RuleGate(Protocol):
+    """What a fix asks before it runs: whether `rule_id` runs and would report on `op`
+    (`generator.lint.engine.RuleFilter` answers it)."""
+
+    def allows(self, rule_id: str, op: Operation | None) -> bool: ...
 
 
 def rule(id: str, severity: Severity, summary: str, pattern: str) -> Callable[[Check], Rule]:

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from generator import __version__
-from generator.lint.engine import Finding, LintResult
-from generator.lint.model import Rule
+from generator.lint.engine import LintResult
+from generator.lint.model import Finding, Rule
 from generator.lint.registry import all_rules
 
 if TYPE_CHECKING:

@@ -11,8 +11,8 @@ from generator.ir import Api, AsyncJobSpec, Operation, Where
 from generator.lint.model import Hit, Rule, normalized, op_hit, rule
 
 if TYPE_CHECKING:
-    from generator.lint.engine import Finding
     from generator.lint.fix_plan import Fixer, FixPlan
+    from generator.lint.model import Finding
 
 JOB_SEGMENTS = {
     "jobs",

@@ -10,8 +10,8 @@ from generator.ir import Api, ConcurrencySpec, Operation, Where
 from generator.lint.model import Hit, Rule, join_words, normalized, op_hit, rule
 
 if TYPE_CHECKING:
-    from generator.lint.engine import Finding
     from generator.lint.fix_plan import Fixer, FixPlan
+    from generator.lint.model import Finding
 
 
 def detect(op: Operation) -> ConcurrencySpec | None:

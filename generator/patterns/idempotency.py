@@ -9,8 +9,8 @@ from generator.ir import Api, IdempotencySpec, Operation, Where
 from generator.lint.model import Hit, Rule, code, join_words, op_hit, rule
 
 if TYPE_CHECKING:
-    from generator.lint.engine import Finding
     from generator.lint.fix_plan import Fixer, FixPlan
+    from generator.lint.model import Finding
 
 HEADER_NAMES = ("idempotency-key", "x-idempotency-key")
 

@@ -12,8 +12,8 @@ from generator.lint.model import Hit, Rule, normalized, op_hit, responses_where,
 from generator.patterns.problems import problem_response
 
 if TYPE_CHECKING:
-    from generator.lint.engine import Finding
     from generator.lint.fix_plan import Fixer, FixPlan
+    from generator.lint.model import Finding
 
 LEGACY_PREFIXES = ("x-ratelimit-", "x-rate-limit-")
 DRAFT_HEADERS = ("ratelimit-limit", "ratelimit-remaining", "ratelimit-reset")

@@ -9,8 +9,8 @@ from generator.ir import Api, Parameter, Webhook, WebhookSignatureSpec, Where
 from generator.lint.model import Hit, Rule, join_words, rule
 
 if TYPE_CHECKING:
-    from generator.lint.engine import Finding
     from generator.lint.fix_plan import Fixer, FixPlan
+    from generator.lint.model import Finding
 
 
 def _header(params: list[Parameter], *tests: str) -> Parameter | None:

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
+from generator.models.inline import is_inline_key
 from generator.render.escape import py_literal
-from generator.render.inline_models import is_inline_key
 
 if TYPE_CHECKING:
     from generator.ir import Parameter
@@ -33,7 +33,7 @@ class TypeMapper:
     `mode="param"` resolves references to primitive schemas (an enum becomes a `Literal`) and
     never names a model (a query parameter is a string on the wire); `mode="model"` names the
     model class of a referenced component, and of an operation's inline schema that the
-    models step lifted (`inline_models`: its key in `schemas` is its pointer, and it is found
+    models step lifted (`models.inline`: its key in `schemas` is its pointer, and it is found
     here by identity, wherever the planners meet its data).
     """
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.render.client import write_client
+from generator.client.plan import write_client
 from generator.spec import load_spec
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,7 +15,7 @@ from typing import Any
 import pydantic
 import pytest
 
-from generator.render.client_models import transform
+from generator.client.models import transform
 from tests.client.conftest import Generated
 from tests.runtime.client.fakes import Reply, ScriptServer, serving
 
@@ -133,7 +133,7 @@ def test_openapi_30_nullable_on_a_required_member(legacy: Any, tmp_path: Path) -
     with pytest.raises(pydantic.ValidationError):  # required: present, even when null
         legacy.models.Order.model_validate(order)
     # the server's models are the same module before the client's transformation
-    from generator.render.server import write_server
+    from generator.server.plan import write_server
     from generator.spec import load_spec
 
     spec = Path(__file__).resolve().parents[2] / "specs" / "legacy30.yaml"
@@ -202,7 +202,7 @@ def test_the_transformation_of_a_models_module() -> None:
 
 
 def test_a_default_of_null_admits_null() -> None:
-    from generator.render.model_fixes import default_none_admits_none
+    from generator.models.fixes import default_none_admits_none
 
     module = (
         "class A(BaseModel):\n"

@@ -1,5 +1,5 @@
 """Issue 14 item 5: an operation's inline object schemas become named models (see
-`generator/render/inline_models.py`): the client's methods take and return them, against the
+`generator/models/inline.py`): the client's methods take and return them, against the
 generated server under uvicorn on 127.0.0.1, sync and async; the client is `mypy --strict`
 clean; a component's name is never taken; adding an operation renames no existing model; a
 change of an inline schema is never served stale from the models cache; and an inline schema
@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 import yaml
 
-from generator.render import models as models_step
-from generator.render.client import write_client
-from generator.render.generate import generate
+from generator.client.plan import write_client
+from generator.models import build as models_step
+from generator.pipeline.generate import generate
 from generator.spec import load, load_spec
 from tests.generate.importable import located, mypy_strict
 from tests.server.conftest import serve
@@ -442,7 +442,7 @@ paths:
 
 def test_a_form_body_is_a_model_only_when_its_fields_are_flat(tmp_path: Path) -> None:
     """A nested field is sent as JSON text, not as `address[city]=...`: no model promises it."""
-    from generator.render.inline_models import model_schemas
+    from generator.models.inline import model_schemas
 
     spec = tmp_path / "forms.yaml"
     spec.write_text(FORMS, encoding="utf-8")

@@ -163,7 +163,7 @@ def test_servers_and_their_variables(media: Any, server: StreamServer) -> None:
 def test_a_server_the_client_cannot_use_is_named(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from generator.render.client_servers import plan_servers
+    from generator.client.servers import plan_servers
     from generator.spec import load_spec
 
     spec = {

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from generator.render.client import write_client
-from generator.render.client_gaps import client_gaps
-from generator.render.method_names import class_scope_safe, client_methods
+from generator.client.gaps import client_gaps
+from generator.client.method_names import class_scope_safe, client_methods
+from generator.client.plan import write_client
 from generator.spec import load_spec
 from tests.client.conftest import Generated, generate
 from tests.conftest import CORPUS

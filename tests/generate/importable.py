@@ -17,7 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from generator.render.generate import generate
+from generator.pipeline.generate import generate
 from tests.server.conftest import serve
 
 _IMPORT_ALL = """

@@ -14,14 +14,15 @@ import pytest
 from click.testing import CliRunner
 
 from generator.cli import main
-from generator.render import models, writer
-from generator.render.models import (
+from generator.models import build as models
+from generator.models.build import (
     generate_models,
     model_class_names,
     models_cache_key,
     preloaded,
     schema_subset,
 )
+from generator.render import writer
 from generator.render.writer import GeneratedFile, render_tree
 from tests.golden import golden_files, verbatim_runtime_copy
 
@@ -234,7 +235,7 @@ def test_schema_subset_renames_refs_and_keeps_other_sections() -> None:
     names = {"a.b": "AB", "c/d": "CD"}
     subset = schema_subset(data, names)
     assert subset is not None
-    # under the class name with a lower-case first letter (see generator/render/models.py)
+    # under the class name with a lower-case first letter (see generator/models/build.py)
     assert subset["components"]["schemas"]["aB"] == {"$ref": "#/components/schemas/cD"}
     assert subset["components"]["parameters"] == {"p": {"name": "p", "in": "query"}}
     external = {"components": {"schemas": {"x": {"$ref": "other.yaml#/X"}}}}
@@ -353,7 +354,7 @@ def test_no_progress_when_piped(tmp_path: Path, private_cache: Path) -> None:
 def test_validation_runs_in_another_process_and_is_said_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from generator.render import generate as generate_module
+    from generator.pipeline import generate as generate_module
 
     pids = tmp_path / "pids"
     real = generate_module.find_problems

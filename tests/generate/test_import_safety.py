@@ -10,8 +10,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from generator.render import models
-from generator.render.regex_engines import drop_unrunnable_patterns, python_error, rust_error
+from generator.models import build as models
+from generator.models.regex_engines import drop_unrunnable_patterns, python_error, rust_error
 from tests.generate.importable import generate_project, import_all, located, served
 
 BIG = r"^\w{1,1000}$^\w{1,1000}$^\w{1,1000}$"  # over the Rust engine's compiled size limit
@@ -113,7 +113,7 @@ def test_what_to_cut_is_cached_by_the_module_text(
 ) -> None:
     """A regeneration's models module seen before: its cuts come from the cache, no engine
     runs (nor is pydantic-core imported); another text is checked by the engines again."""
-    from generator.render import regex_engines
+    from generator.models import regex_engines
 
     monkeypatch.setenv("APIFORGE_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("APIFORGE_NO_CACHE", raising=False)

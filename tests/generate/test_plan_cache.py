@@ -14,8 +14,9 @@ from typing import Any, TypeVar
 
 import pytest
 
-from generator.render import plan_cache, server
-from generator.render.generate import generate
+from generator.pipeline.generate import generate
+from generator.render import plan_cache
+from generator.server import plan as server
 
 WIDGETS = """openapi: 3.1.0
 info:
@@ -369,7 +370,7 @@ def test_no_cache_when_warnings_are_not_all_recorded(
 def test_the_runtime_names_methods_avoid_are_kept_between_runs(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from generator.render import method_names
+    from generator.client import method_names
 
     method_names._reserved_memo.clear()
     first = method_names.runtime_reserved()
@@ -390,7 +391,7 @@ def test_the_models_warnings_are_replayed_at_their_current_lines(
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    from generator.render import generate as generate_module
+    from generator.pipeline import generate as generate_module
 
     # a default that is not a value of its own schema: left out of the models, and said
     head = "    Payment:\n      type: object\n      properties:\n"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from generator.render.inline_models import inline_digest
+from generator.models.inline import inline_digest
 
 DOC: dict[str, Any] = {
     "paths": {

@@ -15,8 +15,9 @@ from click.testing import CliRunner
 
 from generator.cli import main
 from generator.lint.engine import lint
-from generator.render import env, models
-from generator.render.generate import generate
+from generator.models import build as models
+from generator.pipeline.generate import generate
+from generator.render import env
 from generator.spec import load_spec
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -210,8 +211,8 @@ def templates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
     """A private copy of templates/ that every renderer uses."""
     copy = tmp_path / "templates"
     shutil.copytree(env.templates_root(), copy)
-    import generator.render.client as client_module
-    import generator.render.server as server_module
+    import generator.client.plan as client_module
+    import generator.server.plan as server_module
 
     for module in (env, client_module, server_module):
         monkeypatch.setattr(module, "templates_root", lambda: copy)
@@ -475,7 +476,7 @@ def test_ruff_is_found_once_even_when_the_format_threads_ask_together() -> None:
 def test_mocks_json_put_together_from_answers_is_json_dumps_of_the_whole() -> None:
     import json
 
-    from generator.render.server_conformance import _json_object
+    from generator.server.conformance import _json_object
 
     hostile = ['"', "\\", "\n", "\u2028", "\ud800", "é", "}", ",\n ", "{}", ""]
     answers = {
@@ -503,7 +504,7 @@ def _mocks(tree: dict[str, bytes]) -> bytes:
 @pytest.fixture
 def made_answers(monkeypatch: pytest.MonkeyPatch) -> list[object]:
     """The inputs of every mock answer made (not served from the previous run's)."""
-    from generator.render import server_conformance
+    from generator.server import conformance as server_conformance
 
     made: list[object] = []
     real = server_conformance._answer
@@ -561,7 +562,7 @@ def test_mock_answers_of_resources_served_by_the_plan_cache_are_kept_with_their_
     """A resource the plan cache serves brings its mocks.json entry along: only a new or
     replanned resource's operations are even looked up. The answers kept for the others stay
     kept (a later component edit makes again only the answers that read it)."""
-    from generator.render import server_conformance
+    from generator.server import conformance as server_conformance
 
     out = tmp_path / "out"
     _generate(spec, out, monkeypatch)

@@ -12,11 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from generator.client import plan as client
 from generator.errors import ApiforgeError, Problem
 from generator.forked import Forked
-from generator.render import client, server
-from generator.render import generate as generate_module
-from generator.render.generate import generate
+from generator.pipeline import generate as generate_module
+from generator.pipeline.generate import generate
+from generator.server import plan as server
 from generator.spec.located import recorded, replay
 from tests.test_cli import SLOPPY  # two validation errors, and a pattern the models drop
 

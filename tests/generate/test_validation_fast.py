@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from generator.errors import ApiforgeError
-from generator.render import models
+from generator.models import build as models
 from generator.spec import check_root
 from generator.spec.load import load_document
 from generator.spec.refs import Resolver

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.render.generate import generate
+from generator.pipeline.generate import generate
 from generator.render.written import WrittenIndex
 
 pytestmark = pytest.mark.usefixtures("private_cache")  # (conftest.py)

@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from generator.render.client import write_client
-from generator.render.server import write_server
+from generator.client.plan import write_client
+from generator.server.plan import write_server
 from generator.spec import load_spec
 from tests.reliability.hostile import CLASSES, Hostile, build
 

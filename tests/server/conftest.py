@@ -24,8 +24,8 @@ from typing import Any
 import httpx
 import pytest
 
-from generator.render.server import MissingHandler, ServerPlan, write_server
 from generator.render.writer import WriteReport
+from generator.server.plan import MissingHandler, ServerPlan, write_server
 from generator.spec import load_spec
 from tests.server import acme_handlers
 from tests.support import uvicorn_server

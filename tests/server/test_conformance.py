@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from generator.render.mock_values import shortest_match, value_of
+from generator.server.mock_values import shortest_match, value_of
 from tests.server.conftest import generate, serve
 
 SPEC = """

@@ -16,7 +16,7 @@ import httpx
 import jsonschema
 import pytest
 
-from generator.render.error_views import plan_error_views
+from generator.server.error_views import plan_error_views
 from generator.spec import load_spec
 from tests.server.conftest import generate, serve
 

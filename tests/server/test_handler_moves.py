@@ -92,7 +92,7 @@ def test_handler_modules_seen_settled_are_not_read_again_and_edits_are_seen(
     """`_handler_modules` trusts a module's size and modification time only when that time
     was well before the last look (as git trusts its index); an edited module, or one
     modified just before the last look, is read again."""
-    from generator.render import server_handlers
+    from generator.server import handlers as server_handlers
 
     monkeypatch.setenv("APIFORGE_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("APIFORGE_NO_CACHE", raising=False)

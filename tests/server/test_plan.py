@@ -11,9 +11,9 @@ import pytest
 import yaml
 
 from generator.render.pytypes import TypeMapper
-from generator.render.server import _Planner
-from generator.render.server_params import constraints as _constraints
-from generator.render.server_settings import EXTRA_SETTINGS, settings_rows
+from generator.server.params import constraints as _constraints
+from generator.server.plan import _Planner
+from generator.server.settings import EXTRA_SETTINGS, settings_rows
 from generator.spec import load_spec
 from tests.golden import GOLDEN
 from tests.server.conftest import SPECS, generate
@@ -105,7 +105,7 @@ def test_a_pattern_the_server_cannot_run_is_named_in_a_warning_not_written(
 ) -> None:
     """FastAPI validates `pattern` with pydantic-core's Rust regex (no look-around): writing
     such a pattern would stop the generated app at import, so it is left out and named."""
-    from generator.render.server_params import constraints as _constraints
+    from generator.server.params import constraints as _constraints
 
     lookahead = r"^[a-z0-9](([a-z0-9]|-(?!-))*[a-z0-9])?$"
     with caplog.at_level("WARNING", logger="apiforge"):

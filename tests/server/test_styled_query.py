@@ -14,10 +14,10 @@ from typing import Any
 import httpx
 import pytest
 
-from generator.render.client import write_client
+from generator.client.plan import write_client
 from generator.render.names import NameAllocator
 from generator.render.pytypes import TypeMapper, query_shape
-from generator.render.server import _Planner
+from generator.server.plan import _Planner
 from generator.spec import load_spec
 from tests.server.conftest import generate, serve, write_handler
 
@@ -240,7 +240,7 @@ def test_declared_styles_reach_the_router(tmp_path: Path) -> None:
 
 
 def test_declared_styles_reach_the_client(tmp_path: Path) -> None:
-    from generator.render.client import _Planner as ClientPlanner
+    from generator.client.plan import _Planner as ClientPlanner
 
     spec = tmp_path / "s.yaml"
     spec.write_text(SPEC)

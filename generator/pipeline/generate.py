@@ -44,9 +44,7 @@ from typing import IO, Any
 from generator.errors import ApiforgeError, Problem
 from generator.forked import Forked
 from generator.ir import Schema, Where
-from generator.render.inline_models import model_schemas
-from generator.render.model_isolation import refs_located
-from generator.render.models import (
+from generator.models.build import (
     generate_models,
     prefetch_models,
     preloaded,
@@ -54,6 +52,8 @@ from generator.render.models import (
     warn_missing_classes,
     warn_unenforced,
 )
+from generator.models.inline import model_schemas
+from generator.models.isolation import refs_located
 from generator.render.plan_cache import PlanInputs, kept
 from generator.render.writer import (
     Deferred,
@@ -188,7 +188,7 @@ def _package_names(prefix: str | None) -> tuple[str | None, str | None]:
 
 
 def _server_available() -> bool:
-    return importlib.util.find_spec("generator.render.server") is not None
+    return importlib.util.find_spec("generator.server.plan") is not None
 
 
 def _lint_summary(spec: str, loaded: Any) -> tuple[str | None, bool]:
@@ -484,7 +484,7 @@ class _Build:
         """In the forked child: the client tree's bytes, its warnings, its gaps, and what
         `after` gives (None when it fails: the parent does that work)."""
         self.progress = Progress(enabled=False)  # the parent shows the stages
-        from generator.render.client_gaps import warn_gaps
+        from generator.client.gaps import warn_gaps
 
         with recorded() as said:
             item = self._plan_one("client", models)
@@ -522,7 +522,7 @@ class _Build:
     def with_models(self, planned: list[_Planned], models_text: str) -> list[_Planned]:
         """The speculative plans, now that the models module is there: its file is rendered."""
         for item in planned:
-            assert item.unknown is not None  # (the client's file wraps it: client_models)
+            assert item.unknown is not None  # (the client's file wraps it: client/models.py)
             item.unknown.known = models_text
             item.pending.append(self._start(item, [item.models]))
         return planned
@@ -536,7 +536,7 @@ class _Build:
         api = self.api
         self.progress.stage(f"{kind}: {len(api.operations)} operations")
         if kind == "server":
-            from generator.render.server import plan_server
+            from generator.server.plan import plan_server
 
             splan = plan_server(
                 api,
@@ -557,7 +557,7 @@ class _Build:
             )
             plan: Any = splan
         else:
-            from generator.render.client import plan_client
+            from generator.client.plan import plan_client
 
             cplan = plan_client(
                 api,
@@ -829,14 +829,14 @@ def generate(
             p.report = write_tree(p.files, p.out_dir, rendered=p.rendered, unchanged=p.on_disk)
             build.index(p.out_dir).record(p.keys, [*p.report.written, *p.report.unchanged])
             if p.kind == "server":
-                from generator.render.server import missing_handlers
-                from generator.render.server_handlers import handler_modules, misplaced_handlers
+                from generator.server.handlers import handler_modules, misplaced_handlers
+                from generator.server.plan import missing_handlers
 
                 modules = handler_modules(server_plan, p.out_dir)  # read once for both
                 misplaced_handlers(server_plan, p.out_dir, modules=modules)  # warns
                 p.missing_handlers = len(missing_handlers(server_plan, p.out_dir, modules=modules))
     if "client" in kinds:
-        from generator.render.client_gaps import warn_gaps
+        from generator.client.gaps import warn_gaps
 
         gaps = next((p.gaps for p in planned if p.gaps is not None), None)
         if gaps is not None:  # found beside, with the client's plan

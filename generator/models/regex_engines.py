@@ -255,7 +255,7 @@ def _cut(text: str, cuts: list[tuple[int, int, int, int]]) -> str:
 def pattern_locations(schemas: Mapping[str, Schema]) -> dict[str, list[Where]]:
     """Where each `pattern` (and `patternProperties` key) of the component `schemas` is
     written."""
-    from generator.render.constraint_values import schema_nodes
+    from generator.models.constraints import schema_nodes
 
     found: dict[str, list[Where]] = {}
     for node, at, path in schema_nodes(schemas):

@@ -1,10 +1,10 @@
 """The part of the document the models library is given: `schema_subset`.
 
 Each component schema goes in under its subset name (`subset_name`: its class name with a
-lower-case first letter, see `generator.render.models`), with `$ref`s and discriminator
+lower-case first letter, see `generator.models.build`), with `$ref`s and discriminator
 mappings rewritten to match, followed by operations' inline object schemas and any other
 part of the document those schemas point into. Constraint values and defaults pydantic
-would refuse at import are left out (`constraint_values`; `models.warn_unenforced` names
+would refuse at import are left out (`constraints`; `build.warn_unenforced` names
 them).
 
 Description texts may be swapped for numbered placeholders (`Placeholders`), so that a
@@ -20,8 +20,8 @@ from functools import cache
 from typing import Any
 from urllib.parse import quote, unquote
 
-from generator.render.constraint_values import CONSTRAINT_KEYS, constraint_problem, default_problem
-from generator.render.inline_models import inline_data, is_inline_key
+from generator.models.constraints import CONSTRAINT_KEYS, constraint_problem, default_problem
+from generator.models.inline import inline_data, is_inline_key
 from generator.spec.load import unescape
 
 SCHEMAS_PREFIX = "#/components/schemas/"
@@ -291,7 +291,7 @@ def schema_subset(
     parts: dict[str, Any] = {
         "schemas": {subset_name(class_names[k]): schema(v, k) for k, v in schemas.items()}
     }
-    # operations' inline object schemas (`inline_models`), after the components: the library
+    # operations' inline object schemas (`inline`), after the components: the library
     # names the models nested in components first, as it did without them
     parts["schemas"].update({subset_name(class_names[k]): schema(v) for k, v in inline.items()})
     done: set[tuple[str, ...]] = set()

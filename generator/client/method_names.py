@@ -19,7 +19,7 @@
   something.
 - `x-apiforge-method-name: <identifier>` on an operation names it, tagged or not. A value that
   is not a plain identifier (a keyword, a builtin, `_`-led…) is ignored, with a located warning
-  (`client_gaps`).
+  (`gaps`).
 
 Collisions fall back, never to a number another operation could shift: the names the spec
 states are claimed first, then the derived names that no other operation of the resource wants

@@ -15,7 +15,7 @@ Naming (stable, documented in the generated README):
   the fixed arguments (`body`, `idempotency_key`, `if_match`, `if_none_match`, `extra_headers`,
   `max_retries`, `timeout`);
 - credentials: one constructor argument per security scheme, named after it (see
-  `client_auth`).
+  `auth`).
 """
 
 from __future__ import annotations
@@ -28,30 +28,30 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import cast
 
-from generator.errors import ApiforgeError, Problem
-from generator.ir import Api, MediaType, Operation, Parameter, Webhook
-from generator.render.client_auth import (
+from generator.client.auth import (
     AuthPlan,
     SecurityPlan,
     example_arguments,
     plan_auth,
     plan_security,
 )
-from generator.render.client_media import MediaPlan, plan_media
-from generator.render.client_models import client_models
-from generator.render.client_pages import PagePlan, plan_page
-from generator.render.client_servers import ServersPlan, plan_servers
-from generator.render.env import TemplateFiles, operation_view, templates_root
-from generator.render.escape import py_string
-from generator.render.inline_models import model_schemas
-from generator.render.method_names import (
+from generator.client.media import MediaPlan, plan_media
+from generator.client.method_names import (
     CLASS_SCOPE_NAMES,
     RESOURCE_NAMES,
     SHADOWABLE_BUILTINS,
     class_scope_safe,
     client_methods,
 )
-from generator.render.models import models_for
+from generator.client.models import client_models
+from generator.client.pages import PagePlan, plan_page
+from generator.client.servers import ServersPlan, plan_servers
+from generator.errors import ApiforgeError, Problem
+from generator.ir import Api, MediaType, Operation, Parameter, Webhook
+from generator.models.build import models_for
+from generator.models.inline import model_schemas
+from generator.render.env import TemplateFiles, operation_view, templates_root
+from generator.render.escape import py_string
 from generator.render.names import NameAllocator, package_version, safe_identifier, snake_case
 from generator.render.plan_cache import PlanCache, PlanInputs, resource_plans
 from generator.render.pytypes import TypeMapper, is_plain_class, query_shape, query_style
@@ -674,7 +674,7 @@ def plan_client(
 
 def _lenient(models_source: str | Deferred) -> str | Deferred:
     """The client's models module: the shared one, made forward-compatible for responses
-    (`client_models`), when its text is there (else when it is)."""
+    (`models.py`), when its text is there (else when it is)."""
     if isinstance(models_source, str):
         return client_models(models_source)
     return Deferred(lambda: client_models(models_source.text()))

@@ -21,8 +21,8 @@ from generator.log import logger
 from generator.render.written import Stamp, seen_settled, stamp
 
 if TYPE_CHECKING:
-    from generator.render.server import OperationPlan, ServerPlan
-    from generator.render.server_security import SchemePlan
+    from generator.server.plan import OperationPlan, ServerPlan
+    from generator.server.security import SchemePlan
 
 _log = logger()
 

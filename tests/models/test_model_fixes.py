@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-from generator.render.model_fixes import default_none_admits_none
+from generator.models.fixes import default_none_admits_none
 
 MODULE = """\
 from __future__ import annotations

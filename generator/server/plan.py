@@ -11,7 +11,7 @@ The generated project (package `<pkg>`):
   declared status codes, response models, and every pattern the operation declares;
 - `<pkg>/handlers/<resource>.py` — hand-written business logic, created once, never
   overwritten; a regeneration that finds a method in a module that no longer owns it warns
-  where it now belongs (`server_handlers.misplaced_handlers`);
+  where it now belongs (`handlers.misplaced_handlers`);
 - `<pkg>/jobs.py` (202 jobs), `<pkg>/events.py` (webhook events) when the spec has them;
 - `<pkg>/runtime/` — templates/server/runtime, copied verbatim.
 
@@ -33,11 +33,10 @@ from typing import Any, cast
 
 from generator.errors import ApiforgeError, Problem
 from generator.ir import Api, Operation, Parameter
+from generator.models.build import models_for
+from generator.models.inline import model_schemas
 from generator.render.env import TemplateFiles, fingerprint, operation_view, templates_root
-from generator.render.error_views import error_views_json, plan_error_views
 from generator.render.escape import py_literal
-from generator.render.inline_models import model_schemas
-from generator.render.models import models_for
 from generator.render.names import NameAllocator, package_version, safe_identifier, snake_case
 from generator.render.plan_cache import PlanCache, PlanInputs, resource_plans
 from generator.render.pytypes import (
@@ -48,7 +47,14 @@ from generator.render.pytypes import (
     union_members,
 )
 from generator.render.resources import Resource, group_operations
-from generator.render.server_conformance import (
+from generator.render.writer import (
+    Deferred,
+    GeneratedFile,
+    WriteReport,
+    marker_line,
+    write_tree,
+)
+from generator.server.conformance import (
     JobViewPlan,
     declared_errors,
     job_result_schema,
@@ -58,30 +64,24 @@ from generator.render.server_conformance import (
     moved_own_paths,
     plan_job_view,
 )
-from generator.render.server_events import EventPlan, EventPlanner
-from generator.render.server_events import is_json as _is_json
-from generator.render.server_events import resolved as _resolved
-from generator.render.server_events import resolved_data as _resolved_data
-from generator.render.server_handlers import (
+from generator.server.error_views import error_views_json, plan_error_views
+from generator.server.events import EventPlan, EventPlanner
+from generator.server.events import is_json as _is_json
+from generator.server.events import resolved as _resolved
+from generator.server.events import resolved_data as _resolved_data
+from generator.server.handlers import (
     MissingHandler,
     misplaced_handlers,
     missing_handlers,
     missing_verifiers,
 )
-from generator.render.server_nulls import NullRules
-from generator.render.server_params import constraints, default_literal
-from generator.render.server_params import file_type as _file_type
-from generator.render.server_params import scalar_enum as _scalar_enum
-from generator.render.server_params import text_formats as _text_formats
-from generator.render.server_security import AuthPlan, SchemePlan, auth_plan, scheme_plans
-from generator.render.server_settings import EXTRA_SETTINGS, settings_rows
-from generator.render.writer import (
-    Deferred,
-    GeneratedFile,
-    WriteReport,
-    marker_line,
-    write_tree,
-)
+from generator.server.nulls import NullRules
+from generator.server.params import constraints, default_literal
+from generator.server.params import file_type as _file_type
+from generator.server.params import scalar_enum as _scalar_enum
+from generator.server.params import text_formats as _text_formats
+from generator.server.security import AuthPlan, SchemePlan, auth_plan, scheme_plans
+from generator.server.settings import EXTRA_SETTINGS, settings_rows
 from generator.spec.located import warn_at
 
 # Module names that annotations inside generated classes use: no method may shadow them.
@@ -142,7 +142,7 @@ class OperationPlan:
     auth: AuthPlan | None  # None: the spec declares no security for it
     summary: str
     patterns: tuple[str, ...]  # README lines
-    null_rules: dict[str, Any] = field(default_factory=dict)  # see server_nulls
+    null_rules: dict[str, Any] = field(default_factory=dict)  # see nulls.py
 
 
 @dataclass(frozen=True)
@@ -193,7 +193,7 @@ class ServerPlan:
     # True when that event is one of the API's `webhooks` (also sent to every subscribed
     # endpoint, APIFORGE_WEBHOOK_ENDPOINTS), False when it is only the submit's callback
     job_event_subscribed: bool = False
-    # the job resource in the words of the spec's job schema (server_conformance)
+    # the job resource in the words of the spec's job schema (conformance.py)
     job_view: JobViewPlan = field(default_factory=JobViewPlan)
     # operation id → its declared error responses (→ a plain JSON media type they declare),
     # where they decide 400 vs 422 or the media type of a problem
@@ -500,7 +500,7 @@ class _Planner:
 
     def null_check(self, op: Operation, name: str) -> tuple[str | None, dict[str, Any]]:
         """The guard of a JSON body's nulls (`refuse_nulls`) and the rules it reads
-        (server_nulls): a `null` body, where the body is optional and its schema's `type`
+        (nulls.py): a `null` body, where the body is optional and its schema's `type`
         excludes null (FastAPI takes it for no body; a schema with no `type` admits null,
         whatever its `properties` or `oneOf` members say), and members whose schema refuses
         null (the models take null for every optional member)."""

@@ -12,14 +12,15 @@ from typing import Any
 
 import pytest
 
-from generator.render import model_subset, models
-from generator.render.model_subset import restore_descriptions, schema_subset
-from generator.render.models import (
+from generator.models import build as models
+from generator.models import subset as model_subset
+from generator.models.build import (
     generate_models,
     model_class_names,
     models_cache_key,
     preloaded,
 )
+from generator.models.subset import restore_descriptions, schema_subset
 
 
 @pytest.fixture(autouse=True)

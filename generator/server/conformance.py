@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING, Any
 
 from generator.ir import Api, MediaType, Operation, Response, Schema, Where
 from generator.log import logger
-from generator.render.mock_values import value_of
-from generator.render.server_events import is_json, resolved, resolved_data
+from generator.server.events import is_json, resolved, resolved_data
+from generator.server.mock_values import value_of
 
 if TYPE_CHECKING:
-    from generator.render.server import TagPlan
+    from generator.server.plan import TagPlan
 
 _log = logger()
 

@@ -20,8 +20,7 @@ from typing import Any
 
 from generator.ir import Operation, Schema, Where
 from generator.log import logger
-from generator.render.mock_values import value_of
-from generator.render.server_conformance import (
+from generator.server.conformance import (
     json_media,
     may_be_type,
     normalized_name,
@@ -29,7 +28,8 @@ from generator.render.server_conformance import (
     required_properties,
     schema_properties,
 )
-from generator.render.server_events import resolved_data
+from generator.server.events import resolved_data
+from generator.server.mock_values import value_of
 
 _log = logger()
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from generator.render.model_isolation import MAX_RUNS, isolate, left_out
+from generator.models.isolation import MAX_RUNS, isolate, left_out
 
 NAMES = [f"s{i:03d}" for i in range(300)]
 

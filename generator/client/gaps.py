@@ -4,7 +4,7 @@
 it comes from; `apiforge client` / `generate` print each as a warning (`warn_gaps`, with
 file:line), and `apiforge inspect` lists them (`gaps` in its JSON, a section of its table).
 It reads the IR only, so `inspect` pays for no client plan; the rules mirror the plan's
-choices (`client.py`, `client_media.py`, `client_auth.py`, `pytypes.query_style`):
+choices (`plan.py`, `media.py`, `auth.py`, `pytypes.query_style`):
 
 - a path, header or cookie parameter that is an array or an object: the method takes one
   string (OpenAPI's `simple` / `form` serialisations of structures are not written);
@@ -25,10 +25,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from generator.client.media import essence, is_json, is_text
+from generator.client.method_names import client_methods
 from generator.ir import Api, Operation, Parameter, Where
 from generator.log import logger
-from generator.render.client_media import essence, is_json, is_text
-from generator.render.method_names import client_methods
 
 _log = logger()
 _QUERY_STYLES = ("form", "spaceDelimited", "pipeDelimited", "deepObject")

@@ -26,7 +26,7 @@ Speed (the models step is most of `apiforge generate`'s time on a big spec):
   byte-for-byte what a fresh run would give and a changed schema can never be served stale;
 - schema `description`s do reach the output (`Field(description=...)`, even with the
   library's `use_*_description` options off), but only as copied text: the library is given
-  numbered placeholders instead (`model_subset.Placeholders`; equal texts, equal
+  numbered placeholders instead (`subset.Placeholders`; equal texts, equal
   placeholders; presence and blank texts kept), and the real texts are written over the placeholders' literals afterwards, spelled
   by the library's own literal writer. So the key does not cover description texts, and
   editing one (the most common change to a big spec) is a cache hit: milliseconds instead of
@@ -38,11 +38,11 @@ Speed (the models step is most of `apiforge generate`'s time on a big spec):
   extension keys, and reads several `x-` extensions;
 - the library's run pauses the cyclic garbage collector (`_collector_paused`).
 
-Operations' inline object schemas (`inline_models`) go into the subset too, after the
+Operations' inline object schemas (`inline`) go into the subset too, after the
 component schemas, each under its class name like them; `class_names` has them under their
 JSON pointer (`#/paths/...`), and their data is read from the document there.
 
-The subset is built by `model_subset.schema_subset`. Schemas sit in it under their class
+The subset is built by `subset.schema_subset`. Schemas sit in it under their class
 name with the first letter made lower case (`Widget` → `widget`; the library makes the same
 class name of either). The library matches a
 `model_name_map` key by a model's generated name *and* by the name it was derived from, and
@@ -75,19 +75,20 @@ from generator.forked import Forked
 from generator.installed import installed_version
 from generator.ir import Schema
 from generator.log import logger
-from generator.render.constraint_values import (
+from generator.models.constraints import (
     CONSTRAINT_KEYS,
     constraint_problem,
     default_problem,
     schema_nodes,
 )
-from generator.render.inline_models import (
+from generator.models.inline import (
     ModelSchemas,
     inline_digest,
     is_inline_key,
 )
-from generator.render.model_isolation import left_out, refs_located
-from generator.render.model_subset import (
+from generator.models.isolation import left_out, refs_located
+from generator.models.regex_engines import Dropped, drop_unrunnable_patterns, pattern_locations
+from generator.models.subset import (
     PLACEHOLDER,
     SCHEMAS_PREFIX,
     Placeholders,
@@ -97,7 +98,6 @@ from generator.render.model_subset import (
     unescape_token,
 )
 from generator.render.names import RESERVED, NameAllocator, pascal_case
-from generator.render.regex_engines import Dropped, drop_unrunnable_patterns, pattern_locations
 from generator.spec.load import remembered
 from generator.spec.located import warn_at
 
@@ -371,7 +371,7 @@ def generate_models(
 def warn_unenforced(api_schemas: Mapping[str, Schema], models_text: str) -> None:
     """Say, where the spec writes it, each constraint the models do not enforce because
     pydantic would refuse it at import: a pattern `generate_models` left out of `models_text`
-    (its regex engine rejects it), a value `schema_subset` left out (`constraint_values`)."""
+    (its regex engine rejects it), a value `schema_subset` left out (`constraints`)."""
     key = hashlib.sha256(models_text.encode("utf-8", "surrogatepass")).hexdigest()
     dropped = _dropped_memo.get(key, ())
     locations = pattern_locations(api_schemas) if dropped else {}
@@ -414,7 +414,7 @@ def _library_module(
     if pre is not None and pre.source != source:
         pre = None
     found = None if pre is None or class_names is None else pre.key(class_names, header)
-    # operations' inline schemas (`inline_models`) are not in what the library reads of a
+    # operations' inline schemas (`inline`) are not in what the library reads of a
     # file (`components/schemas`): they go in from the parsed document
     inline = pre is None and any(is_inline_key(k) for k in class_names or ())
     if (pre is None or found is None or class_names is None) and not inline:
@@ -426,7 +426,7 @@ def _library_module(
             if pre is not None or class_names is None or not isinstance(source, Path):
                 raise
         # a schema it cannot take: again from the parsed document, which leaves such
-        # schemas out (`_run`, `model_isolation`)
+        # schemas out (`_run`, `isolation`)
     if pre is None:
         from generator.spec.load import load_document, parse_document
 
@@ -660,8 +660,8 @@ def _library_options(options: Mapping[str, Any]) -> dict[str, Any]:
 
 def _run(source: Path | str | Mapping[str, Any], options: Mapping[str, Any]) -> str:
     """The library's module for `source`; when the schemas are given as data (`_job`), one
-    the library cannot take is left out of it (`model_isolation`) instead of stopping here."""
-    from generator.render.model_isolation import isolate
+    the library cannot take is left out of it (`isolation`) instead of stopping here."""
+    from generator.models.isolation import isolate
 
     try:
         result = _library_run(source, options)
@@ -678,7 +678,7 @@ def _run(source: Path | str | Mapping[str, Any], options: Mapping[str, Any]) -> 
                 "not handle them)",
             ) from exc
         result = isolated
-    from generator.render.model_fixes import default_none_admits_none, parsed_defaults
+    from generator.models.fixes import default_none_admits_none, parsed_defaults
 
     # (`default: null` beside a type without null: OpenAPI 3.0's `strict_nullable`, and 3.1's
     # `const` objects and arrays, which the library types without `| None`)

@@ -1,4 +1,4 @@
-"""The null rules of JSON bodies (generator/render/server_nulls.py): where null is refused,
+"""The null rules of JSON bodies (generator/server/nulls.py): where null is refused,
 finite for recursive schemas, one rule per place whatever the member names."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from generator.ir import Schema, Where
-from generator.render.server_nulls import NullRules
+from generator.server.nulls import NullRules
 
 HERE = Where("spec.yaml", "#")
 

@@ -31,7 +31,7 @@ so adding an operation renames no other operation's models: it can only collide 
 name made from the same operationId spelling.
 
 A lifted schema is keyed by its JSON pointer in the root document (`#/paths/...`), which is
-no component name; the models step finds its data there (`model_subset.schema_subset`), and the
+no component name; the models step finds its data there (`subset.schema_subset`), and the
 type mapper finds it by identity (`pytypes.TypeMapper`), so the IR itself is unchanged.
 """
 
@@ -99,7 +99,7 @@ def model_schemas(api: Api) -> ModelSchemas:
 
 
 def _model_schemas(api: Api) -> ModelSchemas:
-    from generator.render.models import model_class_names
+    from generator.models.build import model_class_names
 
     component_classes = model_class_names(api.schemas)
     schemas: dict[str, Schema] = dict(api.schemas)

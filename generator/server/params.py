@@ -11,9 +11,9 @@ from typing import Any
 
 from generator.ir import Where
 from generator.log import logger
-from generator.render.constraint_values import constraint_problem
+from generator.models.constraints import constraint_problem
+from generator.models.regex_engines import ENGINE_NAMES, rust_error
 from generator.render.escape import py_literal, py_string
-from generator.render.regex_engines import ENGINE_NAMES, rust_error
 from generator.spec.located import warn_at
 
 

@@ -4,7 +4,7 @@ pydantic-core checks a constraint's value when it builds a validator — at the 
 generated models module or router: `multipleOf: 0` ("must be a finite number greater than 0"),
 `minimum: 1.5` on an integer ("must be coercible to an integer"), `maxLength: -1` or `5.0`.
 A spec that says so cannot be enforced as written, so the constraint is left out (of the
-models: `model_subset.schema_subset`; of a route: `server._constraints`) and named in a warning.
+models: `subset.schema_subset`; of a route: `server.plan._constraints`) and named in a warning.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ def default_problem(
     it is: a default that does not type-check (`mypy --strict`), that every instance built
     without the field carries, and beside a `$ref` one pydantic validates — so every such
     instance fails. `resolve` gives the schema a `$ref` names. A `null` default is left to
-    `model_fixes.default_none_admits_none`."""
+    `fixes.default_none_admits_none`."""
     if "default" not in schema or schema["default"] is None:
         return None
     if _fits(schema["default"], schema, resolve, 0):
