@@ -28,6 +28,9 @@ from .runtime.concurrency import (
     not_modified,
     require_if_match,
 )
+from .runtime.forms import require_body
+from .runtime.health import install_probes
+from .runtime.observability import RequestIdMiddleware
 from .runtime.problems import (
     GuardedRoute,
     ProblemDetail,
@@ -77,6 +80,12 @@ class Widget(BaseModel):
     size: int = Field(ge=0)
 
 
+class Upload(BaseModel):
+    title: str
+    count: int = 0
+    tags: list[str] = []
+
+
 class WidgetPatch(BaseModel):
     name: str | None = Field(default=None, min_length=1)
     size: int | None = Field(default=None, ge=0)
@@ -87,6 +96,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     patch_delay = float(os.environ.get("TEST_PATCH_DELAY", "0"))
     app = FastAPI()
     install_problem_handlers(app, max_body_bytes=settings.max_body_bytes)
+    app.add_middleware(RequestIdMiddleware)
+    install_probes(app, None, {})
     install_authentication(app, SCHEMES, Verifier(), realm="patterns", failure_limit="")
     install_rate_limiting(app, RateLimiter.from_settings(settings))
     repo = open_repository(settings.store_url, "widgets")
@@ -160,6 +171,18 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def upload(request: Request) -> dict[str, int]:
         data = await request.body()
         return {"received": len(data)}
+
+    @router.post(
+        "/form",
+        dependencies=[
+            Depends(
+                require_content_type("application/x-www-form-urlencoded", "multipart/form-data")
+            ),
+            Depends(require_body(Upload, required=True)),
+        ],
+    )
+    async def form(request: Request) -> dict[str, int]:
+        return {"received": len(await request.body())}
 
     @router.get("/boom", dependencies=[Depends(rate_limited("x-ratelimit", bucket="boom"))])
     async def boom() -> None:
