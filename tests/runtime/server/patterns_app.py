@@ -2,7 +2,9 @@
 
 Not imported from here: conftest copies it to `<pkg>/app.py`; serve `<pkg>.app:create_app` with
 uvicorn's `--factory`. Settings come from `APIFORGE_*`; `TEST_PATCH_DELAY` (seconds) widens the
-window between a PATCH's read and its write, so concurrent writers really race.
+window between a PATCH's read and its write, so concurrent writers really race;
+`TEST_REQUEST_IDS` adds the request-id middleware (ids in problems, request metrics). The probes
+(`/healthz`, `/readyz`, `/metrics`) are there.
 
 Every route is public with optional credentials (a bearer token or `X-API-Key`): any
 credential not starting with "bad" is valid, its principal id is `acct-` + the first 12 hex
@@ -96,7 +98,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     patch_delay = float(os.environ.get("TEST_PATCH_DELAY", "0"))
     app = FastAPI()
     install_problem_handlers(app, max_body_bytes=settings.max_body_bytes)
-    app.add_middleware(RequestIdMiddleware)
+    if os.environ.get("TEST_REQUEST_IDS"):
+        app.add_middleware(RequestIdMiddleware)
     install_probes(app, None, {})
     install_authentication(app, SCHEMES, Verifier(), realm="patterns", failure_limit="")
     install_rate_limiting(app, RateLimiter.from_settings(settings))
