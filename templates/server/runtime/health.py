@@ -175,7 +175,8 @@ def install_probes(
     if metrics_path:
 
         async def metrics() -> Response:
-            body, content_type = exposition(await gauges(services))
+            # rendering every series is CPU work: in a thread, the loop keeps answering
+            body, content_type = await asyncio.to_thread(exposition, await gauges(services))
             return Response(body, media_type=content_type)
 
         app.add_api_route(metrics_path, metrics, methods=["GET"], include_in_schema=False)
