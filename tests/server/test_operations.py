@@ -130,11 +130,27 @@ def test_probes_answer_and_readiness_follows_redis(served: tuple[str, Path], red
         body = problem(down, 503, "not-ready")
         assert "redis" in body["detail"]
         assert body["checks"]["job worker"] == "ok"  # only what failed is named
+        # why is for the log: the error names the internal host and port
+        assert str(redis.port) not in down.text and "127.0.0.1" not in down.text
+        assert "failed" in body["checks"].values()
         assert httpx.get(base + "/healthz").status_code == 200  # alive, not ready
     finally:
         redis.start()
     back = poll(lambda: httpx.get(base + "/readyz"), lambda r: r.status_code == 200)
     assert back.status_code == 200, back.text
+
+
+def test_a_trailing_slash_is_not_redirected_by_the_host_header(
+    served: tuple[str, Path],
+) -> None:
+    """`/v1/customers/` is not a declared path: 404, not a 307 whose Location is built from
+    a Host header the client chose."""
+    base, _ = served
+    answer = httpx.get(
+        base + "/v1/customers/", headers={**OWNER, "Host": "evil.example"}, timeout=10
+    )
+    assert answer.status_code == 404, answer.headers
+    assert "evil.example" not in answer.headers.get("location", "")
 
 
 def test_request_ids_reach_the_response_the_problem_the_log_and_the_job(

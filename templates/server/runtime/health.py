@@ -4,7 +4,8 @@
 - readiness (`/readyz`): checks what the server depends on — every SQLite file it uses can
   take a write lock, every Redis answers `PING`, the in-process job worker and webhook
   sender are running — within a second each; 200 with each check's result, or 503
-  `not-ready` (a problem) naming what failed;
+  `not-ready` (a problem) naming which checks failed; why they failed (an error naming a
+  host and port) goes to the log, not to the unauthenticated caller;
 - metrics (`/metrics`): `observability.exposition()`, plus the job queue depth and the
   webhook outbox backlog read from the stores at scrape time. Optionally (`metrics_port`)
   also on a port of its own, served by the first worker that binds it.
@@ -161,13 +162,18 @@ def install_probes(
             failed = [name for name, result in results.items() if result != "ok"]
             if not failed:
                 return JSONResponse({"status": "ready", "checks": results})
+            # why, in the log only: an error's text can name internal hosts and ports, and
+            # anyone can ask this endpoint
             logger.warning("not ready: %s", "; ".join(f"{n}: {results[n]}" for n in failed))
+            public = {
+                name: "ok" if result == "ok" else "failed" for name, result in results.items()
+            }
             problem = ProblemDetail(
                 503,
                 "not-ready",
                 "Service unavailable",
                 "Not ready: " + ", ".join(failed) + ".",
-                extensions={"checks": results},
+                extensions={"checks": public},
             )
             return problem_response(problem, request.url.path)
 
@@ -175,7 +181,8 @@ def install_probes(
     if metrics_path:
 
         async def metrics() -> Response:
-            body, content_type = exposition(await gauges(services))
+            # rendering every series is CPU work: in a thread, the loop keeps answering
+            body, content_type = await asyncio.to_thread(exposition, await gauges(services))
             return Response(body, media_type=content_type)
 
         app.add_api_route(metrics_path, metrics, methods=["GET"], include_in_schema=False)

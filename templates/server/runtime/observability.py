@@ -9,16 +9,20 @@
 - **Logs.** `configure_logging(package, level, format)` gives the package's loggers one
   stderr handler, plain text (`… [request_id] message`) or JSON (one object per line:
   `time`, `level`, `logger`, `message`, `request_id`, `event` and its fields, `exc_info`).
-  One access line per request (`<package>.access`: method, route template, status,
-  milliseconds, principal id) — run uvicorn with `--no-access-log` to have only these — and
-  one line per decision worth an operator's attention (`record(...)` below). No line carries
-  a credential or a secret: the fields are ids, statuses and route templates.
+  One access line per request (`<package>.access`: method, route template, status — 499
+  when the client left before the answer —, milliseconds, principal id) — run uvicorn with
+  `--no-access-log` to have only these — and one line per decision worth an operator's
+  attention (`record(...)` below). No line carries a credential or a secret: the fields are
+  ids, statuses and route templates. A text line is one line: control characters in its
+  message (a percent-decoded `%0d%0a` in a path) are escaped, so no input forges a line.
 - **Metrics** (`prometheus-client`). `record(event, **labels)` counts a pattern decision and,
   for the interesting ones, logs it. With several uvicorn workers, set
   `PROMETHEUS_MULTIPROC_DIR` to an empty directory before starting them (the metrics
   endpoint then adds up every worker's files); without it, each process counts for itself.
-  No label takes an unbounded value: routes are templates (`/v1/payments/{payment_id}`,
-  `<unmatched>` for 404s), buckets come from the spec, attempt numbers are capped.
+  No label takes an unbounded value: routes are templates of the route table
+  (`/v1/payments/{payment_id}`, `<unmatched>` for 404s), methods are those of the route table
+  (`other` for any other a client sends), buckets come from the spec, attempt numbers are
+  capped. The page is rendered in a worker thread, so a scrape does not hold up requests.
 
 Metric families (prefix `apiforge_`): `requests_total{method,route,status}`,
 `request_duration_seconds{method,route}`, `auth_total{outcome}`,
@@ -46,6 +50,12 @@ from typing import Any
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 REQUEST_ID_HEADER = "X-Request-Id"
+#: Set in the scope by whoever finds that the client closed the connection before any answer.
+CLIENT_LEFT_KEY = "apiforge.client_left"
+#: The status a request is counted and logged with when its client left before the answer
+#: (nginx's "client closed request"; never sent).
+CLIENT_CLOSED_STATUS = 499
+_STANDARD_METHODS = frozenset(("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"))
 _VALID_REQUEST_ID = re.compile(r"[!-~]{1,128}")
 _request_id: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "apiforge_request_id", default=None
@@ -79,11 +89,35 @@ def _route_template(scope: Scope) -> str:
     return str(path) if path else "<unmatched>"
 
 
+def _route_methods(app: Any) -> frozenset[str]:
+    """The methods the app's route table answers (HEAD with GET): a closed set. Routers
+    included in the app (FastAPI keeps them as one entry) and mounts are walked too."""
+    methods = {"HEAD"}
+    todo = list(getattr(app, "routes", ()))
+    while todo:
+        route = todo.pop()
+        methods.update(getattr(route, "methods", None) or ())
+        inner = getattr(route, "original_router", route)  # FastAPI's included router
+        todo.extend(getattr(inner, "routes", None) or ())
+    return frozenset(methods)
+
+
 class RequestIdMiddleware:
     """Request ids, the access log line and the request metrics (module docstring)."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
+        self._methods: frozenset[str] | None = None
+
+    def method_label(self, scope: Scope) -> str:
+        """The request's method when the route table has it, else `other`: a client's
+        invented methods do not each make a series."""
+        method = str(scope.get("method", ""))
+        if self._methods is None:
+            if "app" not in scope:
+                return method if method in _STANDARD_METHODS else "other"
+            self._methods = _route_methods(scope["app"])  # the table is built by now
+        return method if method in self._methods else "other"
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -98,7 +132,7 @@ class RequestIdMiddleware:
         rid = rid or new_request_id()
         scope.setdefault("state", {})["request_id"] = rid
         header = (b"x-request-id", rid.encode("latin-1"))
-        status = 500
+        status = 500  # unless a response starts; 499 when the client is found gone
         started = time.perf_counter()
 
         async def send_with_id(message: Message) -> None:
@@ -113,8 +147,10 @@ class RequestIdMiddleware:
             await self.app(scope, receive, send_with_id)
         finally:
             elapsed = time.perf_counter() - started
+            if scope.get(CLIENT_LEFT_KEY):
+                status = CLIENT_CLOSED_STATUS
             route = _route_template(scope)
-            method = str(scope.get("method", ""))
+            method = self.method_label(scope)
             METRICS.request(method, route, status, elapsed)
             if _access.isEnabledFor(logging.INFO):
                 principal = (scope.get("state") or {}).get("principal")
@@ -166,6 +202,22 @@ class JsonFormatter(logging.Formatter):
 
 
 _TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]")
+
+
+def _escape_control(match: re.Match[str]) -> str:
+    return match.group().encode("unicode_escape").decode("ascii")
+
+
+class TextFormatter(logging.Formatter):
+    """Plain text lines whose message cannot break the line: control characters (CR, LF,
+    and the Unicode line separators) are written escaped (`\\r\\n`). A traceback still
+    follows on its own lines."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        return _CONTROL.sub(_escape_control, super().formatMessage(record))
+
+
 _HANDLER_MARK = "_apiforge_handler"
 
 
@@ -174,7 +226,7 @@ def configure_logging(package: str, level: str = "INFO", format: str = "text") -
     second call replaces the handler it installed)."""
     handler = logging.StreamHandler(sys.stderr)
     handler.addFilter(_RequestIdFilter())
-    handler.setFormatter(JsonFormatter() if format == "json" else logging.Formatter(_TEXT_FORMAT))
+    handler.setFormatter(JsonFormatter() if format == "json" else TextFormatter(_TEXT_FORMAT))
     setattr(handler, _HANDLER_MARK, True)
     for name in (package, "apiforge"):
         logger = logging.getLogger(name)

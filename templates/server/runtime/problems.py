@@ -63,7 +63,7 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .error_view import ErrorView
-from .observability import current_request_id
+from .observability import CLIENT_LEFT_KEY, current_request_id
 
 PROBLEM_JSON = "application/problem+json"
 PROBLEM_BASE = "https://apiforge.dev/problems/"
@@ -247,6 +247,9 @@ async def _http_exception_handler(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, StarletteHTTPException)
     status = exc.status_code
     path = _instance(request)
+    if exc.__cause__ is not None and _client_left(exc.__cause__):
+        # FastAPI reports a body the client stopped sending as a 400: no one hears it
+        request.scope[CLIENT_LEFT_KEY] = True
     headers = dict(exc.headers or {})
     generic = KIND_BY_STATUS.get(status, ("", ""))[1]
     detail = exc.detail if isinstance(exc.detail, str) else ""
@@ -379,7 +382,8 @@ class ProblemMiddleware:
         except Exception as exc:
             if _client_left(exc):
                 # the client closed the connection before its body was read: no one to
-                # answer, and no fault of the server (no 500, no traceback)
+                # answer, and no fault of the server (no 500, no traceback; counted as 499)
+                scope[CLIENT_LEFT_KEY] = True
                 logger.info(
                     "client disconnected during %s %s", scope.get("method"), scope.get("path")
                 )

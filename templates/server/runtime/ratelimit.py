@@ -370,7 +370,8 @@ def _window_stats(
     current_count: int,
     current_expires_in: float,
 ) -> WindowStats:
-    """`SlidingWindowCounterRateLimiter.get_window_stats` of limits 5, from a window."""
+    """`SlidingWindowCounterRateLimiter.get_window_stats` of limits 5, from a window, with
+    the reset of a window that has just begun a window away, not now."""
     expiry = item.get_expiry()
     weighted = previous_count * previous_expires_in / expiry + current_count
     remaining = max(0, item.amount - math.floor(weighted))
@@ -381,7 +382,10 @@ def _window_stats(
     if previous_count:
         previous_reset_in = previous_expires_in % (expiry / previous_count)
     if current_count:
-        current_reset_in = current_expires_in % expiry
+        # the current window's key lives for what is left of the window plus one window: a
+        # TTL of exactly one or two windows is a window that ends a whole window from now
+        # (limits' own `% expiry` says "now" there)
+        current_reset_in = current_expires_in % expiry or expiry
     return WindowStats(now + min(previous_reset_in, current_reset_in), remaining)
 
 
@@ -463,7 +467,7 @@ class RateLimiter:
                 allowed, stats = await self._one_trip.hit(item, bucket, caller.key)
             else:
                 allowed = await self.strategy.hit(item, bucket, caller.key)
-                stats = await self.strategy.get_window_stats(item, bucket, caller.key)
+                stats = await self._window(item, bucket, caller.key)
         except Exception as exc:  # fail open: a limiter outage must not take the API down
             if not self._storage_failed:
                 logger.warning("rate-limit storage failed; letting requests through", exc_info=exc)
@@ -479,6 +483,15 @@ class RateLimiter:
             bucket=bucket,
             description=str(item),
         )
+
+    async def _window(self, item: RateLimitItem, *identifiers: str) -> WindowStats:
+        """The window after a hit; a sliding window's read the way the one-trip script's is
+        (`_window_stats`)."""
+        if not isinstance(self.strategy, SlidingWindowCounterRateLimiter):
+            return await self.strategy.get_window_stats(item, *identifiers)
+        storage: Any = self.storage
+        window = await storage.get_sliding_window(item.key_for(*identifiers), item.get_expiry())
+        return _window_stats(item, *window)
 
     async def reset(self) -> None:
         """Forget every counter (tests)."""

@@ -2,7 +2,9 @@
 
 Not imported from here: conftest copies it to `<pkg>/app.py`; serve `<pkg>.app:create_app` with
 uvicorn's `--factory`. Settings come from `APIFORGE_*`; `TEST_PATCH_DELAY` (seconds) widens the
-window between a PATCH's read and its write, so concurrent writers really race.
+window between a PATCH's read and its write, so concurrent writers really race;
+`TEST_REQUEST_IDS` adds the request-id middleware (ids in problems, request metrics). The probes
+(`/healthz`, `/readyz`, `/metrics`) are there.
 
 Every route is public with optional credentials (a bearer token or `X-API-Key`): any
 credential not starting with "bad" is valid, its principal id is `acct-` + the first 12 hex
@@ -28,6 +30,9 @@ from .runtime.concurrency import (
     not_modified,
     require_if_match,
 )
+from .runtime.forms import require_body
+from .runtime.health import install_probes
+from .runtime.observability import RequestIdMiddleware
 from .runtime.problems import (
     GuardedRoute,
     ProblemDetail,
@@ -77,6 +82,12 @@ class Widget(BaseModel):
     size: int = Field(ge=0)
 
 
+class Upload(BaseModel):
+    title: str
+    count: int = 0
+    tags: list[str] = []
+
+
 class WidgetPatch(BaseModel):
     name: str | None = Field(default=None, min_length=1)
     size: int | None = Field(default=None, ge=0)
@@ -87,6 +98,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     patch_delay = float(os.environ.get("TEST_PATCH_DELAY", "0"))
     app = FastAPI()
     install_problem_handlers(app, max_body_bytes=settings.max_body_bytes)
+    if os.environ.get("TEST_REQUEST_IDS"):
+        app.add_middleware(RequestIdMiddleware)
+    install_probes(app, None, {})
     install_authentication(app, SCHEMES, Verifier(), realm="patterns", failure_limit="")
     install_rate_limiting(app, RateLimiter.from_settings(settings))
     repo = open_repository(settings.store_url, "widgets")
@@ -160,6 +174,18 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def upload(request: Request) -> dict[str, int]:
         data = await request.body()
         return {"received": len(data)}
+
+    @router.post(
+        "/form",
+        dependencies=[
+            Depends(
+                require_content_type("application/x-www-form-urlencoded", "multipart/form-data")
+            ),
+            Depends(require_body(Upload, required=True)),
+        ],
+    )
+    async def form(request: Request) -> dict[str, int]:
+        return {"received": len(await request.body())}
 
     @router.get("/boom", dependencies=[Depends(rate_limited("x-ratelimit", bucket="boom"))])
     async def boom() -> None:

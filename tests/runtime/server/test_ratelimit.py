@@ -124,7 +124,10 @@ def test_redis_sliding_window_is_one_round_trip_and_agrees_with_limits(
         if not one_trip:
             limiter._one_trip = None
         request = make_request(rt, {"X-API-Key": "k"})
-        await limiter.hit(request)  # scripts loaded, connection open
+        first = await limiter.hit(request)  # scripts loaded, connection open
+        # the window has just begun (the script's TTL is exactly two windows): its reset is
+        # a window away, not "now"
+        assert first is not None and 59 < first.reset_at - time.time() <= 60
         before = evalsha_calls()
         started = time.perf_counter()
         results = [await limiter.hit(request) for _ in range(7)]
@@ -141,6 +144,18 @@ def test_redis_sliding_window_is_one_round_trip_and_agrees_with_limits(
     for a, b in zip(one, two, strict=True):
         assert abs(a.reset_at - b.reset_at) < 1
     print(f"\nredis hit+stats: one trip {one_took * 1e6:.0f} µs, two calls {two_took * 1e6:.0f} µs")
+
+
+@pytest.mark.parametrize("ttl", [120.0, 60.0, 119.25])
+def test_a_window_that_has_just_begun_resets_a_window_away(rt: RuntimeModules, ttl: float) -> None:
+    """The current window's key lives for the rest of the window plus one window: a TTL of
+    exactly two (or one) windows is a reset 60 s away, never "now" (X-RateLimit-Reset)."""
+    item = rt.ratelimit.parse("5/minute")
+    before = time.time()
+    stats = rt.ratelimit._window_stats(item, 0, 0.0, 1, ttl)
+    expected = ttl % 60 or 60
+    assert before + expected <= stats.reset_time <= time.time() + expected
+    assert stats.remaining == 4
 
 
 def test_redis_concurrent_hits_share_pipelines_and_decide_exactly(

@@ -134,7 +134,9 @@ def create_app(settings: Settings | None = None, *, handlers: Handlers | None = 
             await services.close()
             process_exited()
 
-    app = FastAPI(title=TITLE, version=VERSION, lifespan=lifespan)
+    # no trailing-slash redirects: an undeclared path is a 404, and a redirect would build
+    # its Location from the client's Host header
+    app = FastAPI(title=TITLE, version=VERSION, lifespan=lifespan, redirect_slashes=False)
     install_problem_handlers(
         app,
         max_body_bytes=settings.max_body_bytes,
