@@ -272,6 +272,14 @@ MATRIX: list[tuple[str, str, str, dict[str, Any], int, str | None]] = [
         "POST",
         "/v1/transfers",
         {"headers": {"X-Vault-Key": "key-bob", **basic("carol", "pa:ss")}},
+        401,
+        None,
+    ),  # two accounts' credentials: neither vouches for the other
+    (
+        "createTransfer",
+        "POST",
+        "/v1/transfers",
+        {"headers": {"X-Vault-Key": "key-bob", **basic("bob", "hunter2")}},
         201,
         "bob",
     ),
@@ -440,7 +448,7 @@ def test_the_generated_client_sends_what_the_generated_server_requires(
             base_url=vault,
             bearer_auth="tok-alice",
             api_key_header="key-bob",
-            basic_auth=("carol", "pa:ss"),
+            basic_auth=("bob", "hunter2"),
             cookie_key="key-bob",
             query_key="key-bob",
             oauth="oauth-write",

@@ -50,7 +50,7 @@ from .concurrency import (
 )
 from .problems import ProblemDetail, RequestGuard
 from .repository import Repository, open_repository
-from .security import Principal, authentication_of, principal_of
+from .security import Principal, authentication_of, principal_of, principals_of
 
 if TYPE_CHECKING:
     from .delivery import WebhookDispatcher
@@ -162,6 +162,12 @@ class RequestContext:
     def principal(self) -> Principal | None:
         """Who called (None: a public operation called without credentials)."""
         return principal_of(self.request)
+
+    @property
+    def principals(self) -> Mapping[str, Principal]:
+        """Each credential's principal by scheme name, when the operation requires several
+        together (an AND): all have the principal's `id`, each with its own scopes and tier."""
+        return principals_of(self.request)
 
     def repository(self, namespace: str = "default") -> Repository:
         return self.services.repository(namespace)
