@@ -8,13 +8,23 @@ else is rejected. Settings come from `APIFORGE_*`; `TEST_REALM` is the challenge
 - `POST /transfers` needs the key AND basic credentials; answers both principals;
 - `GET /public` is public, with an optional bearer alternative that needs scope `read`;
 - `GET /secret` needs a bearer token;
-- `POST /session` (unsafe) and `GET /session` take the cookie key.
+- `POST /session` (unsafe) and `GET /session` take the cookie key;
+- `GET /login` takes basic credentials checked by `TEST_BASIC_EXAMPLE`: the body of a basic
+  verifier method (the example of the generated verifier's docstring), over a table with one
+  user, `alice` / `pw-alice`, scrypt-hashed;
+- `GET /healthz` answers at once, to see whether the event loop is free.
 """
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
+import hmac
 import os
-from typing import Any
+import secrets
+import textwrap
+from collections.abc import Awaitable, Callable
+from typing import Any, NamedTuple
 
 from fastapi import APIRouter, Depends, FastAPI, Request
 
@@ -36,10 +46,49 @@ SCHEMES = (
     AuthScheme("basic", "basic", "basic"),
     AuthScheme("key", "apiKey", "key", type="apiKey", parameter="X-Key"),
     AuthScheme("cookie", "apiKey", "key", type="apiKey", location="cookie", parameter="sid"),
+    AuthScheme("hashed", "basic", "hashed"),
 )
 
 
+class User(NamedTuple):
+    id: str
+    salt: bytes
+    hash: bytes
+    plan: str | None = None
+
+
+def _scrypt(password: str, salt: bytes) -> bytes:
+    return hashlib.scrypt(password.encode(), salt=salt, n=2**14, r=8, p=1)
+
+
+def example_verifier(body: str) -> Callable[[str, str], Awaitable[Any]] | None:
+    """The docstring's example as a function of (username, password)."""
+    if not body:
+        return None
+    salt = secrets.token_bytes(16)
+    namespace: dict[str, Any] = {
+        "asyncio": asyncio,
+        "hashlib": hashlib,
+        "hmac": hmac,
+        "Principal": Principal,
+        "USERS": {"alice": User("alice", salt, _scrypt("pw-alice", salt))},
+        "DUMMY_USER": User("", salt, _scrypt(secrets.token_hex(16), salt)),
+    }
+    source = "async def check(username, password):\n" + textwrap.indent(body, "    ")
+    exec(compile(source, "<verifier example>", "exec"), namespace)
+    found: Callable[[str, str], Awaitable[Any]] = namespace["check"]
+    return found
+
+
 class Verifier:
+    def __init__(self) -> None:
+        self.example = example_verifier(os.environ.get("TEST_BASIC_EXAMPLE", ""))
+
+    async def hashed(
+        self, username: str, password: str, *, scopes: tuple[str, ...], ctx: AuthContext
+    ) -> Any:
+        return None if self.example is None else await self.example(username, password)
+
     async def bearer(self, token: str, *, scopes: tuple[str, ...], ctx: AuthContext) -> Any:
         if not token.startswith("tok-"):
             return None
@@ -105,6 +154,14 @@ def create_app() -> FastAPI:
     @router.get("/session", dependencies=[Depends(session)])
     async def read_session(request: Request) -> Any:
         return caller(request)
+
+    @router.get("/login", dependencies=[Depends(AuthRequirement((("hashed", ()),)))])
+    async def login(request: Request) -> Any:
+        return caller(request)
+
+    @app.get("/healthz")
+    async def healthz() -> Any:
+        return {"ok": True}
 
     app.include_router(router)
     return app
