@@ -147,7 +147,8 @@ def client_ip(request: Request) -> str:
     found = state.get(_CACHE)
     if isinstance(found, str):
         return found
-    proxies = getattr(request.app.state, _STATE_PROXIES, ())
+    app = request.scope.get("app")
+    proxies = getattr(getattr(app, "state", None), _STATE_PROXIES, ())
     found = resolve(request.scope.get("client"), request.scope.get("headers") or (), proxies)
     state[_CACHE] = found
     return found

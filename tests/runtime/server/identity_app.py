@@ -12,6 +12,8 @@ else is rejected. Settings come from `APIFORGE_*`; `TEST_REALM` is the challenge
 - `GET /login` takes basic credentials checked by `TEST_BASIC_EXAMPLE`: the body of a basic
   verifier method (the example of the generated verifier's docstring), over a table with one
   user, `alice` / `pw-alice`, scrypt-hashed;
+- `POST /signups` is public and idempotent (`Idempotency-Key` required): a 201 with a new
+  session cookie, the count of executions in the body;
 - `GET /healthz` answers at once, to see whether the event loop is free.
 """
 
@@ -27,8 +29,10 @@ from collections.abc import Awaitable, Callable
 from typing import Any, NamedTuple
 
 from fastapi import APIRouter, Depends, FastAPI, Request
+from fastapi.responses import JSONResponse
 
 from .runtime.client_address import client_ip, install_trusted_proxies
+from .runtime.idempotency import idempotent_route, install_idempotency
 from .runtime.problems import GuardedRoute, install_problem_handlers
 from .runtime.security import (
     AuthContext,
@@ -158,6 +162,23 @@ def create_app() -> FastAPI:
     @router.get("/login", dependencies=[Depends(AuthRequirement((("hashed", ()),)))])
     async def login(request: Request) -> Any:
         return caller(request)
+
+    install_idempotency(app, "memory://", lock_timeout=5)
+    signups: list[int] = []
+
+    async def signup(request: Request) -> Any:
+        signups.append(1)
+        response = JSONResponse({"executions": len(signups)}, status_code=201)
+        response.set_cookie("session", secrets.token_hex(8))
+        return response
+
+    router.add_api_route(
+        "/signups",
+        signup,
+        methods=["POST"],
+        dependencies=[Depends(public)],
+        route_class_override=idempotent_route("Idempotency-Key", required=True, base=GuardedRoute),
+    )
 
     @app.get("/healthz")
     async def healthz() -> Any:

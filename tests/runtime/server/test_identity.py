@@ -146,37 +146,44 @@ def test_rotating_forwarded_for_gains_nothing_under_uvicorns_defaults(project: P
         assert r.json()["client"] == "127.0.0.1"
 
 
-def test_behind_a_trusted_proxy_only_the_proxys_word_counts(project: Path) -> None:
+@pytest.fixture(scope="module")
+def proxied(project: Path) -> Iterator[str]:
+    """The server behind a load balancer that is 127.0.0.1 (as the README runs it)."""
+    env = {"APIFORGE_AUTH_FAILURE_LIMIT": "3/minute", "APIFORGE_TRUSTED_PROXIES": "127.0.0.1"}
+    with serve(project, env, args=("--no-proxy-headers",)) as (base, _proc):
+        yield base
+
+
+def test_behind_a_trusted_proxy_only_the_proxys_word_counts(proxied: str) -> None:
     """The load balancer (here 127.0.0.1) appends the address it saw; the server believes
     that entry only. A guesser cannot lock out a victim by naming the victim's address, and
     rotating through its IPv6 /64 is still one client."""
-    env = {"APIFORGE_AUTH_FAILURE_LIMIT": "3/minute", "APIFORGE_TRUSTED_PROXIES": "127.0.0.1"}
-    with serve(project, env, args=("--no-proxy-headers",)) as (base, _proc):
-        victim = "198.51.100.7"
-        forged = [
-            httpx.get(
-                base + "/secret",
-                headers={**bearer(f"x{i}"), "X-Forwarded-For": f"{victim}, 203.0.113.9"},
-            ).status_code
-            for i in range(5)
-        ]
-        assert forged == [401] * 3 + [429] * 2
-        r = httpx.get(base + "/secret", headers={**bearer("tok-v"), "X-Forwarded-For": victim})
-        assert r.status_code == 200, r.text
-        assert r.json()["client"] == victim
-        v6 = [
-            httpx.get(
-                base + "/secret",
-                headers={**bearer(f"y{i}"), "X-Forwarded-For": f"2001:db8:1:2::{i:x}"},
-            ).status_code
-            for i in range(1, 6)
-        ]
-        assert v6 == [401] * 3 + [429] * 2
-        r = httpx.get(
+    base = proxied
+    victim = "198.51.100.7"
+    forged = [
+        httpx.get(
             base + "/secret",
-            headers={**bearer("tok-w"), "X-Forwarded-For": "[2001:db8:1:3::1]:4711"},
-        )
-        assert r.json()["client"] == "2001:db8:1:3::/64"
+            headers={**bearer(f"x{i}"), "X-Forwarded-For": f"{victim}, 203.0.113.9"},
+        ).status_code
+        for i in range(5)
+    ]
+    assert forged == [401] * 3 + [429] * 2
+    r = httpx.get(base + "/secret", headers={**bearer("tok-v"), "X-Forwarded-For": victim})
+    assert r.status_code == 200, r.text
+    assert r.json()["client"] == victim
+    v6 = [
+        httpx.get(
+            base + "/secret",
+            headers={**bearer(f"y{i}"), "X-Forwarded-For": f"2001:db8:1:2::{i:x}"},
+        ).status_code
+        for i in range(1, 6)
+    ]
+    assert v6 == [401] * 3 + [429] * 2
+    r = httpx.get(
+        base + "/secret",
+        headers={**bearer("tok-w"), "X-Forwarded-For": "[2001:db8:1:3::1]:4711"},
+    )
+    assert r.json()["client"] == "2001:db8:1:3::/64"
 
 
 def test_the_failure_count_is_shared_by_every_worker(project: Path) -> None:
@@ -301,3 +308,27 @@ def test_the_basic_auth_example_leaves_the_event_loop_free(example_server: str) 
     median = statistics.median(latencies)
     print(f"/healthz under 8 basic-auth senders: median {median * 1e3:.1f} ms")
     assert median < 0.1, latencies
+
+
+def test_anonymous_idempotency_keys_are_unique_and_replay_no_cookie(proxied: str) -> None:
+    """A public idempotent operation: a short key is refused; the same key and body from
+    another client runs afresh (the scope is the caller's address); the caller's own retry
+    is a replay without the first answer's `Set-Cookie`."""
+    url = proxied + "/signups"
+    victim = {"X-Forwarded-For": "198.51.100.7"}
+    for short in ("7", "aaaaaaaaaaaaaaaaaaaa"):
+        r = httpx.post(url, json={}, headers={**victim, "Idempotency-Key": short})
+        assert r.status_code == 400, r.text
+        assert r.json()["type"].endswith("/idempotency-key-invalid")
+    key = "4b7e6c1a-93d2-4f0e-b8a5-2c9d71e3f604"
+    first = httpx.post(url, json={}, headers={**victim, "Idempotency-Key": key})
+    assert first.status_code == 201 and "session=" in first.headers["set-cookie"]
+    other = httpx.post(
+        url, json={}, headers={"X-Forwarded-For": "203.0.113.9", "Idempotency-Key": key}
+    )
+    assert other.status_code == 201 and "idempotent-replayed" not in other.headers
+    assert other.json()["executions"] == first.json()["executions"] + 1
+    retry = httpx.post(url, json={}, headers={**victim, "Idempotency-Key": key})
+    assert retry.headers["idempotent-replayed"] == "true"
+    assert retry.content == first.content
+    assert "set-cookie" not in retry.headers
