@@ -323,7 +323,10 @@ def test_request_errors_take_the_declared_status(mock_base: str) -> None:
     assert too_big.status_code == 400
     assert httpx.get(f"{mock_base}/widgets", params={"offset": 2**31 - 1}, timeout=10).is_success
     bad_body = httpx.post(
-        f"{mock_base}/widgets", json={"id": 3}, headers={"Idempotency-Key": "widget-key-0002-abcdef"}, timeout=10
+        f"{mock_base}/widgets",
+        json={"id": 3},
+        headers={"Idempotency-Key": "widget-key-0002-abcdef"},
+        timeout=10,
     )
     assert bad_body.status_code == 422
 
