@@ -58,7 +58,8 @@ Every result below 500 that the operation itself produced — including 4xx rais
 client sees them) — is stored and replayed, as Stripe does and the draft allows: the handler
 ran and decided (a declined card, a 404 on a referenced resource, a failed precondition), it
 may have had side effects, and re-running it on a retry could act twice or answer differently.
-The exceptions are the statuses that *mean* "try again": 408, 409, 425 and 429 — they are
+The exceptions are the statuses that *mean* "try again": 408, 409, 425, 428 (send it again
+with `If-Match`) and 429 — they are
 released like 5xx, so the client's retry (same key) gets a fresh attempt instead of a replay
 of "try again" for 24 h.
 
@@ -122,7 +123,7 @@ PUBLIC_SCOPE = "public"
 MIN_ANONYMOUS_KEY_LENGTH = 16
 MIN_ANONYMOUS_KEY_DISTINCT = 8
 # results < 500 that are not stored: they tell the client to retry later
-NOT_STORED_STATUSES = frozenset({408, 409, 425, 429})
+NOT_STORED_STATUSES = frozenset({408, 409, 425, 428, 429})
 REPLAYED_HEADER = (b"idempotent-replayed", b"true")
 
 Handler = Callable[[Request], Coroutine[Any, Any, Response]]
