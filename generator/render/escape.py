@@ -106,5 +106,18 @@ def one_line(value: Any, *, limit: int = 0) -> str:
 
 
 def toml_string(value: Any) -> str:
-    """A TOML basic string (JSON's escapes are TOML's, with ASCII-only output)."""
-    return json.dumps(_clean(str(value)), ensure_ascii=True)
+    """A TOML basic string, ASCII only: JSON's escapes are TOML's up to U+FFFF, but a
+    character beyond it is one `\\UXXXXXXXX` escape in TOML (JSON's surrogate pair is
+    invalid there), and a lone surrogate, which no TOML string may hold, becomes U+FFFD."""
+    text = _SURROGATE.sub("\ufffd", _clean(str(value)))
+    quoted = json.dumps(text, ensure_ascii=False)
+    return _NON_ASCII.sub(_toml_escape, quoted)
+
+
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
+
+def _toml_escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"

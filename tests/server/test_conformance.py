@@ -299,7 +299,7 @@ def test_mock_replaces_an_example_its_schema_refuses(mock_base: str) -> None:
 
 def test_mock_keeps_idempotency(mock_base: str) -> None:
     body = {"id": "w_0001", "name": "new one"}
-    headers = {"Idempotency-Key": "k-1"}
+    headers = {"Idempotency-Key": "widget-key-0001-abcdef"}
     first = httpx.post(f"{mock_base}/widgets", json=body, headers=headers, timeout=10)
     second = httpx.post(f"{mock_base}/widgets", json=body, headers=headers, timeout=10)
     assert first.status_code == second.status_code == 201
@@ -323,7 +323,10 @@ def test_request_errors_take_the_declared_status(mock_base: str) -> None:
     assert too_big.status_code == 400
     assert httpx.get(f"{mock_base}/widgets", params={"offset": 2**31 - 1}, timeout=10).is_success
     bad_body = httpx.post(
-        f"{mock_base}/widgets", json={"id": 3}, headers={"Idempotency-Key": "k-2"}, timeout=10
+        f"{mock_base}/widgets",
+        json={"id": 3},
+        headers={"Idempotency-Key": "widget-key-0002-abcdef"},
+        timeout=10,
     )
     assert bad_body.status_code == 422
 
@@ -331,14 +334,14 @@ def test_request_errors_take_the_declared_status(mock_base: str) -> None:
 def test_a_json_body_under_a_text_json_media_type_is_read_as_json(mock_base: str) -> None:
     """`text/json` (declared beside application/json, as .NET specs do) is JSON too: FastAPI
     alone reads only `application/` bodies as JSON and refused every such request."""
-    sent = {"Content-Type": "text/json", "Idempotency-Key": "k-text-json"}
+    sent = {"Content-Type": "text/json", "Idempotency-Key": "widget-key-text-json-1"}
     body = json.dumps({"id": "w_0002", "name": "as text/json"})
     good = httpx.post(f"{mock_base}/widgets", content=body, headers=sent, timeout=10)
     assert good.status_code == 201, good.text
     bad = httpx.post(
         f"{mock_base}/widgets",
         content=json.dumps({"id": "w_0003", "name": 3}),
-        headers={**sent, "Idempotency-Key": "k-text-json-2"},
+        headers={**sent, "Idempotency-Key": "widget-key-text-json-2"},
         timeout=10,
     )
     assert bad.status_code == 422

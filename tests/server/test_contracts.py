@@ -169,6 +169,13 @@ def test_etag_304_412_428(acme_url: str) -> None:
     change = {"name": "Alice B. Martin"}
     r = authed.patch(url, json=change, headers=key())
     problem(r, 428, "precondition-required")
+    # an empty or malformed If-Match gets the operation's own vocabulary (it declares 428,
+    # not 400), and only once the body is known to be valid (RFC 9110 §13.2.1)
+    for odd in ("", "v1", '"v1", garbage'):
+        r = authed.patch(url, json=change, headers={**key(), "If-Match": odd})
+        problem(r, 428, "precondition-required")
+    r = authed.patch(url, json={"name": ""}, headers={**key(), "If-Match": ""})
+    problem(r, 422, "validation-error")
     r = authed.patch(url, json=change, headers={**key(), "If-Match": '"v7"'})
     problem(r, 412, "precondition-failed")
     r = authed.patch(url, json=change, headers={**key(), "If-Match": '"v1"'})

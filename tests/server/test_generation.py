@@ -161,3 +161,54 @@ def test_hostile_spec_text_stays_inert(tmp_path: Path) -> None:
     # no verifier yet for the hostile scheme: the server fails closed, naming it verbatim
     assert proc.stdout.strip() == "501 https://apiforge.dev/problems/authentication-not-implemented"
     assert not list(tmp_path.rglob("CANARY"))
+
+
+EMOJI_SPEC = """
+openapi: 3.1.0
+info: {title: "Coffre 🔐 金庫 Café", version: "1.0.0"}
+security: [{bearerAuth: []}]
+components:
+  securitySchemes:
+    bearerAuth: {type: http, scheme: bearer}
+paths:
+  /things:
+    get:
+      operationId: listThings
+      responses:
+        '200': {description: ok, content: {application/json: {schema: {type: object}}}}
+        '401': {description: who are you}
+"""
+
+
+def test_a_title_in_any_script_makes_valid_toml_and_challenges(tmp_path: Path) -> None:
+    import tomllib
+
+    spec = tmp_path / "emoji.yaml"
+    spec.write_text(EMOJI_SPEC, encoding="utf-8")
+    out = tmp_path / "srv"
+    generate(spec, out, "emoji_srv")
+    project = tomllib.loads((out / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert project["description"] == "FastAPI server for Coffre 🔐 金庫 Café"
+    (out / "emoji_srv" / "verifier.py").write_text(
+        "from .auth import VerifierBase\n\n\n"
+        "class Verifier(VerifierBase):\n"
+        "    async def bearer_auth(self, token, *, scopes, ctx):\n"
+        "        return None\n"
+    )
+    code = (
+        "from fastapi.testclient import TestClient\n"
+        "from emoji_srv.main import app\n"
+        "with TestClient(app) as c:\n"
+        "    r = c.get('/things')\n"
+        "    print(r.status_code, r.headers['www-authenticate'])\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(out), "APIFORGE_STORE_URL": "memory://"}
+    proc = subprocess.run(
+        [sys.executable, "-W", "ignore", "-c", code],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == '401 Bearer realm="Coffre Cafe"'

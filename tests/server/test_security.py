@@ -272,6 +272,14 @@ MATRIX: list[tuple[str, str, str, dict[str, Any], int, str | None]] = [
         "POST",
         "/v1/transfers",
         {"headers": {"X-Vault-Key": "key-bob", **basic("carol", "pa:ss")}},
+        401,
+        None,
+    ),  # two accounts' credentials: neither vouches for the other
+    (
+        "createTransfer",
+        "POST",
+        "/v1/transfers",
+        {"headers": {"X-Vault-Key": "key-bob", **basic("bob", "hunter2")}},
         201,
         "bob",
     ),
@@ -440,7 +448,7 @@ def test_the_generated_client_sends_what_the_generated_server_requires(
             base_url=vault,
             bearer_auth="tok-alice",
             api_key_header="key-bob",
-            basic_auth=("carol", "pa:ss"),
+            basic_auth=("bob", "hunter2"),
             cookie_key="key-bob",
             query_key="key-bob",
             oauth="oauth-write",
@@ -461,3 +469,32 @@ def test_the_generated_client_sends_what_the_generated_server_requires(
                 oauth_only.secrets.list_secrets()
     finally:
         sys.path.remove(str(out))
+
+
+def test_the_readme_quickstart_logs_no_query_key(
+    vault_project: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The server as its README starts it, at uvicorn's info level: an API key sent in the
+    query string appears in no log line (uvicorn's own access line would carry it)."""
+    from tests.server.conftest import base_env
+    from tests.support import uvicorn_server
+
+    readme = (vault_project / "README.md").read_text()
+    command = next(line for line in readme.splitlines() if line.startswith("uvicorn "))
+    args = command.split()[2:]
+    del args[args.index("--port") : args.index("--port") + 2]
+    state = tmp_path_factory.mktemp("vault_readme")
+    log = state / "server.log"
+    with uvicorn_server(
+        f"{PACKAGE}.main:app",
+        cwd=state,
+        env=base_env(state),
+        pythonpath=[vault_project],
+        extra_args=[*args, "--log-level", "info"],
+        output=log,
+    ) as (base, _proc):
+        r = call(base, "GET", "/v1/exports", params={"api_key": "key-bob"})
+        assert r.status_code == 200, r.text
+    text = log.read_text()
+    assert "/v1/exports" in text  # the server's own access line
+    assert "key-bob" not in text

@@ -506,6 +506,16 @@ class Credentials:
         """The names of the schemes this client has credentials for."""
         return tuple(self._held)
 
+    def header_names(self) -> frozenset[str]:
+        """Every request header that may carry a credential (lower case): the standard ones
+        and each API key header of the spec, for stripping on a redirect to another origin."""
+        keys = {
+            s.parameter.lower()
+            for s in self._schemes.values()
+            if s.kind == "apiKey" and s.location == "header"
+        }
+        return frozenset({"authorization", "proxy-authorization", "cookie", *keys})
+
     def _holds(self, name: str) -> bool:
         scheme = self._schemes.get(name)
         return scheme is not None and (scheme.kind == "external" or name in self._held)

@@ -50,7 +50,9 @@ What one `request()` does:
    origin of `base_url` (an absolute URL elsewhere, such as a job Location on another host,
    gets none and needs none). Credentials are applied to each attempt; after a 401, an OAuth2
    client-credentials token is fetched anew and the call tried once more. The caller's own
-   headers (`extra_headers`) win over a credential header of the same name.
+   headers (`extra_headers`) win over a credential header of the same name. When the httpx
+   client follows redirects (`http_client=httpx.Client(follow_redirects=True)`), a hop to
+   another origin carries no credential header (`Authorization`, `Cookie`, API key headers).
 
 With `wait_on_rate_limit=True`, a call made after a response that said `remaining == 0`
 first sleeps until that window's reset.
@@ -452,6 +454,23 @@ class _BaseClient:
             errors=options.errors,
         )
 
+    def _next_hop(
+        self, client: httpx.Client | httpx.AsyncClient, response: httpx.Response, hops: int
+    ) -> httpx.Request | None:
+        """The redirect to follow after `response`, if the httpx client follows redirects:
+        httpx itself would keep API key headers on the way to another origin (it drops only
+        `Authorization`), so redirects are followed here, one hop at a time, and a hop to
+        another origin (scheme, host or port) carries no credential header at all."""
+        follow = response.next_request
+        if follow is None or not client.follow_redirects:
+            return None
+        if hops >= client.max_redirects:
+            raise httpx.TooManyRedirects("Exceeded maximum allowed redirects.", request=follow)
+        if _origin(follow.url) != _origin(response.request.url):
+            for name in self._auth.header_names():
+                follow.headers.pop(name, None)
+        return follow
+
     def _build_request(
         self,
         client: httpx.Client | httpx.AsyncClient,
@@ -647,7 +666,12 @@ class SyncAPIClient(_BaseClient):
             error: APIStatusError | APIConnectionError
             started = time.monotonic()
             try:
-                response = self._client.send(request, stream=stream)
+                response = self._client.send(request, stream=stream, follow_redirects=False)
+                hops = 0
+                while (follow := self._next_hop(self._client, response, hops)) is not None:
+                    response.close()
+                    response = self._client.send(follow, stream=stream, follow_redirects=False)
+                    hops += 1
                 if stream and not 200 <= response.status_code < 300:
                     response.read()  # an error's body: its problem details, then it closes
             except httpx.TransportError as exc:
@@ -746,7 +770,14 @@ class AsyncAPIClient(_BaseClient):
             error: APIStatusError | APIConnectionError
             started = time.monotonic()
             try:
-                response = await self._client.send(request, stream=stream)
+                response = await self._client.send(request, stream=stream, follow_redirects=False)
+                hops = 0
+                while (follow := self._next_hop(self._client, response, hops)) is not None:
+                    await response.aclose()
+                    response = await self._client.send(
+                        follow, stream=stream, follow_redirects=False
+                    )
+                    hops += 1
                 if stream and not 200 <= response.status_code < 300:
                     await response.aread()  # an error's body: its problem details
             except httpx.TransportError as exc:

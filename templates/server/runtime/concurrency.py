@@ -26,6 +26,10 @@ Integration surface (what a generated router calls):
 - `evaluate_preconditions(request, current_etag, require_if_match=False)` — the whole RFC 9110
   §13.2.2 evaluation in one call: returns a 304 response for GET/HEAD, raises 412/428, or
   returns None to proceed.
+- `read_if_match(request, required=)` — the header as the generated routers read it, after
+  the body was validated (RFC 9110 §13.2.1: preconditions come after the request is known to
+  be well formed): missing or empty → 428 when required; malformed → 428 when required,
+  else 412 — the statuses an operation with `If-Match` declares, never a 400.
 - `precondition_failed(detail)` / `precondition_required(detail)` — the problems themselves.
 """
 
@@ -179,6 +183,26 @@ def require_if_match(request: Request, *, required: bool = True) -> Condition | 
             raise precondition_required()
         return None
     return Condition.parse(header)
+
+
+def read_if_match(request: Request, *, required: bool) -> Condition | None:
+    """The request's `If-Match`, answered in the precondition vocabulary an operation with
+    `If-Match` declares (never a 400 it may not declare): missing or empty → 428 when
+    `required`, else None (no condition); not a list of entity tags → 428 when `required`
+    (send a usable one), else 412 (a condition no representation can satisfy)."""
+    header = request.headers.get("if-match")
+    if header is None or not header.strip(" \t"):
+        if required:
+            raise precondition_required()
+        return None
+    try:
+        tags = parse_etag_list(header)
+    except ValueError:
+        why = "The If-Match header is not `*` or a list of quoted entity tags"
+        if required:
+            raise precondition_required(f"{why}: send the ETag you last fetched.") from None
+        raise precondition_failed(f"{why}, so no version matches it.") from None
+    return Condition(True) if tags is None else Condition(False, tuple(tags))
 
 
 def check_if_match(condition: Condition | None, current_etag: str | None) -> None:

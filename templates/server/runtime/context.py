@@ -24,8 +24,9 @@ Integration surface (used by the generated `main.py`, routers and job registry):
 - `respond(ctx, result, ...)` — the generated router's last step: status, headers, ETag, and
   for a conditional GET the 304 (`If-None-Match`).
 - `install_method_not_allowed(app, {path: methods})` — 405 with the full `Allow` list.
-- `IfMatchGuard(required)` — a request guard (runs before the body is read and before an
-  idempotency key is claimed): 428 when `If-Match` is required and missing, 400 when malformed.
+- `request_context(request, response, if_match=, if_match_required=)` — the endpoint's first
+  step: the context, with the `If-Match` read (`concurrency.read_if_match`: 428 when required
+  and missing, empty or malformed; 412 when malformed and optional).
 """
 
 from __future__ import annotations
@@ -46,11 +47,11 @@ from .concurrency import (
     check_if_match,
     etag_for_version,
     not_modified,
-    precondition_required,
+    read_if_match,
 )
-from .problems import ProblemDetail, RequestGuard
+from .problems import ProblemDetail
 from .repository import Repository, open_repository
-from .security import Principal, authentication_of, principal_of
+from .security import Principal, authentication_of, principal_of, principals_of
 
 if TYPE_CHECKING:
     from .delivery import WebhookDispatcher
@@ -163,6 +164,12 @@ class RequestContext:
         """Who called (None: a public operation called without credentials)."""
         return principal_of(self.request)
 
+    @property
+    def principals(self) -> Mapping[str, Principal]:
+        """Each credential's principal by scheme name, when the operation requires several
+        together (an AND): all have the principal's `id`, each with its own scopes and tier."""
+        return principals_of(self.request)
+
     def repository(self, namespace: str = "default") -> Repository:
         return self.services.repository(namespace)
 
@@ -195,13 +202,18 @@ class JobContext:
 
 
 def request_context(
-    request: Request, response: Response, *, if_match: bool = False
+    request: Request,
+    response: Response,
+    *,
+    if_match: bool = False,
+    if_match_required: bool = False,
 ) -> RequestContext:
+    """The handler's context, made first thing in the endpoint: once the request's body and
+    parameters are valid, so its `If-Match` answers (428, 412) come after their 422."""
     services = services_of(request)
     condition: Condition | None = None
     if if_match and services.patterns_enabled:
-        header = request.headers.get("if-match")
-        condition = None if header is None else Condition.parse(header)
+        condition = read_if_match(request, required=if_match_required)
     return RequestContext(request, response, services, condition)
 
 
@@ -294,24 +306,6 @@ def respond(
     for name, value in headers.items():
         ctx.response.headers[name] = value
     return reply.value
-
-
-class IfMatchGuard(RequestGuard):
-    """428 when `If-Match` is required and missing; 400 when it is malformed."""
-
-    def __init__(self, required: bool) -> None:
-        self.required = required
-
-    async def check(self, request: Request) -> None:
-        services = getattr(request.app.state, _STATE_SERVICES, None)
-        if isinstance(services, Services) and not services.patterns_enabled:
-            return
-        header = request.headers.get("if-match")
-        if header is None:
-            if self.required:
-                raise precondition_required()
-            return
-        Condition.parse(header)
 
 
 _METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE")

@@ -26,11 +26,17 @@ What a request gets
   `idempotency-key-missing`. Malformed, repeated, empty or longer than 255 characters → 400
   problem `idempotency-key-invalid`. The key may be sent as an sf-string (`"abc"`) or bare.
 - scope = (principal, key): the principal authentication verified (`security.Principal`,
-  by the SHA-256 of its id), so one tenant's keys never reach another's responses. An
-  operation the spec makes public has no principal to scope by: there the key alone is the
-  scope ("public"), and it is the key's randomness that keeps callers apart — the generated
-  client sends 128-bit random keys. Secured operations never get here without a principal
-  (authentication runs first).
+  by the SHA-256 of its id), so one tenant's keys never reach another's responses. Secured
+  operations never get here without a principal (authentication runs first).
+- a caller without a principal (an operation the spec makes public) has nothing that names
+  it but its key and its address, so both keep callers apart: the key must be a unique
+  random value (at least 16 characters, 8 of them distinct — a UUID passes, "7" is a 400
+  `idempotency-key-invalid`), and the scope is the client address (`client_address`: an
+  IPv4 address, an IPv6 /64), so a key that leaks or is guessed replays nothing to a caller
+  elsewhere. The price: an anonymous client whose address changes between its first try
+  and its retry runs the operation again (the generated client sends 128-bit random keys).
+- `Set-Cookie` is never stored nor replayed: the first response carries it, a replay does
+  not (a session is handed to one caller only).
 - fingerprint = sha256 of method, path + query, and the body bytes.
 - claim (atomic in the store) → the handler runs → its response is rendered to bytes once,
   stored, and those same bytes are sent. While the handler runs, a heartbeat extends the claim
@@ -52,7 +58,8 @@ Every result below 500 that the operation itself produced — including 4xx rais
 client sees them) — is stored and replayed, as Stripe does and the draft allows: the handler
 ran and decided (a declined card, a 404 on a referenced resource, a failed precondition), it
 may have had side effects, and re-running it on a retry could act twice or answer differently.
-The exceptions are the statuses that *mean* "try again": 408, 409, 425 and 429 — they are
+The exceptions are the statuses that *mean* "try again": 408, 409, 425, 428 (send it again
+with `If-Match`) and 429 — they are
 released like 5xx, so the client's retry (same key) gets a fresh attempt instead of a replay
 of "try again" for 24 h.
 
@@ -68,7 +75,7 @@ import functools
 import hashlib
 import logging
 from collections.abc import Callable, Coroutine, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from fastapi import FastAPI
@@ -81,6 +88,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Message, Scope
 
+from .client_address import client_ip
 from .idempotency_store import (
     DEFAULT_LOCK_TIMEOUT,
     DEFAULT_RESULT_TTL,
@@ -111,8 +119,11 @@ log = logging.getLogger("apiforge.idempotency")
 DEFAULT_HEADER = "Idempotency-Key"
 MAX_KEY_LENGTH = 255
 PUBLIC_SCOPE = "public"
+#: Keys of callers without a principal: how short and how uniform a key may be.
+MIN_ANONYMOUS_KEY_LENGTH = 16
+MIN_ANONYMOUS_KEY_DISTINCT = 8
 # results < 500 that are not stored: they tell the client to retry later
-NOT_STORED_STATUSES = frozenset({408, 409, 425, 429})
+NOT_STORED_STATUSES = frozenset({408, 409, 425, 428, 429})
 REPLAYED_HEADER = (b"idempotent-replayed", b"true")
 
 Handler = Callable[[Request], Coroutine[Any, Any, Response]]
@@ -189,13 +200,32 @@ def parse_idempotency_key(value: str) -> str:
     return key
 
 
+def check_anonymous_key(key: str) -> None:
+    """Raises ValueError unless `key` is fit to keep anonymous callers apart: at least
+    `MIN_ANONYMOUS_KEY_LENGTH` characters, `MIN_ANONYMOUS_KEY_DISTINCT` of them distinct
+    (a UUID or 128 random bits pass; "7", a counter or a timestamp do not)."""
+    if len(key) < MIN_ANONYMOUS_KEY_LENGTH or len(set(key)) < MIN_ANONYMOUS_KEY_DISTINCT:
+        raise ValueError(
+            "without credentials the key must be a unique random value of at least "
+            f"{MIN_ANONYMOUS_KEY_LENGTH} characters, e.g. a UUID"
+        )
+
+
 def principal_scope(request: Request) -> str:
-    """The scope of the request's keys: sha256 of the verified principal's id (hex), or
-    "public" when there is none (module doc)."""
+    """The scope of the request's keys: sha256 of the verified principal's id (hex), or,
+    without one, "public:" and the sha256 of the client address (module doc)."""
     principal = principal_of(request)
     if principal is None:
-        return PUBLIC_SCOPE
+        address = client_ip(request).encode("utf-8", "surrogateescape")
+        return f"{PUBLIC_SCOPE}:{hashlib.sha256(address).hexdigest()}"
     return hashlib.sha256(principal.id.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _without_cookies(stored: StoredResponse) -> StoredResponse:
+    """The response as it is stored and replayed: no `Set-Cookie` (a session handed to the
+    first caller is never handed to whoever sends the same key later)."""
+    kept = tuple((k, v) for k, v in stored.headers if k.lower() != b"set-cookie")
+    return stored if len(kept) == len(stored.headers) else replace(stored, headers=kept)
 
 
 def request_fingerprint(method: str, path: str, query: bytes, body: bytes) -> str:
@@ -390,6 +420,12 @@ async def enforce(request: Request, inner: Handler, header_name: str, required: 
         record("idempotency", "invalid_key")
         return await _problem(request, _key_invalid(header_name, str(exc)))
 
+    if principal_of(request) is None:
+        try:
+            check_anonymous_key(key)
+        except ValueError as exc:
+            record("idempotency", "invalid_key")
+            return await _problem(request, _key_invalid(header_name, str(exc)))
     body = await request.body()  # cached on the request: FastAPI's handler reads it from there
     scope_id = principal_scope(request)
     fingerprint = request_fingerprint(
@@ -426,7 +462,7 @@ async def enforce(request: Request, inner: Handler, header_name: str, required: 
         if stored.status < 500 and stored.status not in NOT_STORED_STATUSES:
             try:
                 completed = await config.store.complete(
-                    scope_id, key, stored, config.result_ttl, token=token
+                    scope_id, key, _without_cookies(stored), config.result_ttl, token=token
                 )
             except Exception:  # the operation ran: answer it even if the store is down
                 log.exception("idempotency store failed to keep the result of key %r", key)

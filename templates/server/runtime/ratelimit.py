@@ -76,9 +76,10 @@ from limits.aio.strategies import (
 from limits.storage import storage_from_string
 from starlette.requests import Request
 
+from .client_address import client_ip
 from .observability import record
 from .problems import ProblemDetail, RequestGuard, defer_response_headers
-from .security import client_ip, principal_of
+from .security import principal_of
 
 if TYPE_CHECKING:
     from .settings import Settings

@@ -4,11 +4,17 @@ The spec's `securitySchemes` become `AuthScheme`s (one per scheme: where its cre
 which verifier method checks it); each operation's `security` becomes an `AuthRequirement`
 guard, with OpenAPI's semantics:
 
-- the alternatives are an OR, the schemes inside one alternative an AND (every one must pass;
-  the principal is the one the alternative's first scheme returned);
+- the alternatives are an OR, the schemes inside one alternative an AND: every one must pass
+  and every one must name the same principal `id` (a key of one account with the password of
+  another is a 401); the principal is the one the alternative's first scheme returned, and
+  `principals_of` (`ctx.principals`) gives each scheme's;
 - a public operation (`security: []`, or an empty `{}` alternative) lets everyone in, but
   credentials that are present are still verified (`optional`), so handlers see who called:
-  a rejected credential is a 401 there too.
+  a rejected credential is a 401 there too, and a credential short of the alternative's
+  scopes leaves the caller anonymous;
+- a cookie credential (`apiKey` in a cookie) on an unsafe method is refused (403
+  `cross-site-request`) when the browser says another site's page sent it (`Sec-Fetch-Site`,
+  else `Origin`), unless that origin is allowed (`APIFORGE_CSRF_ALLOWED_ORIGINS`).
 
 The verifier is the user's: an object with one method per scheme (`bearer`: `token`;
 `basic`: `username`, `password`; `apiKey`: `key`; each also gets the `scopes` the alternative
@@ -25,8 +31,10 @@ Answers (RFC 9457 problems):
   The same answer whatever was wrong (unknown user or wrong password): nothing to guess from;
 - a verified principal without the required scopes → 403, `error="insufficient_scope"`, and
   the scopes in the challenge and in the problem's `scopes` member;
-- more than `failure_limit` rejected credentials from one client IP → 429 + `Retry-After`,
-  before any verifier runs (brute force);
+- more than `failure_limit` rejected credentials from one client address → 429 +
+  `Retry-After` for every credential from it, the right one included, before any verifier
+  runs (brute force; the address as `client_address` resolves it: proxies' headers believed
+  only from `APIFORGE_TRUSTED_PROXIES`, IPv6 by /64);
 - no verifier for what the operation needs → 501.
 
 The verified `Principal` is kept in `request.state.principal`: the rate limiter, the
@@ -36,7 +44,7 @@ Integration surface (the generated `auth.py`, `main.py` and routers):
 
 - `AuthScheme(name, kind, method, location=, parameter=, description=)`;
 - `install_authentication(app, schemes, verifier, *, realm, failure_limit, storage_url,
-  verifier_file)` — once in `create_app`;
+  verifier_file, allowed_origins)` — once in `create_app`;
 - `AuthRequirement(alternatives, optional=(), public=False)` — a `RequestGuard`, the first
   dependency of every operation that declares security;
 - `openapi_security(schemes)` — the `components.securitySchemes` for `/openapi.json`, made
@@ -53,6 +61,7 @@ import logging
 import math
 import textwrap
 import time
+import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -64,6 +73,7 @@ from limits.aio.strategies import MovingWindowRateLimiter
 from limits.storage import storage_from_string
 from starlette.requests import Request
 
+from .client_address import client_ip
 from .observability import record
 from .openapi_doc import with_room
 from .problems import ProblemDetail, RequestGuard
@@ -247,6 +257,8 @@ class Authentication:
     verifier_file: str
     implemented: frozenset[str]
     failures: AuthFailures | None
+    #: origins besides the server's own whose pages may send cookie credentials (CSRF)
+    allowed_origins: frozenset[str] = frozenset()
 
     async def verify(
         self,
@@ -268,12 +280,13 @@ class Authentication:
 
 
 class AuthFailures:
-    """Rejected credentials per client IP, in a moving window (brute-force protection).
+    """Rejected credentials per client address (`client_address.client_ip`), in a moving
+    window (brute-force protection).
 
-    The count is shared (the rate-limit storage: Redis with several workers), but a client
-    whose credentials this process has never rejected within the window is not looked up:
-    a clean caller costs no storage round trip. So with N workers a guesser gets at most
-    N - 1 attempts beyond the limit (one rejection per worker before each starts checking)."""
+    On a shared store (Redis: every worker and host) every request that carries a credential
+    asks the store first, so the limit holds across workers exactly: no worker lets a guess
+    through that another one already counted. On `memory://` the count is the process's
+    own, and a client this process has never rejected within the window is not looked up."""
 
     _MAX_SUSPECTS = 100_000  # clients remembered per process, oldest forgotten first
 
@@ -293,16 +306,18 @@ class AuthFailures:
             raise ValueError(f"auth failure storage {storage_url!r} has no async implementation")
         self.storage = storage
         self.strategy = MovingWindowRateLimiter(storage)
+        self.shared = not url.startswith("async+memory")
         self._suspects: dict[str, float] = {}  # client → until when this process checks it
 
     async def retry_after(self, client: str) -> int | None:
         """Seconds the client must wait before its credentials are checked again; None: go."""
-        until = self._suspects.get(client)
-        if until is None:
-            return None
-        if until < time.monotonic():
-            del self._suspects[client]
-            return None
+        if not self.shared:
+            until = self._suspects.get(client)
+            if until is None:
+                return None
+            if until < time.monotonic():
+                del self._suspects[client]
+                return None
         try:
             if await self.strategy.test(self.item, "auth-failures", client):
                 return None
@@ -313,9 +328,10 @@ class AuthFailures:
         return max(1, math.ceil(stats.reset_time - time.time()))
 
     async def record(self, client: str) -> None:
-        if len(self._suspects) >= self._MAX_SUSPECTS:
-            self._suspects.pop(next(iter(self._suspects)))
-        self._suspects[client] = time.monotonic() + self.item.get_expiry()
+        if not self.shared:
+            if len(self._suspects) >= self._MAX_SUSPECTS:
+                self._suspects.pop(next(iter(self._suspects)))
+            self._suspects[client] = time.monotonic() + self.item.get_expiry()
         try:
             await self.strategy.hit(self.item, "auth-failures", client)
         except Exception:
@@ -331,10 +347,13 @@ def install_authentication(
     failure_limit: str = "",
     storage_url: str = "memory://",
     verifier_file: str = "verifier.py",
+    allowed_origins: Iterable[str] = (),
 ) -> Authentication:
     """Make `verifier` check the credentials of `app`'s secured operations (module doc).
-    `failure_limit` (e.g. "10/minute") bounds rejected credentials per client IP; empty:
-    no bound. `verifier_file` is named in the 501 of schemes without a verifier."""
+    `failure_limit` (e.g. "10/minute") bounds rejected credentials per client address;
+    empty: no bound. `verifier_file` is named in the 501 of schemes without a verifier.
+    `allowed_origins` (`https://app.example.com`) may send cookie credentials besides the
+    server's own origin."""
     by_name = {s.name: s for s in schemes}
     implemented = implemented_schemes(verifier, schemes)
     missing = sorted(n for n, s in by_name.items() if n not in implemented)
@@ -346,7 +365,15 @@ def install_authentication(
             verifier_file,
         )
     failures = AuthFailures(failure_limit, storage_url) if failure_limit else None
-    auth = Authentication(by_name, verifier, realm, verifier_file, implemented, failures)
+    auth = Authentication(
+        by_name,
+        verifier,
+        header_text(realm) or "API",
+        verifier_file,
+        implemented,
+        failures,
+        frozenset(_origin(o) for o in allowed_origins if o.strip()),
+    )
     setattr(app.state, _STATE_AUTH, auth)
     return auth
 
@@ -357,9 +384,57 @@ def authentication_of(request: Request) -> Authentication | None:
     return auth if isinstance(auth, Authentication) else None
 
 
-def client_ip(request: Request) -> str:
-    client = request.scope.get("client")
-    return str(client[0]) if client else "unknown"
+def header_text(text: str) -> str:
+    """`text` as printable ASCII for a header value (accents dropped, other characters
+    left out): HTTP header values are Latin-1 at most, and a title in any script must
+    still make a valid `WWW-Authenticate` challenge."""
+    folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
+    return " ".join("".join(c for c in folded if c.isprintable()).split())
+
+
+_SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE"})
+
+
+def _origin(value: str) -> str:
+    return value.strip().lower().rstrip("/")
+
+
+def _host_of(origin: str) -> str:
+    """`host[:port]` of an origin or a Host header, without the scheme's default port."""
+    scheme, sep, rest = origin.partition("://")
+    host = rest if sep else scheme
+    for default in (":80", ":443"):
+        host = host.removesuffix(default)
+    return host
+
+
+def refuse_cross_site(request: Request, allowed_origins: frozenset[str]) -> None:
+    """403 for an unsafe request that a browser sent from another site's page, as its
+    `Sec-Fetch-Site` or else its `Origin` says; a cookie would vouch for it otherwise
+    (cross-site request forgery). Requests without either header are not a browser's
+    cross-site request (browsers send `Origin` with every cross-origin unsafe request)."""
+    if request.method in _SAFE_METHODS:
+        return
+    origin = _origin(request.headers.get("origin", ""))
+    site = request.headers.get("sec-fetch-site", "").strip().lower()
+    if origin and origin in allowed_origins:
+        return
+    if site:
+        cross = site not in ("same-origin", "none")
+    elif origin:
+        cross = origin == "null" or _host_of(origin) != _host_of(
+            request.headers.get("host", "").strip().lower()
+        )
+    else:
+        return
+    if cross:
+        raise ProblemDetail(
+            403,
+            "cross-site-request",
+            "Forbidden",
+            "A cookie credential cannot be used by another site's page for this request "
+            "(Origin / Sec-Fetch-Site). Allow that page's origin in APIFORGE_CSRF_ALLOWED_ORIGINS.",
+        )
 
 
 def principal_of(request: Request) -> Principal | None:
@@ -367,6 +442,14 @@ def principal_of(request: Request) -> Principal | None:
     state = request.scope.get("state") or {}
     principal = state.get("principal")
     return principal if isinstance(principal, Principal) else None
+
+
+def principals_of(request: Request) -> Mapping[str, Principal]:
+    """Every principal authentication verified for this request, by scheme name: one per
+    credential of the alternative that passed (all with the same `id`); empty: anonymous."""
+    state = request.scope.get("state") or {}
+    found = state.get("principals")
+    return dict(found) if isinstance(found, dict) else {}
 
 
 # --- the per-operation guard ---------------------------------------------------------------
@@ -377,10 +460,12 @@ class _Outcome:
     """What trying the alternatives found, to pick the answer when none passed."""
 
     principal: Principal | None = None
+    principals: dict[str, Principal] = field(default_factory=dict)
     rejected: list[AuthScheme] = field(default_factory=list)
     insufficient: list[tuple[AuthScheme, tuple[str, ...]]] = field(default_factory=list)
     unavailable: list[str] = field(default_factory=list)
     presented: bool = False
+    limit_checked: bool = False
 
 
 class AuthRequirement(RequestGuard):
@@ -405,11 +490,13 @@ class AuthRequirement(RequestGuard):
         tried = self.alternatives if not self.public else self.optional
         try:
             outcome = await self._try(auth, request, tried)
-        except ProblemDetail as locked:  # too many rejected credentials from this client
-            record("auth", "locked_out", log=f"client {client_ip(request)}")
-            raise locked
+        except ProblemDetail as refused:  # locked out (429) or a cross-site request (403)
+            what = "locked_out" if refused.status == 429 else "cross_site"
+            record("auth", what, log=f"client {client_ip(request)}")
+            raise refused
         if outcome.principal is not None:
             request.state.principal = outcome.principal
+            request.state.principals = outcome.principals
             record("auth", "authenticated")
             return
         if self.public:
@@ -439,66 +526,85 @@ class AuthRequirement(RequestGuard):
     ) -> _Outcome:
         outcome = _Outcome()
         cache: dict[str, Principal | None] = {}
-        checked_limit = False
         for alternative in alternatives:
-            first: Principal | None = None
-            passed = True
-            for name, scopes in alternative:
-                scheme = auth.schemes.get(name)
-                if scheme is None or name not in auth.implemented:
-                    outcome.unavailable.append(name)
-                    passed = False
-                    break
-                if name not in cache:
-                    try:
-                        credential = scheme.credential(request)
-                    except _Malformed:
-                        credential = ("",)  # present and unreadable: rejected below
-                        malformed = True
-                    else:
-                        malformed = False
-                    if credential is None:
-                        passed = False
-                        break
-                    outcome.presented = True
-                    if not checked_limit:
-                        await self._check_failure_limit(auth, request)
-                        checked_limit = True
-                    try:
-                        principal = (
-                            None
-                            if malformed
-                            else await auth.verify(scheme, credential, scopes, request)
-                        )
-                    except NotImplementedError:
-                        outcome.unavailable.append(name)
-                        passed = False
-                        break
-                    cache[name] = principal
-                    if principal is None:
-                        outcome.rejected.append(scheme)
-                        if auth.failures is not None:
-                            await auth.failures.record(client_ip(request))
-                principal = cache[name]
-                if principal is None:
-                    passed = False
-                    break
-                if not set(scopes) <= principal.scopes:
-                    outcome.insufficient.append((scheme, scopes))
-                    passed = False
-                    if self.public:
-                        outcome.principal = outcome.principal or principal
-                    break
-                first = first or principal
-            if passed and first is not None:
-                outcome.principal = first
-                return outcome
+            verified = await self._alternative(auth, request, alternative, cache, outcome)
+            if not verified:
+                continue
+            if len({p.id for p in verified.values()}) > 1:
+                # an AND of credentials that name different accounts: no one is vouched for
+                outcome.rejected.extend(auth.schemes[name] for name in verified)
+                await self._failed(auth, request)
+                continue
+            outcome.principal = next(iter(verified.values()))
+            outcome.principals = verified
+            return outcome
         return outcome
 
+    async def _alternative(
+        self,
+        auth: Authentication,
+        request: Request,
+        alternative: Alternative,
+        cache: dict[str, Principal | None],
+        outcome: _Outcome,
+    ) -> dict[str, Principal] | None:
+        """Every scheme of one AND-ed alternative, verified: scheme name → principal, or
+        None when one is missing, rejected, unavailable or short of scopes."""
+        verified: dict[str, Principal] = {}
+        for name, scopes in alternative:
+            scheme = auth.schemes.get(name)
+            if scheme is None or name not in auth.implemented:
+                outcome.unavailable.append(name)
+                return None
+            if name not in cache:
+                try:
+                    credential = scheme.credential(request)
+                except _Malformed:
+                    credential = ()  # present and unreadable: rejected below
+                if credential is None:
+                    return None
+                outcome.presented = True
+                await self._before_verifying(auth, request, scheme, outcome)
+                try:
+                    principal = (
+                        await auth.verify(scheme, credential, scopes, request)
+                        if credential
+                        else None
+                    )
+                except NotImplementedError:
+                    outcome.unavailable.append(name)
+                    return None
+                cache[name] = principal
+                if principal is None:
+                    outcome.rejected.append(scheme)
+                    await self._failed(auth, request)
+            principal = cache[name]
+            if principal is None:
+                return None
+            if not set(scopes) <= principal.scopes:
+                # short of scopes: a 403 where the operation is secured; anonymous on a
+                # public operation (the principal is not one this alternative vouches for)
+                outcome.insufficient.append((scheme, scopes))
+                return None
+            verified[name] = principal
+        return verified
+
     @staticmethod
-    async def _check_failure_limit(auth: Authentication, request: Request) -> None:
-        if auth.failures is None:
+    async def _failed(auth: Authentication, request: Request) -> None:
+        if auth.failures is not None:
+            await auth.failures.record(client_ip(request))
+
+    @staticmethod
+    async def _before_verifying(
+        auth: Authentication, request: Request, scheme: AuthScheme, outcome: _Outcome
+    ) -> None:
+        """Refuse before any verifier runs: a cookie credential on a cross-site unsafe
+        request (403), a client past its limit of rejected credentials (429)."""
+        if scheme.location == "cookie" and scheme.kind == "apiKey":
+            refuse_cross_site(request, auth.allowed_origins)
+        if outcome.limit_checked or auth.failures is None:
             return
+        outcome.limit_checked = True
         retry = await auth.failures.retry_after(client_ip(request))
         if retry is not None:
             raise ProblemDetail(

@@ -72,10 +72,18 @@ class Settings:
     rate_limit_lease: int = 32
     #: The realm of `WWW-Authenticate` challenges; empty: the API's title.
     auth_realm: str = ""
-    #: Rejected credentials a client IP may send per window before it gets 429 without its
-    #: credentials being checked (brute force), in `limits` syntax; empty: no bound. Counted
-    #: in `RATE_LIMIT_STORAGE_URL` (or `REDIS_URL`), so shared by every worker on Redis.
+    #: Rejected credentials a client address (an IPv6 /64) may send per window before it gets
+    #: 429 for every credential, the right one included (brute force), in `limits` syntax;
+    #: empty: no bound. Counted in `RATE_LIMIT_STORAGE_URL` (or `REDIS_URL`): per process on
+    #: `memory://`, shared by every worker on Redis.
     auth_failure_limit: str = "20/minute"
+    #: The proxies (load balancers) whose `X-Forwarded-For` is believed, comma-separated
+    #: addresses or networks (`10.0.0.5`, `10.0.0.0/8`); empty: no one's, the connection's
+    #: own address is the client. Run uvicorn with `--no-proxy-headers` so the server decides.
+    trusted_proxies: tuple[str, ...] = ()
+    #: Origins besides the server's own (`https://app.example.com`, comma-separated) whose
+    #: pages may send a cookie credential with an unsafe request; others get 403 (CSRF).
+    csrf_allowed_origins: tuple[str, ...] = ()
 
     #: The limit of an authenticated caller without a tier, in `limits` syntax: `100/minute`,
     #: `10/second`, `5000/hour`.
@@ -193,6 +201,12 @@ class Settings:
             found.append(f"APIFORGE_LOG_FORMAT: {self.log_format!r} is not 'text' or 'json'")
         if self.log_level.lower() not in ("debug", "info", "warning", "error", "critical"):
             found.append(f"APIFORGE_LOG_LEVEL: {self.log_level!r} is not a log level")
+        try:
+            from .client_address import trusted_networks
+
+            trusted_networks(self.trusted_proxies)
+        except ValueError as exc:
+            found.append(f"APIFORGE_TRUSTED_PROXIES: {exc}")
         if self.rate_limit_lease < 1:
             found.append(f"APIFORGE_RATE_LIMIT_LEASE: {self.rate_limit_lease} is not 1 or more")
         if not 0 <= self.metrics_port <= 65535:

@@ -29,7 +29,7 @@ from templates.client.runtime import (
 )
 from templates.client.runtime._auth import Need
 
-from .fakes import PROBLEM_HEADERS, FakeClock, Recorded, Reply, ScriptServer, problem
+from .fakes import PROBLEM_HEADERS, FakeClock, Recorded, Reply, ScriptServer, problem, serving
 
 SECRET = "s3cr3t-VALUE"
 SCHEMES = (
@@ -517,3 +517,43 @@ def test_a_job_is_polled_and_cancelled_with_the_credentials_that_started_it(
 
 def carried_auth(request: Recorded) -> str | None:
     return request.headers.get("authorization")
+
+
+def test_a_redirect_to_another_origin_carries_no_credential(server: ScriptServer) -> None:
+    """A caller's own `httpx.Client(follow_redirects=True)`: the redirect within the API keeps
+    the credentials; the one to another origin (another port of 127.0.0.1) gets none of them
+    — httpx alone would carry the API key header there. Sync and async clients alike."""
+    everything = Security(({"apiKey": (), "bearer": (), "cookie": ()},))
+    held = {"apiKey": SECRET, "bearer": "tok", "cookie": "c1"}
+    with serving(ScriptServer()) as other:
+        other.on("GET", "/landing", Reply(200, json={"where": "other"}))
+        server.on("GET", "/v1/moved", Reply(307, headers={"Location": "/v1/here"}))
+        server.on("GET", "/v1/here", Reply(307, headers={"Location": other.url + "/landing"}))
+        with (
+            httpx.Client(follow_redirects=True) as http,
+            SyncAPIClient(server.url, schemes=SCHEMES, credentials=held, http_client=http) as c,
+        ):
+            assert c.request(RequestOptions("GET", "/v1/moved", security=everything)).json() == {
+                "where": "other"
+            }
+
+        async def go() -> None:
+            async with (
+                httpx.AsyncClient(follow_redirects=True) as http,
+                AsyncAPIClient(
+                    server.url, schemes=SCHEMES, credentials=held, http_client=http
+                ) as c,
+            ):
+                await c.request(RequestOptions("GET", "/v1/moved", security=everything))
+
+        asyncio.run(go())
+    here = server.received("GET", "/v1/here")
+    assert len(here) == 2
+    for request in here:  # within the API's origin: every credential
+        assert request.headers["x-key"] == SECRET
+        assert request.headers["authorization"] == "Bearer tok"
+    landed = other.received("GET", "/landing")
+    assert len(landed) == 2
+    for request in landed:
+        leaked = {"x-key", "authorization", "cookie"} & set(request.headers)
+        assert not leaked, request.headers

@@ -300,6 +300,7 @@ def test_first_call_then_byte_for_byte_replay(client: httpx.Client, server: Any)
 def test_replay_keeps_raw_bytes_duplicate_headers_and_runs_background_once(
     client: httpx.Client, server: Any
 ) -> None:
+    """Byte for byte but for `Set-Cookie`: a session goes to the first caller only."""
     counts: Counts = server[1]
     k = key()
     before, before_bg = counts["raw"], counts["raw.background"]
@@ -311,7 +312,9 @@ def test_replay_keeps_raw_bytes_duplicate_headers_and_runs_background_once(
         f"b={before + 1}",
     ]
     replay = client.post("/v1/raw", content=b"\x01\x02", headers={"Idempotency-Key": k})
-    assert_replay(first, replay)
+    assert replay.status_code == first.status_code and replay.content == first.content
+    kept = [(k, v) for k, v in route_headers(first) if k != b"set-cookie"]
+    assert route_headers(replay) == [*kept, (b"idempotent-replayed", b"true")]
     assert (b"x-latin", b"caf\xe9") in route_headers(replay)
     assert counts["raw"] == before + 1
     assert counts["raw.background"] == before_bg + 1
@@ -323,8 +326,9 @@ def test_quoted_and_bare_key_are_the_same_key(client: httpx.Client) -> None:
     assert first.status_code == 201
     assert_replay(first, client.post("/v1/payments", json=PAY, headers={"Idempotency-Key": k}))
     # sf-string escapes
-    k2 = 'a"b\\c'
-    first = client.post("/v1/payments", json=PAY, headers={"Idempotency-Key": '"a\\"b\\\\c"'})
+    k2 = 'a"b\\c-' + key()
+    quoted = '"a\\"b\\\\c-' + k2.removeprefix('a"b\\c-') + '"'
+    first = client.post("/v1/payments", json=PAY, headers={"Idempotency-Key": quoted})
     assert first.status_code == 201
     # the unescaped form is not a valid bare key ('"' and '\\' are not allowed bare)
     problem(
@@ -680,14 +684,19 @@ def test_principal_and_fingerprint(rt: Any) -> None:
 
     idem = rt.idempotency
 
-    def scope_of(principal: Any) -> str:
-        request = Request({"type": "http", "method": "POST", "path": "/", "headers": []})
+    def scope_of(principal: Any, client: str = "192.0.2.1") -> str:
+        request = Request(
+            {"type": "http", "method": "POST", "path": "/", "headers": [], "client": (client, 1)}
+        )
         if principal is not None:
             request.state.principal = principal
         return str(idem.principal_scope(request))
 
-    # no verified principal (a public operation): the key alone is the scope
-    assert scope_of(None) == "public"
+    # no verified principal (a public operation): the client address is the scope
+    assert scope_of(None).startswith("public:") and "192.0.2.1" not in scope_of(None)
+    assert scope_of(None) != scope_of(None, "192.0.2.2")
+    assert scope_of(None, "2001:db8::1") == scope_of(None, "2001:db8::2")  # one /64
+    assert scope_of(rt.security.Principal("x"), "192.0.2.2") == scope_of(rt.security.Principal("x"))
     alice = scope_of(rt.security.Principal("alice"))
     bob = scope_of(rt.security.Principal("bob"))
     assert len(alice) == 64 and alice != bob and "alice" not in alice
@@ -702,6 +711,9 @@ def test_principal_and_fingerprint(rt: Any) -> None:
         idem.request_fingerprint("POST", "/p", b"a=1{}", b""),
     ]
     assert len({fp, *others}) == 6
+
+
+LONG_KEY = "f1e2d3c4-b5a6-4789-8abc-def012345678"
 
 
 def test_fallback_problems_and_missing_install(rt: Any) -> None:
@@ -726,15 +738,15 @@ def test_fallback_problems_and_missing_install(rt: Any) -> None:
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
             with pytest.raises(RuntimeError, match="install_idempotency"):
-                await c.post("/op", headers={"Idempotency-Key": "k"})
+                await c.post("/op", headers={"Idempotency-Key": LONG_KEY})
             idem.install_idempotency(app, "memory://", lock_timeout=5)
             missing = await c.post("/op")
             assert missing.status_code == 400
             assert missing.headers["content-type"] == "application/problem+json"
             assert missing.json()["type"] == "https://apiforge.dev/problems/idempotency-key-missing"
             first, second = await asyncio.gather(
-                c.post("/op", headers={"Idempotency-Key": "k"}),
-                c.post("/op", headers={"Idempotency-Key": "k"}),
+                c.post("/op", headers={"Idempotency-Key": LONG_KEY}),
+                c.post("/op", headers={"Idempotency-Key": LONG_KEY}),
             )
             busy = second if second.status_code == 409 else first
             assert busy.status_code == 409 and busy.headers["retry-after"] == "1"
@@ -743,10 +755,10 @@ def test_fallback_problems_and_missing_install(rt: Any) -> None:
                 b'"title":"Request in progress","status":409,"detail":"The original request with '
                 b'this idempotency key is still being processed; retry later.","instance":"/op"}'
             )
-            conflict = await c.post("/op", headers={"Idempotency-Key": "k"}, content=b"x")
+            conflict = await c.post("/op", headers={"Idempotency-Key": LONG_KEY}, content=b"x")
             assert conflict.status_code == 422
             assert conflict.json()["type"] == "https://apiforge.dev/problems/idempotency-conflict"
-            replay = await c.post("/op", headers={"Idempotency-Key": "k"})
+            replay = await c.post("/op", headers={"Idempotency-Key": LONG_KEY})
             assert replay.headers["idempotent-replayed"] == "true" and replay.json() == {"ok": True}
         assert len(calls) == 1
 

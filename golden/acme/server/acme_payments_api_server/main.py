@@ -30,6 +30,7 @@ from .routers.jobs import router as jobs_router
 from .routers.payments import router as payments_router
 from .routers.refunds import router as refunds_router
 from .routers.reports import router as reports_router
+from .runtime.client_address import install_trusted_proxies
 from .runtime.context import Services, install_method_not_allowed, install_services
 from .runtime.delivery import WebhookDispatcher
 from .runtime.destinations import DestinationPolicy
@@ -207,7 +208,9 @@ def create_app(settings: Settings | None = None, *, handlers: Handlers | None = 
         failure_limit=settings.auth_failure_limit,
         storage_url=settings.rate_limit_url,
         verifier_file="acme_payments_api_server/verifier.py",
+        allowed_origins=settings.csrf_allowed_origins,
     )
+    install_trusted_proxies(app, settings.trusted_proxies)
     install_openapi_security(app, SCHEMES)
     install_rate_limiting(
         app,

@@ -22,6 +22,7 @@ from .events import Events
 from .handlers.orders import OrdersHandler
 from .interfaces import OrdersBase
 from .routers.orders import router as orders_router
+from .runtime.client_address import install_trusted_proxies
 from .runtime.context import Services, install_method_not_allowed, install_services
 from .runtime.delivery import WebhookDispatcher
 from .runtime.destinations import DestinationPolicy
@@ -156,7 +157,9 @@ def create_app(settings: Settings | None = None, *, handlers: Handlers | None = 
         failure_limit=settings.auth_failure_limit,
         storage_url=settings.rate_limit_url,
         verifier_file="shop_orders_api_open_api_3_0_server/verifier.py",
+        allowed_origins=settings.csrf_allowed_origins,
     )
+    install_trusted_proxies(app, settings.trusted_proxies)
     install_openapi_security(app, SCHEMES)
     install_rate_limiting(
         app,

@@ -5,8 +5,9 @@ security scheme (remove its `raise NotImplementedError`); until then the operati
 it answer 501 and no one gets in. Return a `Principal` for a valid credential — its `id` keys
 rate limits, idempotency keys and job ownership, its `tier` picks a rate limit
 (`APIFORGE_RATE_LIMIT_TIERS`), its `scopes` are checked against each operation's — or None to
-refuse (401). Give the same answer for an unknown user and a wrong password, and compare
-secrets with `hmac.compare_digest`, never `==`.
+refuse (401). Give the same answer, in the same time, for an unknown user and a wrong
+password; compare secrets with `hmac.compare_digest`, never `==`; run slow work (password
+hashes) in a thread (`asyncio.to_thread`), never on the event loop.
 
 Operations and the schemes they need:
 - POST /v1/orders: bearerAuth
@@ -16,6 +17,7 @@ Operations and the schemes they need:
 
 from __future__ import annotations
 
+import asyncio  # noqa: F401
 import hashlib  # noqa: F401
 import hmac  # noqa: F401
 

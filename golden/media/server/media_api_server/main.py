@@ -27,6 +27,7 @@ from .routers.completions import router as completions_router
 from .routers.events import router as events_router
 from .routers.files import router as files_router
 from .routers.reports import router as reports_router
+from .runtime.client_address import install_trusted_proxies
 from .runtime.context import Services, install_method_not_allowed, install_services
 from .runtime.error_view import load_error_views
 from .runtime.health import install_probes, serve_metrics_port, service_checks, store_checks
@@ -148,7 +149,9 @@ def create_app(settings: Settings | None = None, *, handlers: Handlers | None = 
         failure_limit=settings.auth_failure_limit,
         storage_url=settings.rate_limit_url,
         verifier_file="media_api_server/verifier.py",
+        allowed_origins=settings.csrf_allowed_origins,
     )
+    install_trusted_proxies(app, settings.trusted_proxies)
     install_openapi_security(app, SCHEMES)
     install_services(app, services, handlers)
     app.include_router(completions_router)

@@ -25,6 +25,7 @@ from .interfaces import MetaBase, SecretsBase, TransfersBase
 from .routers.meta import router as meta_router
 from .routers.secrets import router as secrets_router
 from .routers.transfers import router as transfers_router
+from .runtime.client_address import install_trusted_proxies
 from .runtime.context import Services, install_method_not_allowed, install_services
 from .runtime.health import install_probes, serve_metrics_port, service_checks, store_checks
 from .runtime.idempotency import install_idempotency
@@ -140,7 +141,9 @@ def create_app(settings: Settings | None = None, *, handlers: Handlers | None = 
         failure_limit=settings.auth_failure_limit,
         storage_url=settings.rate_limit_url,
         verifier_file="vault_api_server/verifier.py",
+        allowed_origins=settings.csrf_allowed_origins,
     )
+    install_trusted_proxies(app, settings.trusted_proxies)
     install_openapi_security(app, SCHEMES)
     services.idempotency = install_idempotency(
         app,

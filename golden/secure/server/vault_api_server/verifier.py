@@ -5,8 +5,9 @@ security scheme (remove its `raise NotImplementedError`); until then the operati
 it answer 501 and no one gets in. Return a `Principal` for a valid credential — its `id` keys
 rate limits, idempotency keys and job ownership, its `tier` picks a rate limit
 (`APIFORGE_RATE_LIMIT_TIERS`), its `scopes` are checked against each operation's — or None to
-refuse (401). Give the same answer for an unknown user and a wrong password, and compare
-secrets with `hmac.compare_digest`, never `==`.
+refuse (401). Give the same answer, in the same time, for an unknown user and a wrong
+password; compare secrets with `hmac.compare_digest`, never `==`; run slow work (password
+hashes) in a thread (`asyncio.to_thread`), never on the event loop.
 
 Operations and the schemes they need:
 - GET /v1/audit: oidc [audit]
@@ -21,6 +22,7 @@ Operations and the schemes they need:
 
 from __future__ import annotations
 
+import asyncio  # noqa: F401
 import hashlib  # noqa: F401
 import hmac  # noqa: F401
 
@@ -49,10 +51,16 @@ class Verifier(VerifierBase):
     ) -> Principal | None:
         """basicAuth: `Authorization: Basic <base64 of username:password>`.
 
-        For example, with a table of users and their password hashes (hashlib.scrypt):
+        For example, with a table of users and their scrypt hashes. An unknown user is
+        checked against a dummy hash (of a random password), so both refusals take the
+        same time and no one learns which users exist; the hash runs in a thread, as it
+        takes tens of milliseconds during which the event loop would serve no one:
 
-            user = USERS.get(username)
-            if user is None or not hmac.compare_digest(user.hash, scrypt(password, user.salt)):
+            user = USERS.get(username) or DUMMY_USER
+            digest = await asyncio.to_thread(
+                hashlib.scrypt, password.encode(), salt=user.salt, n=2**14, r=8, p=1
+            )
+            if not hmac.compare_digest(digest, user.hash) or user is DUMMY_USER:
                 return None
             return Principal(user.id, tier=user.plan)
         """

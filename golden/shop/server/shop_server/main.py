@@ -25,6 +25,7 @@ from .interfaces import AccountBase, CustomersBase, CustomersSourcesBase
 from .routers.account import router as account_router
 from .routers.customers import router as customers_router
 from .routers.customers_sources import router as customers_sources_router
+from .runtime.client_address import install_trusted_proxies
 from .runtime.context import Services, install_method_not_allowed, install_services
 from .runtime.health import install_probes, serve_metrics_port, service_checks, store_checks
 from .runtime.mock import mocking
@@ -139,7 +140,9 @@ def create_app(settings: Settings | None = None, *, handlers: Handlers | None = 
         failure_limit=settings.auth_failure_limit,
         storage_url=settings.rate_limit_url,
         verifier_file="shop_server/verifier.py",
+        allowed_origins=settings.csrf_allowed_origins,
     )
+    install_trusted_proxies(app, settings.trusted_proxies)
     install_openapi_security(app, SCHEMES)
     install_services(app, services, handlers)
     app.include_router(account_router)

@@ -21,6 +21,7 @@ from .auth import SCHEMES, VerifierBase
 from .handlers.pets import PetsHandler
 from .interfaces import PetsBase
 from .routers.pets import router as pets_router
+from .runtime.client_address import install_trusted_proxies
 from .runtime.context import Services, install_method_not_allowed, install_services
 from .runtime.health import install_probes, serve_metrics_port, service_checks, store_checks
 from .runtime.idempotency import install_idempotency
@@ -139,7 +140,9 @@ def create_app(settings: Settings | None = None, *, handlers: Handlers | None = 
         failure_limit=settings.auth_failure_limit,
         storage_url=settings.rate_limit_url,
         verifier_file="pet_clinic_api_swagger_2_0_server/verifier.py",
+        allowed_origins=settings.csrf_allowed_origins,
     )
+    install_trusted_proxies(app, settings.trusted_proxies)
     install_openapi_security(app, SCHEMES)
     install_rate_limiting(
         app,

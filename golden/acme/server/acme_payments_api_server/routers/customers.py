@@ -193,7 +193,7 @@ async def delete_customer_endpoint(
     ],
 ) -> Any:
     """DELETE /v1/customers/{customerId}: Delete a customer"""
-    _ctx = _context.request_context(_request, _response, if_match=True)
+    _ctx = _context.request_context(_request, _response, if_match=True, if_match_required=True)
     _result = await _handler(_request).delete_customer(_ctx, customer_id=customer_id)
     return _context.respond(
         _ctx,
@@ -218,7 +218,6 @@ router.add_api_route(
     dependencies=[
         Depends(_AUTH_delete_customer_endpoint),
         Depends(rate_limited("x-ratelimit")),
-        Depends(_context.IfMatchGuard(required=True)),
     ],
 )
 
@@ -235,7 +234,7 @@ async def update_customer_endpoint(
     _body: Annotated[models.CustomerUpdate, Body()],
 ) -> Any:
     """PATCH /v1/customers/{customerId}: Update a customer"""
-    _ctx = _context.request_context(_request, _response, if_match=True)
+    _ctx = _context.request_context(_request, _response, if_match=True, if_match_required=True)
     _result = await _handler(_request).update_customer(_ctx, customer_id=customer_id, body=_body)
     return _context.respond(
         _ctx,
@@ -263,7 +262,6 @@ router.add_api_route(
         Depends(rate_limited("x-ratelimit")),
         Depends(require_content_type("application/json")),
         Depends(refuse_nulls(_NULLS, "CustomerUpdate", body=False)),
-        Depends(_context.IfMatchGuard(required=True)),
     ],
     route_class_override=idempotent_route("Idempotency-Key", required=True, base=GuardedRoute),
 )

@@ -67,7 +67,7 @@ async def replace_document_endpoint(
     _body: Annotated[models.DocumentInput, Body()],
 ) -> Any:
     """PUT /documents/{documentId}: Replace a document"""
-    _ctx = _context.request_context(_request, _response, if_match=True)
+    _ctx = _context.request_context(_request, _response, if_match=True, if_match_required=True)
     _result = await _handler(_request).replace_document(_ctx, document_id=document_id, body=_body)
     return _context.respond(
         _ctx,
@@ -92,7 +92,6 @@ router.add_api_route(
     dependencies=[
         Depends(require_content_type("application/json")),
         Depends(refuse_nulls(_NULLS, "DocumentInput", body=False)),
-        Depends(_context.IfMatchGuard(required=True)),
     ],
 )
 
@@ -124,9 +123,7 @@ router.add_api_route(
     response_model=None,
     tags=["Documents"],
     summary="Delete a document",
-    dependencies=[
-        Depends(_context.IfMatchGuard(required=False)),
-    ],
+    dependencies=[],
 )
 
 

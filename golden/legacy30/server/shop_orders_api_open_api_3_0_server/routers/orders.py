@@ -126,7 +126,7 @@ async def update_order_endpoint(
     _body: Annotated[models.OrderUpdate, Body()],
 ) -> Any:
     """PATCH /v1/orders/{orderId}: Update an order"""
-    _ctx = _context.request_context(_request, _response, if_match=True)
+    _ctx = _context.request_context(_request, _response, if_match=True, if_match_required=True)
     _result = await _handler(_request).update_order(_ctx, order_id=order_id, body=_body)
     return _context.respond(
         _ctx,
@@ -154,6 +154,5 @@ router.add_api_route(
         Depends(rate_limited("x-ratelimit")),
         Depends(require_content_type("application/json")),
         Depends(refuse_nulls(_NULLS, "OrderUpdate", body=False)),
-        Depends(_context.IfMatchGuard(required=True)),
     ],
 )

@@ -164,7 +164,7 @@ async def update_pet_endpoint(
     _body: Annotated[models.NewPet, Body()],
 ) -> Any:
     """PUT /pets/{petId}: Replace a pet"""
-    _ctx = _context.request_context(_request, _response, if_match=True)
+    _ctx = _context.request_context(_request, _response, if_match=True, if_match_required=True)
     _result = await _handler(_request).update_pet(_ctx, pet_id=pet_id, body=_body)
     return _context.respond(
         _ctx,
@@ -190,7 +190,6 @@ router.add_api_route(
     dependencies=[
         Depends(_AUTH_update_pet_endpoint),
         Depends(require_content_type("application/json")),
-        Depends(_context.IfMatchGuard(required=True)),
     ],
 )
 

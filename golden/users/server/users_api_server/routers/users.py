@@ -167,7 +167,7 @@ async def delete_user_endpoint(
     user_id: Annotated[str, Path(description="Identifier of the user.")],
 ) -> Any:
     """DELETE /v1/users/{userId}: Delete a user"""
-    _ctx = _context.request_context(_request, _response, if_match=True)
+    _ctx = _context.request_context(_request, _response, if_match=True, if_match_required=True)
     _result = await _handler(_request).delete_user(_ctx, user_id=user_id)
     return _context.respond(
         _ctx,
@@ -191,7 +191,6 @@ router.add_api_route(
     openapi_extra={"security": [{"bearerAuth": []}]},
     dependencies=[
         Depends(_AUTH_delete_user_endpoint),
-        Depends(_context.IfMatchGuard(required=True)),
     ],
 )
 
@@ -206,7 +205,7 @@ async def update_user_endpoint(
     _body: Annotated[models.UserUpdate, Body()],
 ) -> Any:
     """PATCH /v1/users/{userId}: Update a user"""
-    _ctx = _context.request_context(_request, _response, if_match=True)
+    _ctx = _context.request_context(_request, _response, if_match=True, if_match_required=True)
     _result = await _handler(_request).update_user(_ctx, user_id=user_id, body=_body)
     return _context.respond(
         _ctx,
@@ -233,6 +232,5 @@ router.add_api_route(
         Depends(_AUTH_update_user_endpoint),
         Depends(require_content_type("application/json")),
         Depends(refuse_nulls(_NULLS, "UserUpdate", body=False)),
-        Depends(_context.IfMatchGuard(required=True)),
     ],
 )
