@@ -24,6 +24,9 @@ Integration surface (used by the generated `main.py`, routers and job registry):
 - `respond(ctx, result, ...)` — the generated router's last step: status, headers, ETag, and
   for a conditional GET the 304 (`If-None-Match`).
 - `install_method_not_allowed(app, {path: methods})` — 405 with the full `Allow` list.
+- `RequestContext.transaction()` / `JobContext.transaction()` — the transaction the handler
+  shares with the server (its rows, the key's stored response, its webhook events), and
+  `atomic_phase` / `external_call` / `derived_key`, its recovery points (`transaction.py`).
 - `IfMatchGuard(required)` — a request guard (runs before the body is read and before an
   idempotency key is claimed): 428 when `If-Match` is required and missing, 400 when malformed.
 """
@@ -32,7 +35,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Iterable, Mapping
+import secrets
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -51,6 +55,14 @@ from .concurrency import (
 from .problems import ProblemDetail, RequestGuard
 from .repository import Repository, open_repository
 from .security import Principal, authentication_of, principal_of
+from .transaction import (
+    RecoveryPoints,
+    SqlDatabase,
+    Transaction,
+    claim_of,
+    open_database,
+    request_transaction,
+)
 
 if TYPE_CHECKING:
     from .delivery import WebhookDispatcher
@@ -62,6 +74,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
+R = TypeVar("R")
 _STATE_SERVICES = "apiforge_services"
 _STATE_HANDLERS = "apiforge_handlers"
 
@@ -93,6 +106,13 @@ class Services:
         self.destinations: DestinationPolicy | None = None
         self.events: Any = None
         self._repositories: dict[str, Repository] = {}
+        self._database: SqlDatabase | None = None
+
+    def database(self) -> SqlDatabase:
+        """The store's database, where handlers' transactions run (`transaction.py`)."""
+        if self._database is None:
+            self._database = open_database(self.store_url)
+        return self._database
 
     def repository(self, namespace: str = "default") -> Repository:
         """The versioned repository for `namespace` (one table, keyed by namespace)."""
@@ -126,6 +146,9 @@ class Services:
         for repo in self._repositories.values():
             await repo.close()
         self._repositories.clear()
+        if self._database is not None:
+            await self._database.close()
+            self._database = None
 
 
 def install_services(app: Any, services: Services, handlers: Any) -> None:
@@ -177,6 +200,36 @@ class RequestContext:
     def not_found(self, detail: str = "No such resource.") -> ProblemDetail:
         return ProblemDetail(404, "not-found", "Not found", detail)
 
+    @contextlib.asynccontextmanager
+    async def transaction(self) -> AsyncIterator[Transaction]:
+        """The request's transaction: its writes, the idempotency key's stored response and
+        the events written with `events(ctx, tx)` commit together (`transaction.py`)."""
+        db = self.services.database()
+        async with request_transaction(db, self.services.outbox, self.request) as tx:
+            yield tx
+
+    def _recovery(self) -> RecoveryPoints:
+        state = self.request.state
+        fallback = getattr(state, "apiforge_phase_seed", None)
+        if fallback is None:
+            fallback = state.apiforge_phase_seed = secrets.token_hex(16)
+        return RecoveryPoints(self.services.database(), claim_of(self.request), fallback)
+
+    def derived_key(self, name: str) -> str:
+        """The idempotency key phase `name` sends to another system: derived from this
+        request's key, the same on every retry."""
+        return self._recovery().key_for(name)
+
+    async def external_call(self, name: str, call: Callable[[str], Awaitable[R]]) -> R:
+        """Run `call(derived_key)` once per idempotency key: a retry after it completed gets
+        its stored (JSON) result; one after a crash calls again with the same derived key."""
+        return await self._recovery().external(name, call)
+
+    async def atomic_phase(self, name: str, step: Callable[[Transaction], Awaitable[R]]) -> R:
+        """Run `step(tx)` in its own transaction, committed with its (JSON) result as a
+        recovery point: once per idempotency key, however often the request is retried."""
+        return await self._recovery().atomic(name, step)
+
 
 @dataclass
 class JobContext:
@@ -192,6 +245,14 @@ class JobContext:
 
     def repository(self, namespace: str = "default") -> Repository:
         return self.services.repository(namespace)
+
+    @contextlib.asynccontextmanager
+    async def transaction(self) -> AsyncIterator[Transaction]:
+        """A transaction on the store's database (committed when the block ends), in which
+        `events(ctx, tx)` writes webhook events."""
+        db = self.services.database()
+        async with request_transaction(db, self.services.outbox, None) as tx:
+            yield tx
 
 
 def request_context(

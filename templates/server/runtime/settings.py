@@ -44,8 +44,10 @@ _FALSE = {"0", "false", "no", "off", ""}
 
 @dataclass(frozen=True)
 class Settings:
-    #: Where resources (the versioned repository) live: `sqlite:///./data/app.db` (the embedded
-    #: default; one file, several workers on one host) or `memory://` (one process, tests).
+    #: Where resources (the versioned repository) and handlers' transactions live:
+    #: `sqlite:///./data/app.db` (the embedded default; one file, several workers on one
+    #: host), `postgresql://USER@HOST:PORT/DB` (several hosts; transactions, idempotency
+    #: records and webhooks, not the versioned repository) or `memory://` (one process, tests).
     store_url: str = "sqlite:///./data/app.db"
 
     #: The pattern layer (rate limits, idempotency keys, ETags and preconditions) on (`1`) or
@@ -169,7 +171,8 @@ class Settings:
                 except ValueError:
                     found.append(
                         f"{name}: {mask_url(value)!r} is not a store URL "
-                        "(memory://, sqlite:///FILE or redis://HOST:PORT/DB)"
+                        "(memory://, sqlite:///FILE, redis://HOST:PORT/DB or "
+                        "postgresql://USER@HOST:PORT/DB)"
                     )
             elif f.name.endswith("_path") and value and not str(value).startswith("/"):
                 found.append(f"{name}: {value!r} must start with '/'")
