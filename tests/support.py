@@ -13,7 +13,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import closing, contextmanager, suppress
 from pathlib import Path
 
 import httpx
@@ -160,6 +160,23 @@ def fresh_database(admin_url: str, name: str) -> str:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         conn.execute(f'CREATE DATABASE "{name}"')
     return admin_url.rsplit("/", 1)[0] + "/" + name
+
+
+def sql_query(url: str, sql: str, params: Sequence[object] = ()) -> list[tuple[object, ...]]:
+    """Run one statement on a store (`sqlite:///FILE` or `postgresql://…`, placeholders in
+    the driver's style) from outside the server; its rows."""
+    if url.startswith("sqlite:///"):
+        import sqlite3
+
+        with closing(sqlite3.connect(url.removeprefix("sqlite:///"), timeout=30)) as conn:
+            rows = list(conn.execute(sql, tuple(params)).fetchall())
+            conn.commit()
+            return rows
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as pg:
+        cur = pg.execute(sql, tuple(params))  # type: ignore[arg-type]
+        return list(cur.fetchall()) if cur.description else []
 
 
 @contextmanager

@@ -127,6 +127,9 @@ class Settings:
     #: One delivery attempt's deadline in seconds (connect, send and read together); a slower
     #: receiver's attempt fails and is retried on the schedule.
     webhook_attempt_timeout_seconds: float = 10.0
+    #: How long a sender holds a delivery it claimed before another may take it (the sender
+    #: died mid-attempt), in seconds; at least twice the attempt deadline plus 10 s.
+    webhook_lease_seconds: float = 60.0
     #: Deliveries in flight at once, per process (at most 4 to one destination), so one slow
     #: receiver cannot hold back the others.
     webhook_concurrency: int = 16

@@ -51,6 +51,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
@@ -167,24 +168,26 @@ def to_pyformat(sql: str) -> str:
 class SqliteTransaction(Transaction):
     dialect: Dialect = "sqlite"
 
-    def __init__(self, db: SqliteDatabase, conn: sqlite3.Connection, outbox: Outbox | None) -> None:
+    def __init__(self, db: SqliteDatabase, slot: _Slot, outbox: Outbox | None) -> None:
         super().__init__(outbox)
         self._db = db
-        self.connection = conn  # for what `execute` does not cover; use from a thread
+        self._slot = slot
+        self.connection = slot.conn  # for what `execute` does not cover (from `run`)
+
+    async def run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """`fn(connection)` on this transaction's own thread."""
+        return await self._slot.run(fn)
 
     async def execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        def run() -> list[tuple[Any, ...]]:
-            return list(self.connection.execute(sql, tuple(params)).fetchall())
-
-        return await asyncio.to_thread(run)
+        return await self.run(lambda conn: list(conn.execute(sql, tuple(params)).fetchall()))
 
     async def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
-        await asyncio.to_thread(self.connection.executemany, sql, [tuple(r) for r in rows])
+        await self.run(lambda conn: conn.executemany(sql, [tuple(r) for r in rows]))
 
     async def _enqueue(self, event: Mapping[str, Any], endpoints: Sequence[Endpoint | str]) -> None:
         from .webhooks import sqlite_enqueue_in
 
-        await asyncio.to_thread(sqlite_enqueue_in, self.connection, event, endpoints)
+        await self.run(lambda conn: sqlite_enqueue_in(conn, event, endpoints))
 
     async def own_claim(self, claim: KeyClaim) -> bool:
         # BEGIN IMMEDIATE holds the file's write lock: nobody can take the key over until
@@ -214,16 +217,17 @@ class SqliteTransaction(Transaction):
         return bool(rows)
 
     async def _finish(self, verb: str) -> None:
-        def run() -> None:
+        def finish(conn: sqlite3.Connection) -> None:
             try:
-                self.connection.execute(verb)
+                conn.execute(verb)
             except sqlite3.OperationalError:
                 if verb == "COMMIT":
                     raise
-            finally:
-                self._db.give_back(self.connection)
 
-        await asyncio.to_thread(run)
+        try:
+            await self.run(finish)
+        finally:
+            self._db.give_back(self._slot)
 
 
 class PostgresTransaction(Transaction):
@@ -293,47 +297,67 @@ class SqlDatabase(abc.ABC):
         pass
 
 
+@dataclass
+class _Slot:
+    """A connection and the one thread that uses it. A transaction's statements never queue
+    for the event loop's shared thread pool, whose threads may all be waiting for the write
+    lock this very transaction holds."""
+
+    conn: sqlite3.Connection
+    thread: ThreadPoolExecutor
+
+    async def run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self.thread, fn, self.conn)
+
+    def close(self) -> None:
+        self.thread.shutdown(wait=False)
+        self.conn.close()
+
+
 class SqliteDatabase(SqlDatabase):
-    """The store's SQLite file: a few connections per process, opened as needed."""
+    """The store's SQLite file: connections (each with its own thread) opened as needed and
+    kept for the next transaction of this process."""
 
     def __init__(self, path: str) -> None:
         self.url = f"sqlite:///{path}"
         self.path = path
-        self._idle: list[sqlite3.Connection] = []
+        self._idle: list[_Slot] = []
         self._lock = threading.Lock()
         self._pid = os.getpid()
         self._migrated = False
 
-    def _take(self) -> sqlite3.Connection:
+    def _take(self) -> _Slot | None:
         with self._lock:
             if self._pid != os.getpid():  # forked: the parent's connections are not ours
                 self._idle, self._pid = [], os.getpid()
-            if self._idle:
-                return self._idle.pop()
+            return self._idle.pop() if self._idle else None
+
+    def _open(self) -> sqlite3.Connection:
         conn = connect_sqlite(self.path)
         if not self._migrated:
             migrate_sqlite(conn)
             self._migrated = True
         return conn
 
-    def give_back(self, conn: sqlite3.Connection) -> None:
+    def give_back(self, slot: _Slot) -> None:
+        if slot.conn.in_transaction:  # a COMMIT that failed
+            slot.close()
+            return
         with self._lock:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            self._idle.append(conn)
+            self._idle.append(slot)
 
     async def begin(self, outbox: Outbox | None) -> Transaction:
-        def run() -> sqlite3.Connection:
-            conn = self._take()
-            try:
-                conn.execute("BEGIN IMMEDIATE")
-            except BaseException:
-                self.give_back(conn)
-                raise
-            return conn
-
-        conn = await asyncio.to_thread(run)
-        return SqliteTransaction(self, conn, outbox if self.holds(outbox) else None)
+        slot = self._take()
+        if slot is None:
+            thread = ThreadPoolExecutor(1, thread_name_prefix="apiforge-tx")
+            conn = await asyncio.get_running_loop().run_in_executor(thread, self._open)
+            slot = _Slot(conn, thread)
+        try:
+            await slot.run(lambda conn: conn.execute("BEGIN IMMEDIATE"))
+        except BaseException:
+            self.give_back(slot)
+            raise
+        return SqliteTransaction(self, slot, outbox if self.holds(outbox) else None)
 
     def holds(self, store: IdempotencyStore | Outbox | None) -> bool:
         from .webhooks import SqliteOutbox
@@ -345,8 +369,8 @@ class SqliteDatabase(SqlDatabase):
     async def close(self) -> None:
         with self._lock:
             idle, self._idle = self._idle, []
-        for conn in idle:
-            conn.close()
+        for slot in idle:
+            slot.close()
 
 
 class PostgresDatabase(SqlDatabase):

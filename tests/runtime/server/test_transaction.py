@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sqlite3
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -18,7 +17,7 @@ from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import JSONResponse
 
 from tests.runtime.server.conftest import RuntimeModules
-from tests.support import fresh_database
+from tests.support import fresh_database, sql_query
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -37,19 +36,15 @@ class Rows:
         self.url = url
 
     def query(self, sql: str) -> list[tuple[Any, ...]]:
-        if self.url.startswith("sqlite"):
-            with sqlite3.connect(self.url.removeprefix("sqlite:///")) as conn:
-                return list(conn.execute(sql).fetchall())
-        import psycopg
-
-        with psycopg.connect(self.url) as conn:
-            return list(conn.execute(sql).fetchall())
+        return sql_query(self.url, sql)
 
     def payments(self) -> list[tuple[Any, ...]]:
         return self.query("SELECT id, amount FROM payments ORDER BY id")
 
     def events(self) -> list[str]:
-        return [r[0] for r in self.query("SELECT type FROM apiforge_webhook_events ORDER BY type")]
+        return [
+            str(r[0]) for r in self.query("SELECT type FROM apiforge_webhook_events ORDER BY type")
+        ]
 
 
 def build_app(rt: RuntimeModules, url: str, behaviour: dict[str, Any]) -> Any:
