@@ -47,13 +47,16 @@ class Rows:
         ]
 
 
-def build_app(rt: RuntimeModules, url: str, behaviour: dict[str, Any]) -> Any:
+def build_app(
+    rt: RuntimeModules, url: str, behaviour: dict[str, Any], records: str | None = None
+) -> Any:
+    """The app on store `url`; its idempotency records there too, or at `records`."""
     ctxmod, idem, webhooks = rt.context, rt.idempotency, rt.webhooks
     services = ctxmod.Services(None, url)
     services.outbox = webhooks.open_outbox(url)
     app = FastAPI()
     rt.problems.install_problem_handlers(app, max_body_bytes=1 << 20)
-    services.idempotency = idem.install_idempotency(app, url, lock_timeout=5.0)
+    services.idempotency = idem.install_idempotency(app, records or url, lock_timeout=5.0)
     ctxmod.install_services(app, services, None)
     router = APIRouter(route_class=idem.idempotent_route("Idempotency-Key", required=True))
 
@@ -75,8 +78,10 @@ def build_app(rt: RuntimeModules, url: str, behaviour: dict[str, Any]) -> Any:
             await tx.execute(
                 "CREATE TABLE IF NOT EXISTS payments (id TEXT PRIMARY KEY, amount INTEGER)"
             )
+            runs = behaviour["runs"] = behaviour.get("runs", 0) + 1  # its nth run: "id#n"
+            row = body["id"] if runs == 1 else f"{body['id']}#{runs}"
             await tx.execute(
-                "INSERT INTO payments (id, amount) VALUES (?, ?)", (body["id"], body["amount"])
+                "INSERT INTO payments (id, amount) VALUES (?, ?)", (row, body["amount"])
             )
             event = webhooks.new_event("payment.created", {"id": body["id"]})
             await tx.enqueue(event, ["https://hooks.example/a"])
@@ -133,7 +138,7 @@ def test_a_failure_after_the_block_rolls_everything_back(make: Make, store_url: 
     # the retry runs the handler again and commits once; the external call is not repeated
     retry = post(make(behaviour), "k2", {"id": "p2", "amount": 7})
     assert retry.status_code == 201, retry.text
-    assert rows.payments() == [("p2", 7)]
+    assert rows.payments() == [("p2#2", 7)]  # the first run's row was rolled back
     assert rows.events() == ["payment.created"]
     assert len(behaviour["calls"]) == 1
 
@@ -202,3 +207,23 @@ def test_schema_version_table(rt: RuntimeModules, store_url: str, make: Make) ->
     post(make({}), "k7", {"id": "p7", "amount": 1})
     rows = Rows(store_url).query("SELECT component, version FROM apiforge_schema_version")
     assert rows == [("apiforge", 1)]
+
+
+def test_with_the_records_in_redis_only_the_rows_are_atomic(
+    rt: RuntimeModules, tmp_path: Path, redis_url: str
+) -> None:
+    """The documented limit: records in Redis, rows in SQLite. The block commits when it ends
+    and the answer is stored after it, so a failure between the two keeps the row and the
+    retry runs the handler again; the recovery point still saves the external call."""
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    key = "redis-" + uuid.uuid4().hex
+    behaviour: dict[str, Any] = {"fail_after_tx": 1}
+    assert (
+        post(build_app(rt, url, behaviour, redis_url), key, {"id": "r1", "amount": 3}).status_code
+        == 500
+    )
+    assert Rows(url).payments() == [("r1", 3)]  # committed although the request failed
+    retry = post(build_app(rt, url, behaviour, redis_url), key, {"id": "r1", "amount": 3})
+    assert retry.status_code == 201
+    assert Rows(url).payments() == [("r1", 3), ("r1#2", 3)]  # the handler ran twice
+    assert len(behaviour["calls"]) == 1  # the external call did not
