@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test check golden bench corpus client-corpus chaos serve redis-server clean
+.PHONY: demo test check golden bench corpus client-corpus chaos crash serve redis-server postgresql wrk clean
 
 $(STAMP): pyproject.toml hatch_build.py generator/spec/_ryml_data.c
 	$(PYTHON) -m venv $(VENV)
@@ -19,6 +19,21 @@ redis-server:
 	  (apt-get update -qq && apt-get install -y -qq redis-server >/dev/null) || \
 	  (sudo apt-get update -qq && sudo apt-get install -y -qq redis-server >/dev/null); }
 
+# Debian's PostgreSQL server binaries (initdb, pg_ctl): the test suite starts its own cluster
+# on a free port in a temporary folder (as root, it runs it as the `postgres` user).
+postgresql:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || { \
+	  echo "installing postgresql from Debian's packages"; \
+	  (apt-get update -qq && apt-get install -y -qq postgresql >/dev/null) || \
+	  (sudo apt-get update -qq && sudo apt-get install -y -qq postgresql >/dev/null); }
+
+# Debian's wrk, for bench/transaction_bench.py
+wrk:
+	@command -v wrk >/dev/null 2>&1 || { \
+	  echo "installing wrk from Debian's packages"; \
+	  (apt-get update -qq && apt-get install -y -qq wrk >/dev/null) || \
+	  (sudo apt-get update -qq && sudo apt-get install -y -qq wrk >/dev/null); }
+
 # generates specs/acme.yaml's server and client into .demo/, serves it on 127.0.0.1 for a
 # scripted client session, then stops it; `make serve` keeps the demo server running
 demo: $(STAMP)
@@ -27,7 +42,7 @@ demo: $(STAMP)
 serve: $(STAMP)
 	$(BIN)/python -m generator.demo serve
 
-test: check redis-server
+test: check redis-server postgresql
 	$(BIN)/pytest -q
 
 # the project's own code, and the runtimes copied into generated packages, at the same bar
@@ -63,6 +78,10 @@ client-corpus: $(STAMP)
 # the full-size chaos run (make test runs a bounded one) → figures for docs/reliability.md
 chaos: $(STAMP) redis-server
 	CHAOS_PAYMENTS=1000 CHAOS_THREADS=8 CHAOS_STORM_CLIENTS=8 CHAOS_STORM_INCREMENTS=50 CHAOS_RATE_WINDOWS=20 $(BIN)/pytest -q tests/chaos
+
+# the full-size crash run: workers SIGKILLed at seeded points (make test runs a bounded one)
+crash: $(STAMP) postgresql
+	CRASH_KEYS=60 $(BIN)/pytest -q tests/crash
 
 clean:
 	rm -rf $(VENV) build dist .demo

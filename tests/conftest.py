@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import redis_server
+from tests.support import postgres_server, redis_server
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "corpus"
@@ -15,4 +15,12 @@ CORPUS = ROOT.parent / "shared" / "corpus"
 def redis_url() -> Iterator[str]:
     """A real redis-server for the whole session (flush what you need in your own test)."""
     with redis_server() as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """A real PostgreSQL cluster for the whole session, on a free port (its `postgres`
+    database; tests make their own with `tests.support.fresh_database`)."""
+    with postgres_server() as url:
         yield url

@@ -1,16 +1,19 @@
-"""Real components for tests: a redis-server and uvicorn servers on 127.0.0.1."""
+"""Real components for tests: a redis-server, a PostgreSQL cluster and uvicorn servers on
+127.0.0.1."""
 
 from __future__ import annotations
 
 import os
+import pwd
 import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import closing, contextmanager, suppress
 from pathlib import Path
 
 import httpx
@@ -55,6 +58,125 @@ def redis_server() -> Iterator[str]:
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+POSTGRES_BIN_DIRS = (
+    "/usr/lib/postgresql/17/bin",
+    "/usr/lib/postgresql/16/bin",
+    "/usr/lib/postgresql/15/bin",
+)
+
+
+def postgres_bin(name: str) -> str:
+    """A PostgreSQL server binary: on PATH, else where Debian's packages put it."""
+    for folder in POSTGRES_BIN_DIRS:
+        candidate = Path(folder) / name
+        if candidate.exists():
+            return str(candidate)
+    found = shutil.which(name)
+    if found is None:
+        raise RuntimeError(f"{name} is not installed: run `make test`, which installs PostgreSQL")
+    return found
+
+
+def _unprivileged() -> dict[str, int]:
+    """PostgreSQL refuses to run as root: as root, run it as the `postgres` user Debian's
+    package creates (else `nobody`)."""
+    if os.geteuid() != 0:
+        return {}
+    for name in ("postgres", "nobody"):
+        try:
+            entry = pwd.getpwnam(name)
+        except KeyError:
+            continue
+        return {"user": entry.pw_uid, "group": entry.pw_gid}
+    raise RuntimeError("running as root without a `postgres` or `nobody` user to run PostgreSQL as")
+
+
+@contextmanager
+def postgres_server() -> Iterator[str]:
+    """A throwaway PostgreSQL cluster (initdb + pg_ctl in a temporary folder, fsync off) on a
+    free port of 127.0.0.1; yields the URL of its `postgres` database (trust auth)."""
+    as_user = _unprivileged()
+    folder = Path(tempfile.mkdtemp(prefix="apiforge-pg-"))
+    data = folder / "data"
+    if as_user:
+        os.chown(folder, as_user["user"], as_user["group"])
+    port = free_port()
+    run = {"stdout": subprocess.DEVNULL, "stderr": subprocess.PIPE, "cwd": str(folder), **as_user}
+    try:
+        subprocess.run(
+            [
+                postgres_bin("initdb"),
+                "-D",
+                str(data),
+                "-U",
+                "apiforge",
+                "--auth=trust",
+                "--no-sync",
+                "-E",
+                "UTF8",
+                "--locale=C",
+            ],
+            check=True,
+            **run,  # type: ignore[call-overload]
+        )
+        options = f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off"
+        options += " -c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
+        subprocess.run(
+            [
+                postgres_bin("pg_ctl"),
+                "-D",
+                str(data),
+                "-o",
+                options,
+                "-l",
+                str(folder / "log"),
+                "-w",
+                "-t",
+                "60",
+                "start",
+            ],
+            check=True,
+            **run,  # type: ignore[call-overload]
+        )
+        try:
+            yield f"postgresql://apiforge@127.0.0.1:{port}/postgres"
+        finally:
+            subprocess.run(
+                [postgres_bin("pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"],
+                check=False,
+                **run,  # type: ignore[call-overload]
+            )
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def fresh_database(admin_url: str, name: str) -> str:
+    """Create database `name` on the cluster of `admin_url` (dropping an older one); its URL."""
+    import psycopg
+
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return admin_url.rsplit("/", 1)[0] + "/" + name
+
+
+def sql_query(url: str, sql: str, params: Sequence[object] = ()) -> list[tuple[object, ...]]:
+    """Run one statement on a store (`sqlite:///FILE` or `postgresql://…`, placeholders in
+    the driver's style) from outside the server; its rows."""
+    if url.startswith("sqlite:///"):
+        import sqlite3
+
+        with closing(sqlite3.connect(url.removeprefix("sqlite:///"), timeout=30)) as conn:
+            rows = list(conn.execute(sql, tuple(params)).fetchall())
+            conn.commit()
+            return rows
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as pg:
+        cur = pg.execute(sql, tuple(params))  # type: ignore[arg-type]
+        return list(cur.fetchall()) if cur.description else []
 
 
 @contextmanager

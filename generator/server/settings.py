@@ -26,7 +26,8 @@ EXTRA_SETTINGS: tuple[tuple[str, str, str, str], ...] = (
         "idempotency_store_url",
         "str",
         '""',
-        "Idempotency records: `memory://`, `sqlite:///FILE` or `redis://…`; "
+        "Idempotency records: `memory://`, `sqlite:///FILE`, `redis://…` or "
+        "`postgresql://…`; "
         "empty: `REDIS_URL`, else `STORE_URL`.",
     ),
     (

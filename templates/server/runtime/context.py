@@ -27,13 +27,17 @@ Integration surface (used by the generated `main.py`, routers and job registry):
 - `request_context(request, response, if_match=, if_match_required=)` — the endpoint's first
   step: the context, with the `If-Match` read (`concurrency.read_if_match`: 428 when required
   and missing, empty or malformed; 412 when malformed and optional).
+- `RequestContext.transaction()` / `JobContext.transaction()` — the transaction the handler
+  shares with the server (its rows, the key's stored response, its webhook events), and
+  `atomic_phase` / `external_call` / `derived_key`, its recovery points (`transaction.py`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Iterable, Mapping
+import secrets
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -52,6 +56,14 @@ from .concurrency import (
 from .problems import ProblemDetail
 from .repository import Repository, open_repository
 from .security import Principal, authentication_of, principal_of, principals_of
+from .transaction import (
+    RecoveryPoints,
+    SqlDatabase,
+    Transaction,
+    claim_of,
+    open_database,
+    request_transaction,
+)
 
 if TYPE_CHECKING:
     from .delivery import WebhookDispatcher
@@ -63,6 +75,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
+R = TypeVar("R")
 _STATE_SERVICES = "apiforge_services"
 _STATE_HANDLERS = "apiforge_handlers"
 
@@ -94,6 +107,13 @@ class Services:
         self.destinations: DestinationPolicy | None = None
         self.events: Any = None
         self._repositories: dict[str, Repository] = {}
+        self._database: SqlDatabase | None = None
+
+    def database(self) -> SqlDatabase:
+        """The store's database, where handlers' transactions run (`transaction.py`)."""
+        if self._database is None:
+            self._database = open_database(self.store_url)
+        return self._database
 
     def repository(self, namespace: str = "default") -> Repository:
         """The versioned repository for `namespace` (one table, keyed by namespace)."""
@@ -127,6 +147,9 @@ class Services:
         for repo in self._repositories.values():
             await repo.close()
         self._repositories.clear()
+        if self._database is not None:
+            await self._database.close()
+            self._database = None
 
 
 def install_services(app: Any, services: Services, handlers: Any) -> None:
@@ -184,6 +207,36 @@ class RequestContext:
     def not_found(self, detail: str = "No such resource.") -> ProblemDetail:
         return ProblemDetail(404, "not-found", "Not found", detail)
 
+    @contextlib.asynccontextmanager
+    async def transaction(self) -> AsyncIterator[Transaction]:
+        """The request's transaction: its writes, the idempotency key's stored response and
+        the events written with `events(ctx, tx)` commit together (`transaction.py`)."""
+        db = self.services.database()
+        async with request_transaction(db, self.services.outbox, self.request) as tx:
+            yield tx
+
+    def _recovery(self) -> RecoveryPoints:
+        state = self.request.state
+        fallback = getattr(state, "apiforge_phase_seed", None)
+        if fallback is None:
+            fallback = state.apiforge_phase_seed = secrets.token_hex(16)
+        return RecoveryPoints(self.services.database(), claim_of(self.request), fallback)
+
+    def derived_key(self, name: str) -> str:
+        """The idempotency key phase `name` sends to another system: derived from this
+        request's key, the same on every retry."""
+        return self._recovery().key_for(name)
+
+    async def external_call(self, name: str, call: Callable[[str], Awaitable[R]]) -> R:
+        """Run `call(derived_key)` once per idempotency key: a retry after it completed gets
+        its stored (JSON) result; one after a crash calls again with the same derived key."""
+        return await self._recovery().external(name, call)
+
+    async def atomic_phase(self, name: str, step: Callable[[Transaction], Awaitable[R]]) -> R:
+        """Run `step(tx)` in its own transaction, committed with its (JSON) result as a
+        recovery point: once per idempotency key, however often the request is retried."""
+        return await self._recovery().atomic(name, step)
+
 
 @dataclass
 class JobContext:
@@ -199,6 +252,14 @@ class JobContext:
 
     def repository(self, namespace: str = "default") -> Repository:
         return self.services.repository(namespace)
+
+    @contextlib.asynccontextmanager
+    async def transaction(self) -> AsyncIterator[Transaction]:
+        """A transaction on the store's database (committed when the block ends), in which
+        `events(ctx, tx)` writes webhook events."""
+        db = self.services.database()
+        async with request_transaction(db, self.services.outbox, None) as tx:
+            yield tx
 
 
 def request_context(

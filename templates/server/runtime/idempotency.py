@@ -47,7 +47,11 @@ What a request gets
 - same key, other fingerprint → 422 problem `idempotency-conflict` (whatever the state).
 - same key while the first is in flight → 409 problem `idempotency-in-progress`, `Retry-After: 1`.
 - the handler raises an unhandled exception or answers 5xx → the claim is released (nothing
-  stored), so a retry runs cleanly.
+  stored), so a retry runs cleanly — cleanly for what the handler wrote in
+  `ctx.transaction()`, which rolls back with it; writes made elsewhere stay.
+- a handler's `ctx.transaction()` on the database the records live in commits with the
+  stored response, in one transaction (`transaction.py`): a worker that dies before that
+  commit leaves nothing behind, one that dies after it leaves the answer to replay.
 - the request fails validation before the handler runs (FastAPI's `RequestValidationError`,
   422) → the claim is released: nothing stored.
 
@@ -101,6 +105,7 @@ from .idempotency_store import (
 from .observability import record
 from .problems import PROBLEM_JSON, ProblemDetail
 from .security import principal_of
+from .transaction import KeyClaim, bind_claim, claim_lost, settle
 
 __all__ = [
     "DEFAULT_HEADER",
@@ -445,6 +450,10 @@ async def enforce(request: Request, inner: Handler, header_name: str, required: 
 
     token = outcome.token
     record("idempotency", "executed")
+    claim = KeyClaim(
+        config.store, scope_id, key, token, fingerprint, config.lock_timeout, config.result_ttl
+    )
+    bind_claim(request, claim)
     heartbeat = asyncio.create_task(_heartbeat(config, scope_id, key, token))
     completed = False
     try:
@@ -459,6 +468,12 @@ async def enforce(request: Request, inner: Handler, header_name: str, required: 
             response = handled
         stored, background = await _render(response, request.scope)
         await _stop(heartbeat)
+        if claim.held is not None:  # the handler's transaction commits with the answer
+            storable = stored.status < 500 and stored.status not in NOT_STORED_STATUSES
+            completed = await settle(claim, stored if storable else None)
+            if storable and not completed:  # taken over: this run's writes rolled back
+                return await _problem(request, claim_lost())
+            return StoredBytesResponse(stored, background=background)
         if stored.status < 500 and stored.status not in NOT_STORED_STATUSES:
             try:
                 completed = await config.store.complete(
@@ -474,6 +489,8 @@ async def enforce(request: Request, inner: Handler, header_name: str, required: 
         return StoredBytesResponse(stored, background=background)
     finally:
         await _stop(heartbeat)
+        if claim.held is not None:  # the handler raised: its transaction rolls back
+            await settle(claim, None)
         if not completed:
             try:
                 await config.store.release(scope_id, key, token=token)

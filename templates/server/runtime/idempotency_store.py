@@ -15,7 +15,9 @@ Implementations, chosen by `open_idempotency_store(url)`:
   worker processes on one host (the claim is one `BEGIN IMMEDIATE` transaction);
 - `redis://host:port/db` — `RedisIdempotencyStore`: every operation is one Lua script, so
   claim-or-read and the token compare-and-set run atomically on the server; expiry is Redis'
-  own `PEXPIRE`, so hosts' clocks never matter.
+  own `PEXPIRE`, so hosts' clocks never matter;
+- `postgresql://…` — `postgres.PostgresIdempotencyStore`, in the database the handlers' own
+  tables live in.
 """
 
 from __future__ import annotations
@@ -548,4 +550,8 @@ def open_idempotency_store(url: str, *, redis_prefix: str = "apiforge:idem:") ->
         return MemoryIdempotencyStore()
     if parsed.kind == "sqlite":
         return SQLiteIdempotencyStore(parsed.path)
+    if parsed.kind == "postgres":
+        from .postgres import PostgresIdempotencyStore
+
+        return PostgresIdempotencyStore(parsed.url)
     return RedisIdempotencyStore(parsed.url, prefix=redis_prefix)

@@ -994,6 +994,11 @@ def open_jobs(
         return JobService(MemoryJobStore(), registry, outbox=outbox, **options)
     if parsed.kind == "sqlite":
         return JobService(SqliteJobStore(parsed.path), registry, outbox=outbox, **options)
+    if parsed.kind == "postgres":
+        raise ValueError(
+            "jobs do not run on PostgreSQL yet: set APIFORGE_JOBS_STORE_URL to sqlite:///FILE "
+            "or redis://HOST:PORT/DB"
+        )
     return JobService(
         RedisJobStore(url), registry, outbox=outbox, arq_url=url, queue_name=queue_name, **options
     )

@@ -44,8 +44,10 @@ _FALSE = {"0", "false", "no", "off", ""}
 
 @dataclass(frozen=True)
 class Settings:
-    #: Where resources (the versioned repository) live: `sqlite:///./data/app.db` (the embedded
-    #: default; one file, several workers on one host) or `memory://` (one process, tests).
+    #: Where resources (the versioned repository) and handlers' transactions live:
+    #: `sqlite:///./data/app.db` (the embedded default; one file, several workers on one
+    #: host), `postgresql://USER@HOST:PORT/DB` (several hosts; transactions, idempotency
+    #: records and webhooks, not the versioned repository) or `memory://` (one process, tests).
     store_url: str = "sqlite:///./data/app.db"
 
     #: The pattern layer (rate limits, idempotency keys, ETags and preconditions) on (`1`) or
@@ -133,6 +135,9 @@ class Settings:
     #: One delivery attempt's deadline in seconds (connect, send and read together); a slower
     #: receiver's attempt fails and is retried on the schedule.
     webhook_attempt_timeout_seconds: float = 10.0
+    #: How long a sender holds a delivery it claimed before another may take it (the sender
+    #: died mid-attempt), in seconds; at least twice the attempt deadline plus 10 s.
+    webhook_lease_seconds: float = 60.0
     #: Deliveries in flight at once, per process (at most 4 to one destination), so one slow
     #: receiver cannot hold back the others.
     webhook_concurrency: int = 16
@@ -177,7 +182,8 @@ class Settings:
                 except ValueError:
                     found.append(
                         f"{name}: {mask_url(value)!r} is not a store URL "
-                        "(memory://, sqlite:///FILE or redis://HOST:PORT/DB)"
+                        "(memory://, sqlite:///FILE, redis://HOST:PORT/DB or "
+                        "postgresql://USER@HOST:PORT/DB)"
                     )
             elif f.name.endswith("_path") and value and not str(value).startswith("/"):
                 found.append(f"{name}: {value!r} must start with '/'")

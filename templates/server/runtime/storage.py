@@ -3,6 +3,8 @@
 - `memory://`                 — in this process only (tests)
 - `sqlite:///path/to/file.db` — the embedded default: one file, safe for several workers on one host
 - `redis://host:port/db`      — several processes or hosts
+- `postgresql://user@host:port/db` — several processes or hosts, with the handler's own
+  tables in the same transactions (`transaction.py`; needs the `postgres` extra)
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
 
-StoreKind = Literal["memory", "sqlite", "redis"]
+StoreKind = Literal["memory", "sqlite", "redis", "postgres"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +38,12 @@ def parse_store_url(url: str) -> StoreURL:
         return StoreURL("sqlite", url, path)
     if scheme in ("redis", "rediss", "unix"):
         return StoreURL("redis", url, "")
-    raise ValueError(f"store URL {url!r}: use memory://, sqlite:///FILE or redis://HOST:PORT/DB")
+    if scheme in ("postgresql", "postgres"):
+        return StoreURL("postgres", url, "")
+    raise ValueError(
+        f"store URL {url!r}: use memory://, sqlite:///FILE, redis://HOST:PORT/DB or "
+        "postgresql://USER@HOST:PORT/DB"
+    )
 
 
 def connect_sqlite(path: str) -> sqlite3.Connection:

@@ -15,7 +15,8 @@
 - The clock is injectable, so tests drive the schedule without waiting.
 - No secret is stored here: an endpoint names its signer by key, resolved at send time.
 
-Stores by URL (``storage.parse_store_url``): ``memory://``, ``sqlite:///file.db``, ``redis://…``.
+Stores by URL (``storage.parse_store_url``): ``memory://``, ``sqlite:///file.db``, ``redis://…``,
+``postgresql://…`` (``postgres.PostgresOutbox``: senders claim with ``FOR UPDATE SKIP LOCKED``).
 ``WebhookDispatcher`` (``delivery.py``) is importable from here too.
 """
 
@@ -939,12 +940,17 @@ class RedisOutbox(Outbox):
 
 
 def open_outbox(url: str, *, clock: Clock = time.time) -> Outbox:
-    """The outbox for a store URL: ``memory://``, ``sqlite:///file.db`` or ``redis://…``."""
+    """The outbox for a store URL: ``memory://``, ``sqlite:///file.db``, ``redis://…`` or
+    ``postgresql://…``."""
     parsed = parse_store_url(url)
     if parsed.kind == "memory":
         return MemoryOutbox(clock)
     if parsed.kind == "sqlite":
         return SqliteOutbox(parsed.path, clock)
+    if parsed.kind == "postgres":
+        from .postgres import PostgresOutbox
+
+        return PostgresOutbox(url, clock)
     return RedisOutbox(url, clock=clock)
 
 

@@ -8,7 +8,9 @@ and returns the event id. The dispatcher started in the app lifespan signs each 
 `APIFORGE_WEBHOOK_SECRETS` and retries failures 1 min, 5 min, 15 min, 1 h, 6 h and 24 h later.
 Pass `event_id=` to make an emit idempotent (the same id is stored once).
 
-In a handler: `await events(ctx).<event>(data)`.
+In a handler: `await events(ctx).<event>(data)`. Inside `async with ctx.transaction() as tx:`,
+`await events(ctx, tx).<event>(data)` writes the event in that transaction: it exists (and is
+sent) exactly when the handler's own writes commit.
 """
 
 from __future__ import annotations
@@ -18,15 +20,26 @@ from typing import Any, cast
 
 from . import models
 from .runtime.context import JobContext, RequestContext, Services, jsonable
+from .runtime.transaction import Transaction
 from .runtime.webhooks import Outbox, new_event
 
 
 class Events:
     """The typed event helpers (see the module docstring)."""
 
-    def __init__(self, outbox: Outbox | None, endpoints: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        outbox: Outbox | None,
+        endpoints: Sequence[str] = (),
+        transaction: Transaction | None = None,
+    ) -> None:
         self.outbox = outbox
         self.endpoints = tuple(endpoints)
+        self.transaction = transaction
+
+    def within(self, transaction: Transaction) -> Events:
+        """The same helpers, writing into `transaction`."""
+        return Events(self.outbox, self.endpoints, transaction)
 
     async def emit(
         self,
@@ -41,7 +54,10 @@ class Events:
             raise RuntimeError("this server has no webhook outbox")
         event = new_event(event_type, jsonable(data), event_id=event_id)
         endpoints = list(self.endpoints if to is None else to)
-        await self.outbox.enqueue(event, endpoints)
+        if self.transaction is not None:
+            await self.transaction.enqueue(event, endpoints)
+        else:
+            await self.outbox.enqueue(event, endpoints)
         return str(event["id"])
 
     async def widget_created(
@@ -55,7 +71,8 @@ class Events:
         return await self.emit("widget.created", data, to=to, event_id=event_id)
 
 
-def events(ctx: RequestContext | JobContext | Services) -> Events:
-    """The event helpers of a handler's context."""
+def events(ctx: RequestContext | JobContext | Services, tx: Transaction | None = None) -> Events:
+    """The event helpers of a handler's context; with `tx`, writing into that transaction."""
     services = ctx if isinstance(ctx, Services) else ctx.services
-    return cast(Events, services.events)
+    helpers = cast(Events, services.events)
+    return helpers if tx is None else helpers.within(tx)

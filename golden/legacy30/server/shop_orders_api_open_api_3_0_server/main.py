@@ -86,6 +86,7 @@ def build_services(settings: Settings, handlers: Handlers) -> Services:
             signer,
             policy=services.destinations,
             attempt_timeout=settings.webhook_attempt_timeout_seconds,
+            lease_seconds=settings.webhook_lease_seconds,
             concurrency=settings.webhook_concurrency,
         )
     else:

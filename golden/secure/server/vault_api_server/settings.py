@@ -17,7 +17,7 @@ from .runtime.settings import Settings as RuntimeSettings
 class Settings(RuntimeSettings):
     #: One switch to Redis for several processes or hosts: when set, rate limits, idempotency records, jobs and the webhook outbox use this `redis://host:port/db` (unless their own setting names another store). Resources stay in `STORE_URL`.
     redis_url: str = ""
-    #: Idempotency records: `memory://`, `sqlite:///FILE` or `redis://…`; empty: `REDIS_URL`, else `STORE_URL`.
+    #: Idempotency records: `memory://`, `sqlite:///FILE`, `redis://…` or `postgresql://…`; empty: `REDIS_URL`, else `STORE_URL`.
     idempotency_store_url: str = ""
     #: How long a claimed key stays locked after its worker died (live handlers keep their claim with a heartbeat).
     idempotency_lock_timeout_seconds: int = 60

@@ -1,0 +1,493 @@
+"""PostgreSQL stores: idempotency records and the webhook outbox, in the database the handlers'
+own tables live in (`postgresql://user@host:port/db`; the `postgres` extra: psycopg 3 and
+psycopg-pool).
+
+- `database(url)`: this process's connection pool for `url` (psycopg's `AsyncConnectionPool`,
+  autocommit connections), shared by every store and the handlers' transactions; the schema
+  is created and migrated (`schema.py`) when the pool first opens.
+- `PostgresIdempotencyStore`: the claim is an `INSERT … ON CONFLICT DO NOTHING`, and taking
+  over an expired claim an `UPDATE` conditional on the old token, so of two processes racing
+  for a key exactly one wins. Completing inside a handler's transaction is
+  `transaction.py`'s job (`complete_in`), here as one statement.
+- `PostgresOutbox`: events and deliveries as rows; senders claim due deliveries with
+  `SELECT … FOR UPDATE SKIP LOCKED`, so several workers and hosts take disjoint deliveries
+  without waiting on each other; `enqueue_in(conn, …)` writes an event inside the caller's
+  transaction.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from .idempotency_store import (
+    Claimed,
+    ClaimResult,
+    Existing,
+    IdempotencyRecord,
+    IdempotencyStore,
+    StoredResponse,
+    _decode_headers,
+    _encode_headers,
+    _new_token,
+)
+from .schema import migrate_postgres
+from .webhooks import (
+    _DELIVERY_COLUMNS,
+    Attempt,
+    Clock,
+    Delivery,
+    DeliveryStatus,
+    Endpoint,
+    Outbox,
+    _delivery_row,
+    _new_deliveries,
+    _token,
+    encode_event,
+)
+
+POOL_SIZE = 10  # connections per process and database
+
+# ------------------------------------------------------------------------------------ pools
+
+
+class Database:
+    """One pool per process, event loop and URL; opened (and the schema migrated) on first use."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self._pool: Any = None
+        self._opening = asyncio.Lock()
+        self.users = 0
+
+    async def pool(self) -> Any:
+        if self._pool is None:
+            async with self._opening:
+                if self._pool is None:
+                    from psycopg_pool import AsyncConnectionPool
+
+                    pool = AsyncConnectionPool(
+                        self.url,
+                        min_size=1,
+                        max_size=POOL_SIZE,
+                        kwargs={"autocommit": True},
+                        open=False,
+                    )
+                    await pool.open(wait=True, timeout=30)
+                    async with pool.connection() as conn:
+                        await migrate_postgres(conn)
+                    self._pool = pool
+        return self._pool
+
+    async def close(self) -> None:
+        if self._pool is not None:
+            pool, self._pool = self._pool, None
+            await pool.close()
+
+
+_DATABASES: dict[tuple[int, int, str], Database] = {}
+
+
+def database(url: str) -> Database:
+    """This process's `Database` for `url` in the running event loop; each user calls
+    `await release(db)` when done (the last one closes the pool)."""
+    key = (os.getpid(), id(asyncio.get_running_loop()), url)
+    db = _DATABASES.get(key)
+    if db is None:
+        db = _DATABASES[key] = Database(url)
+    db.users += 1
+    return db
+
+
+async def release(db: Database) -> None:
+    db.users -= 1
+    if db.users <= 0:
+        for key, found in list(_DATABASES.items()):
+            if found is db:
+                del _DATABASES[key]
+        await db.close()
+
+
+class _Lazy:
+    """A store's handle on `database(url)`, taken on first use (inside the event loop)."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self._db: Database | None = None
+
+    async def pool(self) -> Any:
+        if self._db is None:
+            self._db = database(self.url)
+        return await self._db.pool()
+
+    async def fetch(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        pool = await self.pool()
+        async with pool.connection() as conn:
+            cur = await conn.execute(sql, params)
+            return list(await cur.fetchall()) if cur.description else []
+
+    async def changed(self, sql: str, params: Sequence[Any] = ()) -> int:
+        pool = await self.pool()
+        async with pool.connection() as conn:
+            cur = await conn.execute(sql, params)
+            return int(cur.rowcount)
+
+    async def aclose(self) -> None:
+        if self._db is not None:
+            db, self._db = self._db, None
+            await release(db)
+
+
+# ------------------------------------------------------------------------------ idempotency
+
+_COLUMNS = "state, fingerprint, token, expires_at, status, headers, body"
+
+
+def _record(row: Sequence[Any]) -> IdempotencyRecord:
+    state, fingerprint, token, expires_at, status, headers, body = row
+    response = None
+    if state == "completed":
+        response = StoredResponse(int(status), _decode_headers(headers), bytes(body))
+    return IdempotencyRecord(state, fingerprint, float(expires_at), token, response)
+
+
+class PostgresIdempotencyStore(IdempotencyStore):
+    """Idempotency records in PostgreSQL (see the module docstring)."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.db = _Lazy(url)
+        self._last_purge = 0.0
+
+    async def claim(self, scope: str, key: str, fingerprint: str, lock_ttl: float) -> ClaimResult:
+        for _ in range(20):  # each round either decides or saw the row change under it
+            now = time.time()
+            token = _new_token()
+            if await self.db.changed(
+                "INSERT INTO apiforge_idempotency"
+                " (scope, key, state, fingerprint, token, expires_at)"
+                " VALUES (%s, %s, 'in_progress', %s, %s, %s) ON CONFLICT DO NOTHING",
+                (scope, key, fingerprint, token, now + lock_ttl),
+            ):
+                await self._purge(now)
+                return Claimed(token)
+            rows = await self.db.fetch(
+                f"SELECT {_COLUMNS} FROM apiforge_idempotency WHERE scope = %s AND key = %s",
+                (scope, key),
+            )
+            if not rows:
+                continue  # released meanwhile: insert again
+            record = _record(rows[0])
+            if record.expires_at > now:
+                return Existing(record)
+            # expired: take it over, if nobody else did first (the old token still there);
+            # a transaction still holding the row (a slow handler) makes this wait for it
+            if await self.db.changed(
+                "UPDATE apiforge_idempotency SET state = 'in_progress', fingerprint = %s,"
+                " token = %s, expires_at = %s, status = NULL, headers = NULL, body = NULL"
+                " WHERE scope = %s AND key = %s AND token = %s AND expires_at <= %s",
+                (fingerprint, token, now + lock_ttl, scope, key, record.token, now),
+            ):
+                return Claimed(token)
+        raise RuntimeError(f"idempotency key {key!r}: the claim kept changing under this request")
+
+    async def _purge(self, now: float) -> None:
+        if now - self._last_purge > 300:
+            self._last_purge = now
+            await self.db.changed("DELETE FROM apiforge_idempotency WHERE expires_at <= %s", (now,))
+            await self.db.changed(
+                "DELETE FROM apiforge_recovery_points WHERE expires_at <= %s", (now,)
+            )
+
+    @staticmethod
+    def _owner(token: str | None) -> tuple[str, tuple[str, ...]]:
+        return ("", ()) if token is None else (" AND token = %s", (token,))
+
+    async def complete(
+        self,
+        scope: str,
+        key: str,
+        response: StoredResponse,
+        ttl: float,
+        *,
+        token: str | None = None,
+    ) -> bool:
+        clause, extra = self._owner(token)
+        now = time.time()
+        done = await self.db.changed(
+            "UPDATE apiforge_idempotency SET state = 'completed', expires_at = %s,"
+            " status = %s, headers = %s, body = %s"
+            " WHERE scope = %s AND key = %s AND state = 'in_progress' AND expires_at > %s" + clause,
+            (
+                now + ttl,
+                response.status,
+                _encode_headers(response.headers),
+                response.body,
+                scope,
+                key,
+                now,
+                *extra,
+            ),
+        )
+        return done == 1
+
+    async def release(self, scope: str, key: str, *, token: str | None = None) -> bool:
+        clause, extra = self._owner(token)
+        done = await self.db.changed(
+            "DELETE FROM apiforge_idempotency"
+            " WHERE scope = %s AND key = %s AND state = 'in_progress'" + clause,
+            (scope, key, *extra),
+        )
+        return done == 1
+
+    async def extend(self, scope: str, key: str, lock_ttl: float, *, token: str) -> bool:
+        # SKIP LOCKED: while the handler's own transaction holds the row (it extended the
+        # claim when it began), the heartbeat does not queue behind it
+        now = time.time()
+        if await self.db.changed(
+            "UPDATE apiforge_idempotency SET expires_at = %s WHERE (scope, key) IN ("
+            " SELECT scope, key FROM apiforge_idempotency WHERE scope = %s AND key = %s"
+            " AND state = 'in_progress' AND token = %s FOR UPDATE SKIP LOCKED)",
+            (now + lock_ttl, scope, key, token),
+        ):
+            return True
+        record = await self.get(scope, key)
+        return record is not None and record.state == "in_progress" and record.token == token
+
+    async def get(self, scope: str, key: str) -> IdempotencyRecord | None:
+        rows = await self.db.fetch(
+            f"SELECT {_COLUMNS} FROM apiforge_idempotency"
+            " WHERE scope = %s AND key = %s AND expires_at > %s",
+            (scope, key, time.time()),
+        )
+        return _record(rows[0]) if rows else None
+
+    async def aclose(self) -> None:
+        await self.db.aclose()
+
+
+async def complete_in(
+    conn: Any, scope: str, key: str, token: str, response: StoredResponse, ttl: float
+) -> bool:
+    """Complete the claim `token` inside the caller's transaction on `conn`."""
+    cur = await conn.execute(
+        "UPDATE apiforge_idempotency SET state = 'completed', expires_at = %s,"
+        " status = %s, headers = %s, body = %s"
+        " WHERE scope = %s AND key = %s AND state = 'in_progress' AND token = %s",
+        (
+            time.time() + ttl,
+            response.status,
+            _encode_headers(response.headers),
+            response.body,
+            scope,
+            key,
+            token,
+        ),
+    )
+    return bool(cur.rowcount == 1)
+
+
+# ----------------------------------------------------------------------------------- outbox
+
+_PG_DELIVERY_COLUMNS = _DELIVERY_COLUMNS  # the same columns, in the same order
+
+
+async def enqueue_in(
+    conn: Any,
+    event: Mapping[str, Any],
+    endpoints: Sequence[Endpoint | str],
+    now: float | None = None,
+) -> list[Delivery]:
+    """Write the event and its deliveries inside the caller's transaction on `conn` (no
+    BEGIN/COMMIT here): the event exists exactly when the caller's writes commit."""
+    at = time.time() if now is None else now
+    event_id = str(event["id"])
+    cur = await conn.execute(
+        "INSERT INTO apiforge_webhook_events (id, type, body, created_at)"
+        " VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
+        (event_id, str(event.get("type", "")), encode_event(event), at),
+    )
+    if cur.rowcount == 0:
+        cur = await conn.execute(
+            f"SELECT {_PG_DELIVERY_COLUMNS} FROM apiforge_webhook_deliveries"
+            " WHERE event_id = %s ORDER BY seq",
+            (event_id,),
+        )
+        return [_delivery_row(r) for r in await cur.fetchall()]
+    deliveries = _new_deliveries(event, endpoints, at)
+    async with conn.cursor() as cursor:
+        await cursor.executemany(
+            f"INSERT INTO apiforge_webhook_deliveries ({_PG_DELIVERY_COLUMNS})"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, NULL, NULL, '', %s)",
+            [
+                (
+                    d.id,
+                    d.event_id,
+                    d.event_type,
+                    d.url,
+                    d.signer_key,
+                    d.status,
+                    d.attempt_count,
+                    d.next_attempt_at,
+                    d.created_at,
+                    d.updated_at,
+                    d.request_id,
+                )
+                for d in deliveries
+            ],
+        )
+    return deliveries
+
+
+class PostgresOutbox(Outbox):
+    """The outbox in PostgreSQL: several processes and hosts (see the module docstring)."""
+
+    def __init__(self, url: str, clock: Clock = time.time) -> None:
+        super().__init__(clock)
+        self.url = url
+        self.db = _Lazy(url)
+
+    async def _enqueue(
+        self, event: Mapping[str, Any], endpoints: Sequence[Endpoint | str], now: float
+    ) -> list[Delivery]:
+        pool = await self.db.pool()
+        async with pool.connection() as conn, conn.transaction():
+            return await enqueue_in(conn, event, endpoints, now)
+
+    async def claim_due(
+        self, now: float, limit: int, lease_seconds: float
+    ) -> list[tuple[Delivery, bytes]]:
+        claim = _token("clm_")
+        until = now + lease_seconds
+        pool = await self.db.pool()
+        async with pool.connection() as conn, conn.transaction():
+            cur = await conn.execute(
+                f"SELECT {_PG_DELIVERY_COLUMNS} FROM apiforge_webhook_deliveries"
+                " WHERE status IN ('pending', 'sending') AND next_attempt_at <= %s"
+                " ORDER BY next_attempt_at, seq LIMIT %s FOR UPDATE SKIP LOCKED",
+                (now, limit),
+            )
+            rows = await cur.fetchall()
+            if not rows:
+                return []
+            ids = [r[0] for r in rows]
+            await conn.execute(
+                "UPDATE apiforge_webhook_deliveries SET status = 'sending',"
+                " next_attempt_at = %s, claim = %s WHERE id = ANY(%s)",
+                (until, claim, ids),
+            )
+            cur = await conn.execute(
+                "SELECT d.id, e.body FROM apiforge_webhook_deliveries d"
+                " JOIN apiforge_webhook_events e ON e.id = d.event_id WHERE d.id = ANY(%s)",
+                (ids,),
+            )
+            bodies = {row[0]: bytes(row[1]) for row in await cur.fetchall()}
+        return [
+            (
+                replace(_delivery_row(r), status="sending", next_attempt_at=until, claim=claim),
+                bodies[r[0]],
+            )
+            for r in rows
+        ]
+
+    async def record_attempt(
+        self,
+        delivery: Delivery,
+        attempt: Attempt,
+        status: DeliveryStatus,
+        next_attempt_at: float | None,
+    ) -> bool:
+        pool = await self.db.pool()
+        async with pool.connection() as conn, conn.transaction():
+            cur = await conn.execute(
+                "UPDATE apiforge_webhook_deliveries SET status = %s, attempt_count = %s,"
+                " next_attempt_at = %s, updated_at = %s, last_status_code = %s,"
+                " last_error = %s, claim = '' WHERE id = %s AND claim = %s",
+                (
+                    status,
+                    attempt.number,
+                    next_attempt_at,
+                    attempt.at,
+                    attempt.status_code,
+                    attempt.error,
+                    delivery.id,
+                    delivery.claim,
+                ),
+            )
+            if cur.rowcount == 0:
+                return False
+            await conn.execute(
+                "INSERT INTO apiforge_webhook_attempts"
+                " (delivery_id, number, at, status_code, error, duration_ms)"
+                " VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (delivery_id, number) DO UPDATE"
+                " SET at = excluded.at, status_code = excluded.status_code,"
+                " error = excluded.error, duration_ms = excluded.duration_ms",
+                (
+                    attempt.delivery_id,
+                    attempt.number,
+                    attempt.at,
+                    attempt.status_code,
+                    attempt.error,
+                    attempt.duration_ms,
+                ),
+            )
+            return True
+
+    async def release(self, delivery: Delivery, next_attempt_at: float) -> bool:
+        done = await self.db.changed(
+            "UPDATE apiforge_webhook_deliveries SET status = 'pending', next_attempt_at = %s,"
+            " claim = '' WHERE id = %s AND claim = %s",
+            (next_attempt_at, delivery.id, delivery.claim),
+        )
+        return done == 1
+
+    async def get_delivery(self, delivery_id: str) -> Delivery | None:
+        rows = await self.db.fetch(
+            f"SELECT {_PG_DELIVERY_COLUMNS} FROM apiforge_webhook_deliveries WHERE id = %s",
+            (delivery_id,),
+        )
+        return _delivery_row(rows[0]) if rows else None
+
+    async def list_deliveries(
+        self,
+        *,
+        event_id: str | None = None,
+        status: DeliveryStatus | None = None,
+        limit: int = 100,
+    ) -> list[Delivery]:
+        where, params = [], []
+        if event_id is not None:
+            where.append("event_id = %s")
+            params.append(event_id)
+        if status is not None:
+            where.append("status = %s")
+            params.append(status)
+        clause = (" WHERE " + " AND ".join(where)) if where else ""
+        rows = await self.db.fetch(
+            f"SELECT {_PG_DELIVERY_COLUMNS} FROM apiforge_webhook_deliveries{clause}"
+            " ORDER BY created_at DESC, seq DESC LIMIT %s",
+            (*params, limit),
+        )
+        return [_delivery_row(r) for r in rows]
+
+    async def attempts(self, delivery_id: str) -> list[Attempt]:
+        rows = await self.db.fetch(
+            "SELECT delivery_id, number, at, status_code, error, duration_ms"
+            " FROM apiforge_webhook_attempts WHERE delivery_id = %s ORDER BY number",
+            (delivery_id,),
+        )
+        return [Attempt(r[0], int(r[1]), float(r[2]), r[3], r[4], float(r[5])) for r in rows]
+
+    async def get_event(self, event_id: str) -> dict[str, Any] | None:
+        rows = await self.db.fetch(
+            "SELECT body FROM apiforge_webhook_events WHERE id = %s", (event_id,)
+        )
+        return dict(json.loads(bytes(rows[0][0]))) if rows else None
+
+    async def close(self) -> None:
+        await self.db.aclose()
