@@ -38,6 +38,8 @@ class ClientNames:
         address=…)` or `client.customers.retrieve() → Customer.address`."""
         if change.webhook:
             return (f"webhooks: verify_{snake_case(change.webhook)}()",)
+        if not change.reach:  # the API's own: its servers
+            return ("Client(base_url=…): the default server",)
         out: dict[str, None] = {}
         for old_op, new_op in change.reach:
             side, op = ("new", new_op) if new_op is not None else ("old", old_op)

@@ -39,7 +39,7 @@ def compare_patterns(old: Operation, new: Operation, claims: Claims) -> Iterator
     yield from _rate_limit(old, new, claims)
     yield from _concurrency(old, new, claims)
     yield from _async_job(old, new, claims)
-    yield from _pagination(old, new)
+    yield from _pagination(old, new, claims)
 
 
 def _idempotency(old: Operation, new: Operation, claims: Claims) -> Iterator[Change]:
@@ -202,10 +202,13 @@ def _pagination_shape(spec: PaginationSpec) -> tuple[object, ...]:
     return (spec.style, spec.items, spec.param, spec.next, spec.has_more)
 
 
-def _pagination(old: Operation, new: Operation) -> Iterator[Change]:
+def _pagination(old: Operation, new: Operation, claims: Claims) -> Iterator[Change]:
     was, now = old.patterns.pagination, new.patterns.pagination
     if was is None or (now is not None and _pagination_shape(was) == _pagination_shape(now)):
         return
+    for spec in (was, now):  # the page parameters are the client's iterator's, not arguments
+        if spec is not None and spec.param:
+            claims.headers.add(("query", spec.param))
     reach = ((old, new),)
     if now is None:
         message = f"{new.label}: no longer paginated ({_pagination_text(was)} before)"
