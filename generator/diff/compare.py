@@ -7,9 +7,11 @@ a 200 is `async-became-sync`, not also a removed status)."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
+from typing import NamedTuple
 from collections.abc import Iterable, Iterator, Mapping
 
-from generator.diff.model import Change
+from generator.diff.model import Change, Reach
 from generator.diff.patterns import Claims, compare_patterns, compare_webhooks
 from generator.diff.schemas import Comparer, Direction, Found
 from generator.ir import Api, MediaType, Operation, Parameter, Where
@@ -49,6 +51,13 @@ _PAYLOAD_NARROWED = {
 }
 
 
+class Shared(NamedTuple):
+    """A change found in a schema, as one operation reaches it."""
+
+    change: Change
+    reach: tuple[Reach, ...]
+
+
 def template(path: str) -> str:
     """A path with its parameters' names left out: `/a/{id}` and `/a/{key}` are one path."""
     return _PARAM.sub("{}", path)
@@ -64,20 +73,30 @@ class Diff:
     def __init__(self, old: Api, old_resolver: Resolver, new: Api, new_resolver: Resolver) -> None:
         self.old, self.new = old, new
         self.schemas = Comparer(old_resolver, new_resolver)
+        self._made: dict[tuple[int, str, bool], Change] = {}
 
     def changes(self) -> list[Change]:
-        found: dict[tuple[str, str, str, str], Change] = {}
-        for change in self._all():
-            seen = found.get(change.key)
-            if seen is None:
-                found[change.key] = change
-            else:
-                pairs = {(id(o), id(n)): (o, n) for o, n in (*seen.reach, *change.reach)}
-                reach = tuple(pairs.values())
-                found[change.key] = _with_reach(seen, reach)
-        return list(found.values())
+        first: dict[tuple[str, str, str, str], Change] = {}
+        reaches: dict[tuple[str, str, str, str], dict[tuple[int, int], Reach]] = {}
+        keys: dict[int, tuple[str, str, str, str]] = {}  # a shared change's key, by its id
+        for item in self._all():
+            change, reach = (
+                (item.change, item.reach) if isinstance(item, Shared) else (item, item.reach)
+            )
+            key = keys.get(id(change))
+            if key is None:
+                key = keys[id(change)] = change.key
+            if key not in first:
+                first[key] = change
+                reaches[key] = {}
+            pairs = reaches[key]
+            for pair in reach:
+                pairs.setdefault((id(pair[0]), id(pair[1])), pair)
+        return [
+            replace(change, reach=tuple(reaches[key].values())) for key, change in first.items()
+        ]
 
-    def _all(self) -> Iterator[Change]:
+    def _all(self) -> Iterator[Change | Shared]:
         yield from self._servers()
         new_by_key = {_key(op): op for op in self.new.operations}
         old_keys = {_key(op) for op in self.old.operations}
@@ -139,7 +158,7 @@ class Diff:
 
     # --- one operation --------------------------------------------------------------------
 
-    def operation(self, old: Operation, new: Operation) -> Iterator[Change]:
+    def operation(self, old: Operation, new: Operation) -> Iterator[Change | Shared]:
         reach = ((old, new),)
         if new.deprecated and not old.deprecated:
             yield Change(
@@ -246,7 +265,7 @@ class Diff:
                         argument_in=location,
                     )
 
-    def _request_body(self, old: Operation, new: Operation) -> Iterator[Change]:
+    def _request_body(self, old: Operation, new: Operation) -> Iterator[Change | Shared]:
         reach = ((old, new),)
         obody, nbody = old.request_body, new.request_body
         if nbody is None:
@@ -279,7 +298,9 @@ class Diff:
                 continue
             yield from self._media(media, nmedia, "request", f"{new.label} request body", reach)
 
-    def _responses(self, old: Operation, new: Operation, claims: Claims) -> Iterator[Change]:
+    def _responses(
+        self, old: Operation, new: Operation, claims: Claims
+    ) -> Iterator[Change | Shared]:
         reach = ((old, new),)
         news = {r.status: r for r in new.responses}
         for response in old.responses:
@@ -321,17 +342,24 @@ class Diff:
         new: MediaType,
         direction: Direction,
         label: str,
-        reach: tuple[tuple[Operation | None, Operation | None], ...],
-    ) -> Iterator[Change]:
+        reach: tuple[Reach, ...],
+    ) -> Iterator[Shared]:
         if old.schema is None or new.schema is None:
             return
         kinds = _REQUEST if direction == "request" else _RESPONSE
+        body = direction == "request"
         for found in self.schemas.compare(
             old.schema.where, old.schema.data, new.schema.where, new.schema.data, direction, label
         ):
             kind = kinds.get(found.facet)
-            if kind is not None:
-                yield _schema_change(kind, found, reach, body=direction == "request")
+            if kind is None:
+                continue
+            # one Change per schema change, whichever operations reach it (Stripe's shared
+            # schemas: ~40,000 reaches of ~100 changes)
+            made = self._made.get((id(found), kind, body))
+            if made is None:
+                made = self._made[(id(found), kind, body)] = _schema_change(kind, found, (), body)
+            yield Shared(made, reach)
 
     def _payload(self, old: Operation, new: Operation, name: str) -> Iterator[Change]:
         """A webhook's payload: what the receiver reads (a response, in its direction)."""
@@ -407,14 +435,6 @@ class Diff:
                 at_new,
                 reach,
             )
-
-
-def _with_reach(
-    change: Change, reach: tuple[tuple[Operation | None, Operation | None], ...]
-) -> Change:
-    from dataclasses import replace
-
-    return replace(change, reach=reach)
 
 
 def _schema_change(

@@ -74,7 +74,10 @@ def _rename_path_param(s: Spec) -> None:
 
 
 def _add_operation(s: Spec) -> None:
-    _paths(s)["/v1/ping"]["head"] = {"operationId": "headPing", "responses": {"200": {"description": "ok"}}}
+    _paths(s)["/v1/ping"]["head"] = {
+        "operationId": "headPing",
+        "responses": {"200": {"description": "ok"}},
+    }
 
 
 def _deprecate(s: Spec) -> None:
@@ -174,7 +177,9 @@ def _remove_error_status(s: Spec) -> None:
 
 
 def _remove_response_media(s: Spec) -> None:
-    del _paths(s)["/v1/customers/{customer}"]["get"]["responses"]["200"]["content"]["application/xml"]
+    del _paths(s)["/v1/customers/{customer}"]["get"]["responses"]["200"]["content"][
+        "application/xml"
+    ]
 
 
 def _customer(s: Spec) -> Spec:
