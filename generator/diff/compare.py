@@ -7,9 +7,9 @@ a 200 is `async-became-sync`, not also a removed status)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
 from typing import NamedTuple
-from collections.abc import Iterable, Iterator, Mapping
 
 from generator.diff.model import Change, Reach
 from generator.diff.patterns import Claims, compare_patterns, compare_webhooks
