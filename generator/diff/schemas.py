@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 from typing import Any, Literal
 
 from generator.ir import Where
@@ -20,6 +21,8 @@ _COMPONENT = "/components/schemas/"
 _UPPER = ("maxLength", "maximum", "exclusiveMaximum", "maxItems", "maxProperties")
 _LOWER = ("minLength", "minimum", "exclusiveMinimum", "minItems", "minProperties")
 _MAX_DEPTH = 64
+# top-level keys of an OpenAPI document: what is under them is not a schema of its own
+_NOT_SCHEMAS = frozenset({"paths", "components", "webhooks", "info", "servers", "security"})
 _SUFFIX = {"items": "[]", "additionalProperties": "{}"}  # how a value's label goes on
 
 
@@ -36,6 +39,21 @@ class Found:
     new: Where
     model: str = ""
     prop: str = ""
+
+
+def _component(where: Where) -> str:
+    """The name of the schema at `where` when it is one of its own: a component
+    (`#/components/schemas/X`), a top-level entry of a schemas file (`schemas.yaml#/X`), or a
+    whole file (`customer.yaml`); "" for a schema written inside another."""
+    pointer = where.pointer
+    if pointer.startswith(_COMPONENT):
+        name = pointer[len(_COMPONENT) :]
+        return name if "/" not in name else ""
+    if not pointer:
+        return PurePosixPath(where.file.replace(":", "/")).stem
+    if pointer.count("/") == 1 and pointer[1:] not in _NOT_SCHEMAS:
+        return pointer[1:].replace("~1", "/").replace("~0", "~")
+    return ""
 
 
 def _types(node: Mapping[str, Any]) -> frozenset[str] | None:
@@ -86,9 +104,8 @@ class Comparer:
             return ()  # a broken `$ref` is lint's and validation's to report
         if not isinstance(onode, dict) or not isinstance(nnode, dict) or depth > _MAX_DEPTH:
             return ()
-        oname = ow.pointer[len(_COMPONENT) :] if ow.pointer.startswith(_COMPONENT) else ""
-        nname = nw.pointer[len(_COMPONENT) :] if nw.pointer.startswith(_COMPONENT) else ""
-        if oname and oname == nname and "/" not in oname:
+        oname, nname = _component(ow), _component(nw)
+        if oname and oname == nname:
             label, model = oname, oname
         key = (ow, nw, direction, label)
         done = self._memo.get(key)
