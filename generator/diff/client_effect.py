@@ -1,7 +1,7 @@
 """What a change does to the generated client: the method, keyword argument or model field it
 changes, spelled as the client spells them — by the client's own naming functions, imported
-here and nowhere else in this package — and the semantic-version bump the client package
-needs."""
+here and nowhere else in this package (when first needed: a diff without breaking changes
+does not import the generators) — and the semantic-version bump the client package needs."""
 
 from __future__ import annotations
 
@@ -9,9 +9,6 @@ from collections.abc import Iterable
 
 from generator.diff.model import Change
 from generator.ir import Api
-from generator.render.method_names import client_methods
-from generator.render.models import model_class_names
-from generator.render.names import snake_case
 
 
 class ClientNames:
@@ -25,17 +22,23 @@ class ClientNames:
 
     def _path(self, side: str, op_id: str) -> str:
         if side not in self._paths:
+            from generator.render.method_names import client_methods
+
             self._paths[side] = client_methods(self._apis[side]).paths()
         return self._paths[side].get(op_id, "client")
 
     def _model(self, side: str, name: str) -> str:
         if side not in self._models:
+            from generator.render.models import model_class_names
+
             self._models[side] = model_class_names(self._apis[side].schemas)
         return self._models[side].get(name, name)
 
     def describe(self, change: Change) -> tuple[str, ...]:
         """Each place of the client the change reaches, e.g. `client.customers.create(
         address=…)` or `client.customers.retrieve() → Customer.address`."""
+        from generator.render.names import snake_case
+
         if change.webhook:
             return (f"webhooks: verify_{snake_case(change.webhook)}()",)
         if not change.reach:  # the API's own: its servers
@@ -49,7 +52,8 @@ class ClientNames:
             field = ""
             if change.prop:
                 owner = self._model(side, change.model) if change.model else "body"
-                field = f"{owner}.{snake_case(change.prop, fallback='field')}"
+                names = [snake_case(p, fallback="field") for p in change.prop.split(".") if p]
+                field = ".".join((owner, *names))
             if change.argument:
                 out[f"{method}({snake_case(change.argument, fallback='param')}=…)"] = None
             elif change.body:

@@ -358,7 +358,9 @@ class Diff:
             # schemas: ~40,000 reaches of ~100 changes)
             made = self._made.get((id(found), kind, body))
             if made is None:
-                made = self._made[(id(found), kind, body)] = _schema_change(kind, found, (), body)
+                made = self._made[(id(found), kind, body)] = _schema_change(
+                    kind, found, (), label, body
+                )
             yield Shared(made, reach)
 
     def _payload(self, old: Operation, new: Operation, name: str) -> Iterator[Change]:
@@ -380,7 +382,9 @@ class Diff:
                 f"webhook {name} payload",
             ):
                 if found.facet in _PAYLOAD_NARROWED:
-                    change = _schema_change("webhook-payload-narrowed", found, ((old, new),))
+                    change = _schema_change(
+                        "webhook-payload-narrowed", found, ((old, new),), f"webhook {name} payload"
+                    )
                     yield Change(
                         change.kind,
                         f"webhook `{name}`: {change.message}",
@@ -438,11 +442,13 @@ class Diff:
 
 
 def _schema_change(
-    kind: str,
-    found: Found,
-    reach: tuple[tuple[Operation | None, Operation | None], ...],
-    body: bool = False,
+    kind: str, found: Found, reach: tuple[Reach, ...], root: str, body: bool = False
 ) -> Change:
+    """The change a schema change is; `root` is the label the comparison started from (its
+    values' paths go on from the model's name, or from it)."""
+    base = found.model or root
+    path = found.field[len(base) :] if found.field.startswith(base) else found.prop
+    path = path.replace("[]", "").replace("{}", "").strip(".")
     return Change(
         kind,
         f"`{found.field}`: {found.detail}",
@@ -450,7 +456,7 @@ def _schema_change(
         found.new,
         reach,
         model=found.model,
-        prop=found.prop,
+        prop=path if found.prop else "",
         body=body,
     )
 

@@ -15,7 +15,8 @@ class Change:
     """One change: its kind, a message that says what changed, where it is in the old file
     and in the new one (the nearest node that is there when a side lacks it), the
     operations it reaches, and what names it in the client: a parameter's wire name
-    (`argument`), or a model and its field (`model`, `prop`)."""
+    (`argument`), or a model and its field (`model`; `prop`: the property's path from the
+    model, or from the body when the schema has no name, dotted)."""
 
     kind: str
     message: str
