@@ -235,3 +235,16 @@ def test_create_request_body_change_names_model_field(tmp_path: Path) -> None:
     )
     (change,) = data["changes"]
     assert "client.customers.create_customer(body=…): CustomerCreate.name" in change["client"]
+
+
+def test_every_kind_has_a_documentation_page() -> None:
+    from generator.diff.kinds import all_kinds
+
+    docs = Path(__file__).resolve().parents[2] / "docs"
+    index = (docs / "diff.md").read_text(encoding="utf-8")
+    for kind in all_kinds():
+        page = docs / "diff" / f"{kind.id}.md"
+        assert page.is_file(), f"docs/diff/{kind.id}.md is missing"
+        text = page.read_text(encoding="utf-8")
+        assert f"**Default level:** {kind.level}" in text
+        assert f"](diff/{kind.id}.md)" in index
