@@ -12,13 +12,14 @@ found by walking up from the spec's directory; the command line refines it.
     methods = ["get"]           # optional, default every method
     rules = ["rate-limit-headers-missing"]  # optional, default every rule
 
-See docs/lint.md.
+See docs/lint.md. `apiforge diff` reads its own section of the same files (`[tool.apiforge.diff]`,
+`diff:`) with the same keys in its own words (`Vocabulary`, docs/diff.md).
 """
 
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, cast
@@ -30,6 +31,27 @@ from generator.lint.registry import check_ids
 FAIL_ON = ("error", "warning", "info", "never")
 _KEYS = {"select", "ignore", "fail-on", "severity", "ignore-operations"}
 _HINT = "see docs/lint.md for the configuration keys"
+
+
+@dataclass(frozen=True, slots=True)
+class Vocabulary:
+    """What a section of the configuration is about: its name, the severity words it accepts
+    (each read as the severity it stands for), the `fail-on` words, and how ids are checked."""
+
+    section: str
+    levels: Mapping[str, Severity]
+    fail_on: Mapping[str, str]
+    check: Callable[..., None]
+    hint: str
+
+
+LINT = Vocabulary(
+    section="lint",
+    levels={s: s for s in SEVERITIES},
+    fail_on={f: f for f in FAIL_ON},
+    check=check_ids,
+    hint=_HINT,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,21 +106,22 @@ def _split(values: Iterable[str]) -> list[str]:
     return [v.strip() for value in values for v in value.split(",") if v.strip()]
 
 
-def find_config(spec: str) -> Path | None:
-    """The nearest .apiforge.yaml, or pyproject.toml with [tool.apiforge.lint], walking up
-    from the spec's directory (from the working directory for stdin)."""
-    start = Path.cwd() if spec == "-" else Path(spec).resolve().parent
+def find_config(spec: str, section: str = "lint") -> Path | None:
+    """The nearest .apiforge.yaml, or pyproject.toml with [tool.apiforge.<section>], walking
+    up from the spec's directory (from the working directory for stdin, or a spec that is no
+    file: `REF:PATH`)."""
+    start = Path.cwd() if not Path(spec).is_file() else Path(spec).resolve().parent
     for folder in (start, *start.parents):
         candidate = folder / ".apiforge.yaml"
         if candidate.is_file():
             return candidate
         pyproject = folder / "pyproject.toml"
-        if pyproject.is_file() and _pyproject_section(pyproject) is not None:
+        if pyproject.is_file() and _pyproject_section(pyproject, section) is not None:
             return pyproject
     return None
 
 
-def _pyproject_section(path: Path) -> dict[str, Any] | None:
+def _pyproject_section(path: Path, name: str = "lint") -> dict[str, Any] | None:
     import tomllib  # only when there is a pyproject.toml to read
 
     try:
@@ -107,23 +130,24 @@ def _pyproject_section(path: Path) -> dict[str, Any] | None:
         return None
     except tomllib.TOMLDecodeError as exc:
         raise ApiforgeError(Problem(f"invalid TOML: {exc}", file=str(path)), _HINT) from None
-    section = data.get("tool", {}).get("apiforge", {}).get("lint")
+    section = data.get("tool", {}).get("apiforge", {}).get(name)
     return section if isinstance(section, dict) else None
 
 
-def load_config(path: Path) -> LintConfig:
+def load_config(path: Path, words: Vocabulary = LINT) -> LintConfig:
     """Read one configuration file; every rule id in it must exist."""
     name = str(path)
+    key = words.section
     if path.name == "pyproject.toml" or path.suffix == ".toml":
         import tomllib
 
-        section = _pyproject_section(path)
+        section = _pyproject_section(path, key)
         if section is None and path.name != "pyproject.toml":
             try:
-                section = tomllib.loads(path.read_text(encoding="utf-8")).get("lint")
+                section = tomllib.loads(path.read_text(encoding="utf-8")).get(key)
             except (OSError, tomllib.TOMLDecodeError) as exc:
                 raise ApiforgeError(Problem(f"cannot read: {exc}", file=name), _HINT) from None
-        where = "[tool.apiforge.lint]"
+        where = f"[tool.apiforge.{key}]"
     else:
         try:
             import yaml  # here: most runs find no configuration file
@@ -134,17 +158,21 @@ def load_config(path: Path) -> LintConfig:
         except yaml.YAMLError as exc:
             raise ApiforgeError(Problem(f"invalid YAML: {exc}", file=name), _HINT) from None
         if data is not None and not isinstance(data, dict):
-            raise ApiforgeError(Problem("expected a mapping with a `lint:` key", file=name), _HINT)
-        section = (data or {}).get("lint")
-        where = "lint:"
+            raise ApiforgeError(
+                Problem(f"expected a mapping with a `{key}:` key", file=name), words.hint
+            )
+        section = (data or {}).get(key)
+        where = f"{key}:"
     if section is None:
-        return LintConfig(source=name)
-    return parse_config(section, name, where)
+        return LintConfig(source=name, fail_on=next(iter(words.fail_on.values())))
+    return parse_config(section, name, where, words)
 
 
-def parse_config(section: Any, name: str, where: str) -> LintConfig:
+def parse_config(section: Any, name: str, where: str, words: Vocabulary = LINT) -> LintConfig:
     def bad(message: str) -> ApiforgeError:
-        return ApiforgeError(Problem(f"{where} {message}", file=name), _HINT)
+        return ApiforgeError(Problem(f"{where} {message}", file=name), words.hint)
+
+    check_ids = words.check
 
     if not isinstance(section, dict):
         raise bad("must be a table/mapping")
@@ -166,18 +194,20 @@ def parse_config(section: Any, name: str, where: str) -> LintConfig:
         select=frozenset(id_list("select", select)) if select is not None else None,
         ignore=frozenset(id_list("ignore", section.get("ignore", []))),
     )
-    fail_on = section.get("fail-on", "error")
-    if fail_on not in FAIL_ON:
-        raise bad(f"`fail-on` must be one of {', '.join(FAIL_ON)}, not {fail_on!r}")
+    fail_on = section.get("fail-on", next(iter(words.fail_on)))
+    if fail_on not in words.fail_on:
+        raise bad(f"`fail-on` must be one of {', '.join(words.fail_on)}, not {fail_on!r}")
+    fail_on = words.fail_on[fail_on]
+    levels = ", ".join(words.levels)
     severity: dict[str, Severity | None] = {}
     raw = section.get("severity", {})
     if not isinstance(raw, dict):
-        raise bad("`severity` must map rule ids to error, warning, info or off")
+        raise bad(f"`severity` must map ids to {levels} or off")
     check_ids(list(raw), source=f"{where} severity", file=name)
     for rule_id, level in raw.items():
-        if level != "off" and level not in SEVERITIES:
-            raise bad(f"severity of `{rule_id}` must be error, warning, info or off, not {level!r}")
-        severity[rule_id] = None if level == "off" else cast(Severity, level)
+        if level != "off" and level not in words.levels:
+            raise bad(f"severity of `{rule_id}` must be {levels} or off, not {level!r}")
+        severity[rule_id] = None if level == "off" else words.levels[level]
     ignores = []
     entries = section.get("ignore-operations", [])
     if not isinstance(entries, list):
@@ -208,13 +238,16 @@ def parse_config(section: Any, name: str, where: str) -> LintConfig:
     return replace(config, fail_on=fail_on, severity=severity, ignore_operations=tuple(ignores))
 
 
-def resolve_config(spec: str, explicit: str | None, use_files: bool = True) -> LintConfig:
+def resolve_config(
+    spec: str, explicit: str | None, use_files: bool = True, words: Vocabulary = LINT
+) -> LintConfig:
+    default = LintConfig(fail_on=next(iter(words.fail_on.values())))
     if explicit:
         path = Path(explicit)
         if not path.is_file():
             raise ApiforgeError(Problem(f"no such configuration file: {explicit}"))
-        return load_config(path)
+        return load_config(path, words)
     if not use_files:
-        return LintConfig()
-    found = find_config(spec)
-    return load_config(found) if found else LintConfig()
+        return default
+    found = find_config(spec, words.section)
+    return load_config(found, words) if found else default

@@ -288,11 +288,17 @@ class Document:
 
 
 def read_source(source: str) -> tuple[str, Path | None, bytes]:
-    """Read a spec path (or "-" for stdin), refusing what cannot be a spec."""
+    """Read a spec path (or "-" for stdin, or `REF:PATH` from git: `gitref`), refusing what
+    cannot be a spec."""
     if source == "-":
         return "<stdin>", None, sys.stdin.buffer.read(MAX_SPEC_BYTES + 1)
     path = Path(source)
     if not path.exists():
+        from generator.spec import gitref
+
+        text = gitref.read(source)
+        if text is not None:
+            return source, None, text
         raise ApiforgeError(Problem(f"no such file: {source}"), "check the path to the spec")
     if path.is_dir():
         raise ApiforgeError(

@@ -15,7 +15,7 @@ from urllib.parse import unquote, urljoin
 
 from generator.errors import ApiforgeError, Problem
 from generator.ir import Where
-from generator.spec import remote
+from generator.spec import gitref, remote
 from generator.spec.load import MISSING, Document, load_document, node_at, parse_document
 from generator.spec.swagger2 import ConvertedDocument
 
@@ -156,10 +156,9 @@ class Resolver:
         if "://" in file_part or (file_part and remote.is_remote(where.file)):
             name = self.remote_document(where, ref, urljoin(where.file, file_part))
         elif file_part:
-            base = os.path.dirname(where.file) if where.file != "<stdin>" else ""
-            name = os.path.normpath(os.path.join(base, unquote(file_part)))
+            name = _relative(where.file, unquote(file_part))
             if name not in self._docs:
-                if not Path(name).is_file():
+                if not Path(name).is_file() and not gitref.exists(name):
                     ref_at = where.child("$ref")
                     raise UnresolvedRef(
                         self.problem(f"$ref {ref!r}: no such file {name}", ref_at),
@@ -180,6 +179,16 @@ class Resolver:
                 reason="only JSON pointers (#/...) are supported",
             )
         return Where(name, pointer)
+
+
+def _relative(file: str, relative: str) -> str:
+    """The file `relative` names, written in `file` (a `REF:PATH` of git's: at that commit)."""
+    in_git = gitref.split(file) if not Path(file).exists() else None
+    if in_git is not None:
+        ref, path = in_git
+        return f"{ref}:{os.path.normpath(os.path.join(os.path.dirname(path), relative))}"
+    base = os.path.dirname(file) if file != "<stdin>" else ""
+    return os.path.normpath(os.path.join(base, relative))
 
 
 def _refs(where: Where, node: Any) -> Iterator[tuple[Where, str]]:
