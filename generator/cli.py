@@ -426,6 +426,33 @@ def generate(
         click.echo("up to date")
 
 
+# --- mock -----------------------------------------------------------------------------------
+
+
+@main.command()
+@click.argument("spec")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=4010,
+    show_default=True,
+    help="Port to listen on (0: any free one; the URL is printed).",
+)
+@remote_refs_option
+@reports_bad_input
+def mock(spec: str, host: str, port: int) -> None:
+    """Serve SPEC's operations as a mock server, with the server's patterns on.
+
+    Each operation answers its declared example, else a value made from its schema;
+    `Prefer: code=404` or `Prefer: example=NAME` chooses another declared answer. Any
+    well-formed credential is accepted (a principal per credential), a missing one gets 401;
+    requests are validated; lists end. Nothing is written outside apiforge's cache."""
+    from generator import mock as mocking
+
+    mocking.run(spec, host, port, say=lambda line: click.echo(line, err=False))
+
+
 def run() -> None:
     """The `apiforge` command: `main`, and at exit no last collection over everything still
     alive (the parsed spec, the IR, the plans: ~0.15 s of a Stripe regeneration). Only
