@@ -39,6 +39,12 @@ def reports_bad_input(func: F) -> F:
         except RecursionError:
             click.echo("error: the spec is nested too deeply to process", err=True)
             sys.exit(EXIT_BAD_INPUT)
+        except OSError as exc:  # the file system refused a path the user gave
+            if exc.filename is None:
+                raise
+            click.echo(f"error: {exc.filename}: {exc.strerror or exc}", err=True)
+            click.echo("hint: check the paths given (the output directory, -o)", err=True)
+            sys.exit(EXIT_BAD_INPUT)
 
     return wrapper  # type: ignore[return-value]
 
@@ -301,7 +307,9 @@ def client(spec: str, output: str, package: str | None, validate: bool, strict: 
     """Write a typed Python client for SPEC into OUTPUT (an installable package)."""
     from generator.render.client import write_client
     from generator.render.client_gaps import warn_gaps
+    from generator.render.writer import usable_output_dir
 
+    usable_output_dir(output)  # before any work
     loaded, source = load_for_render(spec, validate, strict)
     root = loaded.resolver.root
     plan, report = write_client(
@@ -328,7 +336,9 @@ def server(spec: str, output: str, package: str | None, validate: bool, strict: 
     Handler modules (OUTPUT/<package>/handlers/) are written once and never overwritten; the
     operations they do not implement yet are listed."""
     from generator.render.server import missing_verifiers, write_server
+    from generator.render.writer import usable_output_dir
 
+    usable_output_dir(output)  # before any work
     loaded, source = load_for_render(spec, validate, strict)
     root = loaded.resolver.root
     plan, report, missing = write_server(
