@@ -39,6 +39,12 @@ def reports_bad_input(func: F) -> F:
         except RecursionError:
             click.echo("error: the spec is nested too deeply to process", err=True)
             sys.exit(EXIT_BAD_INPUT)
+        except OSError as exc:  # the file system refused a path the user gave
+            if exc.filename is None:
+                raise
+            click.echo(f"error: {exc.filename}: {exc.strerror or exc}", err=True)
+            click.echo("hint: check the paths given (the output directory, -o)", err=True)
+            sys.exit(EXIT_BAD_INPUT)
 
     return wrapper  # type: ignore[return-value]
 
@@ -301,7 +307,9 @@ def client(spec: str, output: str, package: str | None, validate: bool, strict: 
     """Write a typed Python client for SPEC into OUTPUT (an installable package)."""
     from generator.client.gaps import warn_gaps
     from generator.client.plan import write_client
+    from generator.render.writer import usable_output_dir
 
+    usable_output_dir(output)  # before any work
     loaded, source = load_for_render(spec, validate, strict)
     root = loaded.resolver.root
     plan, report = write_client(
@@ -327,8 +335,10 @@ def server(spec: str, output: str, package: str | None, validate: bool, strict: 
 
     Handler modules (OUTPUT/<package>/handlers/) are written once and never overwritten; the
     operations they do not implement yet are listed."""
+    from generator.render.writer import usable_output_dir
     from generator.server.plan import missing_verifiers, write_server
 
+    usable_output_dir(output)  # before any work
     loaded, source = load_for_render(spec, validate, strict)
     root = loaded.resolver.root
     plan, report, missing = write_server(
@@ -488,6 +498,33 @@ def diff_command(
     else:
         click.echo(text, nl=False)
     sys.exit(EXIT_FINDINGS if result.fails(config.fail_on) else EXIT_OK)
+
+
+# --- mock -----------------------------------------------------------------------------------
+
+
+@main.command()
+@click.argument("spec")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=4010,
+    show_default=True,
+    help="Port to listen on (0: any free one; the URL is printed).",
+)
+@remote_refs_option
+@reports_bad_input
+def mock(spec: str, host: str, port: int) -> None:
+    """Serve SPEC's operations as a mock server, with the server's patterns on.
+
+    Each operation answers its declared example, else a value made from its schema;
+    `Prefer: code=404` or `Prefer: example=NAME` chooses another declared answer. Any
+    well-formed credential is accepted (a principal per credential), a missing one gets 401;
+    requests are validated; lists end. Nothing is written outside apiforge's cache."""
+    from generator import mock as mocking
+
+    mocking.run(spec, host, port, say=lambda line: click.echo(line, err=False))
 
 
 def run() -> None:

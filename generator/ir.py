@@ -92,6 +92,8 @@ class MediaType:
     schema: Schema | None
     where: Where
     examples: tuple[Any, ...] = ()  # `example`, then each `examples` entry's `value`
+    #: the names of the `examples` entries, for the last `len(example_names)` of `examples`
+    example_names: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -342,3 +342,29 @@ def test_what_is_not_a_validation_error_stops_generation(
     proc = apiforge("generate", str(spec), "-o", str(tmp_path / "out"))
     assert_clear_error(proc, *needles)
     assert "warning:" not in proc.stderr and not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("command", ["server", "client", "generate"])
+def test_an_output_under_a_file_is_one_line_and_exit_2(tmp_path: Path, command: str) -> None:
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(VALID)
+    (tmp_path / "afile").write_text("")
+    proc = apiforge(command, str(spec), "-o", str(tmp_path / "afile" / "out"))
+    assert_clear_error(proc, "afile is a file, not a directory")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile", "spec.yaml"]
+
+
+def test_a_file_system_refusal_while_writing_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    """An output name the file system refuses (too long) fails when the tree is written:
+    still one message, exit 2, and nothing left behind."""
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(VALID)
+    proc = apiforge("client", str(spec), "-o", str(tmp_path / ("x" * 300)))
+    assert_clear_error(proc, "File name too long")
+    assert [p.name for p in tmp_path.iterdir()] == ["spec.yaml"]
+
+
+def test_a_report_under_a_file_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    (tmp_path / "afile").write_text("")
+    proc = apiforge("lint", "specs/acme.yaml", "-o", str(tmp_path / "afile" / "report.txt"))
+    assert_clear_error(proc, "cannot write", "Not a directory")

@@ -22,14 +22,14 @@ class ClientNames:
 
     def _path(self, side: str, op_id: str) -> str:
         if side not in self._paths:
-            from generator.render.method_names import client_methods
+            from generator.client.method_names import client_methods
 
             self._paths[side] = client_methods(self._apis[side]).paths()
         return self._paths[side].get(op_id, "client")
 
     def _model(self, side: str, name: str) -> str:
         if side not in self._models:
-            from generator.render.models import model_class_names
+            from generator.models.build import model_class_names
 
             self._models[side] = model_class_names(self._apis[side].schemas)
         return self._models[side].get(name, name)

@@ -22,7 +22,7 @@ from typing import Any
 from generator.errors import ApiforgeError, Problem
 from generator.ir import Where
 from generator.lint.fix_json import JsonFile, json_edits
-from generator.lint.fix_plan import FixPlan
+from generator.lint.fix_plan import FixPlan, member
 from generator.lint.fix_text import (
     FULL,
     CannotFix,
@@ -241,7 +241,7 @@ def _at(data: Any, pointer: str) -> Any:
     node = data
     for raw in pointer.split("/")[1:] if pointer else ():
         token = raw.replace("~1", "/").replace("~0", "~")
-        node = node[int(token)] if isinstance(node, list) else node[token]
+        node = node[int(token)] if isinstance(node, list) else node[member(node, token)]
     return node
 
 

@@ -150,6 +150,16 @@ def relative_ref(from_file: str, target: Where) -> str:
     return quote(path, safe="/-._~!$&'()*+,;=:@") + fragment
 
 
+def member(mapping: dict[Any, Any], token: str) -> Any:
+    """The key of `mapping` that the pointer token `token` names: `token` itself, else the
+    integer a YAML spec wrote unquoted (`200:` is the integer 200), else None."""
+    if token in mapping:
+        return token
+    if token.isdigit() and int(token) in mapping and str(int(token)) == token:
+        return int(token)
+    return None
+
+
 def _parent(where: Where) -> tuple[Where, str]:
     head, _, token = where.pointer.rpartition("/")
     return Where(where.file, head), unescape(token)
@@ -225,8 +235,9 @@ class FixPlan:
             head, _, raw = where.pointer.rpartition("/")
             parent = self.get(Where(where.file, head))
             token = unescape(raw)
-            if isinstance(parent, dict) and token in parent:
-                node = parent[token]
+            found = member(parent, token) if isinstance(parent, dict) else None
+            if found is not None:
+                node = parent[found]
                 stable = (where.file, head) in self._nodes
             elif isinstance(parent, list) and token.isdigit() and int(token) < len(parent):
                 node = parent[int(token)]
@@ -259,6 +270,7 @@ class FixPlan:
         made: dict[str, Any] = {}
         if node is None:  # written as an empty value: new keys go below it in the text
             self._editable(where, sequence=False)
+            key = member(parent, key)
             parent[key] = made
             self._undo.actions.append(lambda: parent.__setitem__(key, None))
             return made
@@ -271,7 +283,7 @@ class FixPlan:
         container = self.get(where)
         if not isinstance(container, dict):
             raise CannotFix(f"#{where.pointer} is not a mapping")
-        if key in container:
+        if member(container, key) is not None:
             return False
         self._insert(where, container, key, value, rank)
         return True

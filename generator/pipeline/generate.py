@@ -41,7 +41,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from generator.errors import ApiforgeError, Problem
 from generator.forked import Forked
 from generator.ir import Schema, Where
 from generator.models.build import (
@@ -66,6 +65,7 @@ from generator.render.writer import (
     start_render_tree,
     tree_drift,
     tree_roots,
+    usable_output_dir,
     write_tree,
 )
 from generator.render.written import WrittenIndex
@@ -705,11 +705,7 @@ def generate(
 
     progress = progress or Progress(enabled=False)
     started = time.perf_counter()
-    out = Path(out_dir)
-    if out.exists() and not out.is_dir():
-        raise ApiforgeError(
-            Problem(f"{out} exists and is not a directory"), "choose another output directory"
-        )
+    out = usable_output_dir(out_dir)
     server_package, client_package = _package_names(package_prefix)
 
     progress.stage(f"loading {spec}")

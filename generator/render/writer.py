@@ -506,12 +506,11 @@ def write_tree(
     `unchanged`: paths the caller found on disk with their bytes already (`same_on_disk`),
     neither read again nor needed in `rendered`."""
     _check_paths(files)
-    out = Path(out_dir)
-    if out.exists() and not out.is_dir():
-        raise ApiforgeError(
-            Problem(f"{out} exists and is not a directory"), "choose another output directory"
-        )
-    out.parent.mkdir(parents=True, exist_ok=True)
+    out = usable_output_dir(out_dir)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _cannot_write(out, exc) from None
     report = WriteReport()
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.apiforge-", dir=out.parent))
     try:
@@ -550,6 +549,33 @@ def write_tree(
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return report
+
+
+def usable_output_dir(out_dir: Path | str) -> Path:
+    """`out_dir`, or ApiforgeError when it, or the nearest of its parents that exists, is not
+    a directory (checked before any work, so the error comes at once)."""
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise ApiforgeError(
+            Problem(f"{out} exists and is not a directory"), "choose another output directory"
+        )
+    for parent in out.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise ApiforgeError(
+                    Problem(f"cannot write {out}: {parent} is a file, not a directory"),
+                    "choose another output directory",
+                )
+            break
+    return out
+
+
+def _cannot_write(out: Path, exc: OSError) -> ApiforgeError:
+    where = f" ({exc.filename})" if exc.filename and str(exc.filename) != str(out) else ""
+    return ApiforgeError(
+        Problem(f"cannot write {out}{where}: {exc.strerror or exc}"),
+        "choose another output directory",
+    )
 
 
 def same_on_disk(out_dir: Path, rendered: Mapping[str, bytes]) -> set[str]:

@@ -338,6 +338,7 @@ def mock_modules(
             else:
                 response = plan.op.response(str(plan.status))
                 inputs = _answer_inputs(response, plan.status, plan.conditional)
+                inputs = (*inputs, _mock_extras(plan.op, str(plan.status)))
             methods[plan.name] = memo.text(inputs)
         if methods:
             modules[tag.module] = _json_object(methods)
@@ -353,7 +354,7 @@ def _answer_inputs(response: Response | None, status: int, conditional: bool) ->
     chosen = None
     if media is not None:
         data = media.schema.data if media.schema else {}
-        chosen = (media.content_type, is_json(media), data, media.examples)
+        chosen = (media.content_type, is_json(media), data, media.examples, media.example_names)
     headers = tuple(
         (h.name, h.schema.data)
         for h in response.headers
@@ -361,6 +362,44 @@ def _answer_inputs(response: Response | None, status: int, conditional: bool) ->
     )
     etag = conditional or response.header("ETag") is not None
     return ("answer", status, (chosen, headers, etag))
+
+
+def _mock_extras(op: Operation, status: str) -> tuple[Any, ...]:
+    """What else mock mode needs of an operation, as plain data: how its list pages (so the
+    last page says it is the last) and its other declared responses (`Prefer: code=...`)."""
+    p = op.patterns.pagination
+    paging = None
+    if p is not None:
+        paging = {
+            "style": p.style,
+            "items": list(p.items),
+            "param": p.param,
+            "next": list(p.next),
+            "has_more": list(p.has_more),
+            "total": list(p.total),
+            "first_page": p.first_page,
+        }
+    others = tuple(
+        (r.status, _answer_inputs(r, 0, False)) for r in op.responses if r.status != status
+    )
+    return (paging, others)
+
+
+def _extra_answers(
+    extras: tuple[Any, ...], schemas: Mapping[str, Any], reads: set[str]
+) -> dict[str, Any]:
+    """The `paging` and `others` members of an answer, from `_mock_extras`."""
+    paging, others = extras
+    found: dict[str, Any] = {"paging": paging} if paging else {}
+    alternatives = {}
+    for key, inputs in others:
+        made = _answer(inputs, schemas, reads)
+        entry = {"candidates": made["candidates"][:1]}
+        entry.update((k, made[k]) for k in ("headers", "media_type", "examples") if k in made)
+        alternatives[key] = entry
+    if alternatives:
+        found["others"] = alternatives
+    return found
 
 
 def _answer(inputs: tuple[Any, ...], schemas: Mapping[str, Any], reads: set[str]) -> dict[str, Any]:
@@ -373,13 +412,18 @@ def _answer(inputs: tuple[Any, ...], schemas: Mapping[str, Any], reads: set[str]
             value_of(result, schemas, examples=False, reads=reads),
         ]
         return {"status": 202, "job": True, "candidates": _unique(made)}
-    _, status, response = inputs
+    _, status, response, *extras = inputs
     answer: dict[str, Any] = {"status": status, "candidates": [None]}
+    if extras:
+        answer.update(_extra_answers(extras[0], schemas, reads))
     if response is None:
         return answer
     media, headers, etag = response
     if media is not None:
-        content_type, json_media, data, examples = media
+        content_type, json_media, data, examples, names = media
+        if names:
+            named = examples[len(examples) - len(names) :]
+            answer["examples"] = dict(zip(names, named, strict=True))
         made = [
             value_of(data, schemas, reads=reads),
             value_of(data, schemas, examples=False, reads=reads),

@@ -154,15 +154,19 @@ class Builder:
                     _str(content_type),
                     self.schema(_key(at, "schema"), body.get("schema")),
                     at,
-                    self.examples(at, body),
+                    *self.examples(at, body),
                 )
             )
         return tuple(media)
 
-    def examples(self, where: Where, body: Mapping[str, Any]) -> tuple[Any, ...]:
+    def examples(
+        self, where: Where, body: Mapping[str, Any]
+    ) -> tuple[tuple[Any, ...], tuple[str, ...]]:
         """The values of a media type's `example` and `examples` (in the spec's order; an
-        entry that cannot be followed or has only an `externalValue` is left out)."""
+        entry that cannot be followed or has only an `externalValue` is left out), and the
+        names of those from `examples` (the last ones)."""
         found = [body["example"]] if "example" in body else []
+        names: list[str] = []
         for name, entry in _dict(body.get("examples")).items():
             try:
                 _, example = self.deref(_key(where, "examples/" + _escaped(name)), entry)
@@ -170,7 +174,8 @@ class Builder:
                 continue  # validation names the broken `$ref`
             if "value" in example:
                 found.append(example["value"])
-        return tuple(found)
+                names.append(_str(name))
+        return tuple(found), tuple(names)
 
     def _once(self, where: Where, node: Any, kind: str, make: Callable[[], Any]) -> Any:
         """`make()`, once per `$ref` target and `kind` (see `_shared`)."""

@@ -167,7 +167,9 @@ def prune_cache(*, force: bool = False) -> None:
     with suppress(OSError):
         stamp.touch()
     entries: list[tuple[float, int, str]] = []
-    for folder, _, names in os.walk(root):
+    for folder, folders, names in os.walk(root):
+        if folder == str(root) and "mock" in folders:
+            folders.remove("mock")  # `apiforge mock`'s projects: whole, removed when stale
         for name in names:
             path = os.path.join(folder, name)
             try:

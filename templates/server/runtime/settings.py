@@ -59,6 +59,10 @@ class Settings:
     #: schema, with the declared status and headers; every pattern still applies. For front
     #: ends and contract tests before the handlers exist: never in production.
     mock: bool = False
+    #: In mock mode (`1`): any well-formed credential gets in, as a principal of its own
+    #: (named by the credential's digest) with the scopes the operation asks for; a request
+    #: without one still gets 401. Never in production.
+    mock_any_credential: bool = False
 
     #: Rate-limit counters: `memory://` (per process) or `redis://host:port/db` (shared by
     #: every worker and host). Any `limits` storage URL works.

@@ -160,7 +160,8 @@ def create_app(settings: Settings | None = None, *, handlers: Handlers | None = 
     METRICS.enabled = bool(settings.metrics_path or settings.metrics_port)
     handlers = handlers or Handlers()
     if settings.mock:  # operations without a handler answer what the spec declares
-        handlers = mocking(handlers, Path(__file__).with_name("mocks.json"))
+        accept = SCHEMES if settings.mock_any_credential else None
+        handlers = mocking(handlers, Path(__file__).with_name("mocks.json"), accept)
     services = build_services(settings, handlers)
 
     @contextlib.asynccontextmanager
