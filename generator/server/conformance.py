@@ -16,16 +16,13 @@ import marshal
 import re
 import sys
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from generator.ir import Api, MediaType, Operation, Response, Schema, Where
 from generator.log import logger
 from generator.server.events import is_json, resolved, resolved_data
 from generator.server.mock_values import value_of
-
-if TYPE_CHECKING:
-    from generator.server.plan import TagPlan
+from generator.server.plan_types import JobViewPlan, TagPlan
 
 _log = logger()
 
@@ -93,15 +90,6 @@ def normalized_name(text: str) -> str:
 def pointer_label(where: Where) -> str:
     """`file#pointer`: a node as the caches and warnings name it."""
     return f"{where.file}#{where.pointer}"
-
-
-@dataclass(frozen=True)
-class JobViewPlan:
-    """`fields`: runtime field → the spec's property (None: the runtime's own shape)."""
-
-    fields: dict[str, str] | None = None
-    statuses: dict[str, str] = field(default_factory=dict)
-    result: Any = None  # the schema of the job's result, for its mock
 
 
 def job_schema(status_op: Operation | None, submit: Operation) -> Schema | None:
