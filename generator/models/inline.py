@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from generator.ir import Api, MediaType, Operation, Schema
+from generator.models.class_names import model_class_names
 from generator.render.names import NameAllocator, pascal_case
 from generator.spec.load import MISSING, node_at
 
@@ -90,7 +91,7 @@ _last: list[tuple[Api, ModelSchemas]] = []  # `generate` asks thrice (models, se
 
 def model_schemas(api: Api) -> ModelSchemas:
     """`api`'s component schemas and its operations' inline object schemas, each with its
-    class name (components: `models.model_class_names`; inline: the module docstring)."""
+    class name (components: `class_names.model_class_names`; inline: the module docstring)."""
     if _last and _last[0][0] is api:
         return _last[0][1]
     made = _model_schemas(api)
@@ -99,8 +100,6 @@ def model_schemas(api: Api) -> ModelSchemas:
 
 
 def _model_schemas(api: Api) -> ModelSchemas:
-    from generator.models.build import model_class_names
-
     component_classes = model_class_names(api.schemas)
     schemas: dict[str, Schema] = dict(api.schemas)
     classes: dict[str, str] = dict(component_classes)

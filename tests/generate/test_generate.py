@@ -17,11 +17,11 @@ from generator.cli import main
 from generator.models import build as models
 from generator.models.build import (
     generate_models,
-    model_class_names,
     models_cache_key,
     preloaded,
     schema_subset,
 )
+from generator.models.class_names import model_class_names
 from generator.render import writer
 from generator.render.writer import GeneratedFile, render_tree
 from tests.golden import golden_files, verbatim_runtime_copy
