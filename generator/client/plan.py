@@ -63,6 +63,7 @@ from generator.render.writer import (
     marker_line,
     write_tree,
 )
+from generator.schemas import first_json, is_json
 
 FIXED_ARGUMENTS = (
     "body",
@@ -228,11 +229,6 @@ def check_package_name(name: str) -> str:
     return name
 
 
-def _is_json(media: MediaType) -> bool:
-    ct = media.content_type.split(";")[0].strip().lower()
-    return ct == "application/json" or ct.endswith("+json") or ct == "*/*"
-
-
 def _example(type_expr: str) -> str:
     if type_expr.startswith("Literal["):
         return type_expr[len("Literal[") :].split(", ")[0].rstrip("]").split(" | ")[0]
@@ -325,7 +321,7 @@ class _Planner:
         """(parse type or None for no body, whether any 2xx has a JSON body)."""
         types: list[str] = []
         for response in sorted(op.success_responses, key=lambda r: r.status):
-            media = next((m for m in response.content if _is_json(m)), None)
+            media = first_json(response.content)
             if media is None:
                 continue
             schema = media.schema
@@ -356,7 +352,11 @@ class _Planner:
         entries = []
         for response in op.error_responses:
             media = next(
-                (m for m in response.content if _is_json(m) and "problem" not in m.content_type),
+                (
+                    m
+                    for m in response.content
+                    if is_json(m.content_type) and "problem" not in m.content_type
+                ),
                 None,
             )
             if media is None or media.schema is None:
@@ -372,7 +372,7 @@ class _Planner:
         if status is None:
             return "Any"
         for response in sorted(status.success_responses, key=lambda r: r.status):
-            media = next((m for m in response.content if _is_json(m)), None)
+            media = first_json(response.content)
             if media is None or media.schema is None:
                 continue
             data = media.schema.data
@@ -387,7 +387,7 @@ class _Planner:
         body_kind = "json"
         body_media = ""
         if op.request_body is not None and op.request_body.content:
-            media = next((m for m in op.request_body.content if _is_json(m)), None)
+            media = first_json(op.request_body.content)
             if media is not None:
                 schema = media.schema
                 inner = self.types.type_of(
@@ -532,7 +532,7 @@ class _Planner:
         type_expr = "Any"
         body = hook.operation.request_body
         if body is not None:
-            media = next((m for m in body.content if _is_json(m)), None)
+            media = first_json(body.content)
             if media is not None and media.schema is not None:
                 type_expr = self.types.type_of(media.schema.data, name=media.schema.name)
         sig = hook.signature

@@ -80,11 +80,7 @@ from generator.models.constraints import (
     default_problem,
     schema_nodes,
 )
-from generator.models.inline import (
-    ModelSchemas,
-    inline_digest,
-    is_inline_key,
-)
+from generator.models.inline import ModelSchemas, inline_digest
 from generator.models.isolation import left_out, refs_located
 from generator.models.regex_engines import Dropped, drop_unrunnable_patterns, pattern_locations
 from generator.models.subset import (
@@ -96,6 +92,7 @@ from generator.models.subset import (
     subset_name,
     unescape_token,
 )
+from generator.schemas import is_inline_key
 from generator.spec.load import remembered
 from generator.spec.located import warn_at
 

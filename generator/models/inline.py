@@ -46,9 +46,9 @@ from typing import Any
 from generator.ir import Api, MediaType, Operation, Schema
 from generator.models.class_names import model_class_names
 from generator.render.names import NameAllocator, pascal_case
+from generator.schemas import INLINE_PREFIX, essence, is_inline_key, is_json
 from generator.spec.load import MISSING, node_at
 
-INLINE_PREFIX = "#/"  # the key of a lifted schema: `#` + its JSON pointer in the root file
 _FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
 _EVENT_STREAM = "text/event-stream"
 
@@ -64,11 +64,6 @@ class ModelSchemas:
     @property
     def inline(self) -> dict[str, Schema]:
         return {k: s for k, s in self.schemas.items() if is_inline_key(k)}
-
-
-def is_inline_key(name: str) -> bool:
-    """Whether a key of `ModelSchemas.schemas` is a lifted schema's (not a component's)."""
-    return name.startswith(INLINE_PREFIX)
 
 
 def liftable(data: Mapping[str, Any]) -> bool:
@@ -204,9 +199,9 @@ def _lifted(api: Api, op: Operation, schema: Schema | None) -> Schema | None:
 
 def _readable(media: MediaType, *, request: bool) -> bool:
     """Whether the client and server read this media type's schema as a model."""
-    ct = media.content_type.split(";")[0].strip().lower()
-    if ct == "application/json" or ct.endswith("+json") or ct == "*/*":
+    if is_json(media.content_type):
         return True
+    ct = essence(media.content_type)
     return ct in _FORM_TYPES if request else ct == _EVENT_STREAM
 
 

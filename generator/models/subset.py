@@ -21,7 +21,8 @@ from typing import Any
 from urllib.parse import quote, unquote
 
 from generator.models.constraints import CONSTRAINT_KEYS, constraint_problem, default_problem
-from generator.models.inline import inline_data, is_inline_key
+from generator.models.inline import inline_data
+from generator.schemas import is_inline_key
 from generator.spec.load import unescape
 
 SCHEMAS_PREFIX = "#/components/schemas/"

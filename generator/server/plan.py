@@ -54,6 +54,9 @@ from generator.render.writer import (
     marker_line,
     write_tree,
 )
+from generator.schemas import component_name, first_json
+from generator.schemas import resolved as _resolved
+from generator.schemas import resolved_data as _resolved_data
 from generator.server.conformance import (
     declared_errors,
     job_result_schema,
@@ -65,9 +68,6 @@ from generator.server.conformance import (
 )
 from generator.server.error_views import error_views_json, plan_error_views
 from generator.server.events import EventPlanner
-from generator.server.events import is_json as _is_json
-from generator.server.events import resolved as _resolved
-from generator.server.events import resolved_data as _resolved_data
 from generator.server.handlers import (
     MissingHandler,
     misplaced_handlers,
@@ -304,11 +304,9 @@ class _Planner:
         `oneOf` (sorted, each once)."""
         if not isinstance(schema, Mapping) or depth > 8:
             return []
-        ref = schema.get("$ref")
-        if isinstance(ref, str) and ref.startswith("#/components/schemas/"):
-            target = self.api.schemas.get(
-                ref.rsplit("/", 1)[-1].replace("~1", "/").replace("~0", "~")
-            )
+        name = component_name(schema.get("$ref"))
+        if name is not None:
+            target = self.api.schemas.get(name)
             return self._property_names(target.data if target else None, depth + 1)
         props = schema.get("properties")
         names = set(props) if isinstance(props, Mapping) else set()
@@ -366,7 +364,7 @@ class _Planner:
         if rb is None or not rb.content:
             return None, None, None, None, ()
         media_types = tuple(dict.fromkeys(m.content_type for m in rb.content))
-        media = next((m for m in rb.content if _is_json(m)), None)
+        media = first_json(rb.content)
         if media is None:
             return "raw", "bytes", None, None, media_types
         schema = media.schema
@@ -385,7 +383,7 @@ class _Planner:
         whatever its `properties` or `oneOf` members say), and members whose schema refuses
         null (the models take null for every optional member)."""
         rb = op.request_body
-        media = next((m for m in rb.content if _is_json(m)), None) if rb else None
+        media = first_json(rb.content) if rb else None
         if rb is None or media is None:
             return None, {}
         rules = NullRules(self.api.schemas)
@@ -438,7 +436,7 @@ class _Planner:
     def response_type(self, op: Operation) -> str | None:
         types: list[str] = []
         for response in sorted(op.success_responses, key=lambda r: r.status):
-            media = next((m for m in response.content if _is_json(m)), None)
+            media = first_json(response.content)
             if media is None:
                 continue
             schema = media.schema
