@@ -26,16 +26,13 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from dataclasses import replace as dc_replace
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from generator.errors import ApiforgeError, Problem
 from generator.ir import Api, Operation, Parameter
 from generator.models.build import models_for
 from generator.models.inline import model_schemas
-from generator.render.env import TemplateFiles, fingerprint, operation_view, templates_root
 from generator.render.escape import py_literal
 from generator.render.names import NameAllocator, package_version, safe_identifier, snake_case
 from generator.render.plan_cache import PlanCache, PlanInputs, resource_plans
@@ -49,7 +46,6 @@ from generator.render.pytypes import (
 from generator.render.resources import Resource, group_operations
 from generator.render.writer import (
     Deferred,
-    GeneratedFile,
     WriteReport,
     marker_line,
     write_tree,
@@ -61,13 +57,12 @@ from generator.server.conformance import (
     declared_errors,
     job_result_schema,
     job_schema,
-    mock_modules,
-    mocks_json,
     moved_own_paths,
     plan_job_view,
 )
-from generator.server.error_views import error_views_json, plan_error_views
+from generator.server.error_views import plan_error_views
 from generator.server.events import EventPlanner
+from generator.server.files import server_files
 from generator.server.handlers import (
     MissingHandler,
     misplaced_handlers,
@@ -79,7 +74,14 @@ from generator.server.params import constraints, default_literal
 from generator.server.params import file_type as _file_type
 from generator.server.params import scalar_enum as _scalar_enum
 from generator.server.params import text_formats as _text_formats
-from generator.server.plan_types import JobViewPlan, OperationPlan, ParamPlan, ServerPlan, TagPlan
+from generator.server.plan_types import (
+    JobViewPlan,
+    Kept,
+    OperationPlan,
+    ParamPlan,
+    ServerPlan,
+    TagPlan,
+)
 from generator.server.security import auth_plan, scheme_plans
 from generator.server.settings import settings_rows
 from generator.spec.located import warn_at
@@ -132,7 +134,7 @@ class _Planner:
         self.api = api
         self.types = mapper
         self.api_family = self._api_rate_limit()
-        self.kept: dict[str, _Kept] = {}  # module → its operations' views from the plan cache
+        self.kept: dict[str, Kept] = {}  # module → its operations' views from the plan cache
         self.keys: dict[str, str | None] = {}  # module → its plan-cache key, when planned
         self.job_ops: dict[str, tuple[str, Operation]] = {}  # status/cancel op id → kind, submit
         for op in api.operations:
@@ -620,7 +622,7 @@ class _Planner:
             handler = classes.allocate(("handler", group.path), f"{group.pascal}Handler")
             names = (group.label, group.module, base, handler)
             make = functools.partial(self.resource_operations, group)
-            ops, kept, key = resource_plans(cache, names, group.operations, _Kept, make)
+            ops, kept, key = resource_plans(cache, names, group.operations, Kept, make)
             if kept is not None:
                 self.kept[group.module] = kept
             else:
@@ -700,132 +702,18 @@ def plan_server(
         has_error_views=bool(error_views),
         moved_paths=moved_own_paths(api),
     )
-    # Templates see each operation only as an OperationView (what they read of it), so the
-    # context a file's cache key covers is exactly what its template can read.
-    view_tags = [_tag_view(t, planner.kept.get(t.module)) for t in tags]
-    views = dict(zip((t.module for t in tags), view_tags, strict=True))
-    context: dict[str, object] = {
-        "plan": dc_replace(plan, tags=view_tags, files=[]),
-        "marker": marker,
-        "html_marker": marker_line(spec_name, style="html"),
-        "is_plain_class": is_plain_class,
-    }
-    templates = TemplateFiles("server", context, scope=scope)
-    for kept in planner.kept.values():  # their digests, from the run that planned them
-        for op_view, digest in zip(kept.views, kept.digests, strict=True):
-            templates.fingerprints.remember(op_view, digest)
-    pkg = package
-
-    def gen(path: str, template: str, **extra: object) -> GeneratedFile:
-        return templates.file(path, template, format=True, extra=extra)
-
-    files = [
-        templates.file("pyproject.toml", "pyproject.toml.j2"),
-        templates.file("README.md", "README.md.j2"),
-        GeneratedFile(f"{pkg}/py.typed", ""),
-        gen(f"{pkg}/__init__.py", "__init__.py.j2"),
-        gen(f"{pkg}/main.py", "main.py.j2"),
-        gen(f"{pkg}/settings.py", "settings.py.j2"),
-        gen(f"{pkg}/interfaces.py", "interfaces.py.j2"),
-        gen(f"{pkg}/auth.py", "auth.py.j2"),
-        templates.file(f"{pkg}/verifier.py", "verifier.py.j2", format=True, create_once=True),
-        GeneratedFile(f"{pkg}/models.py", models_source, format=True),
-        gen(f"{pkg}/routers/__init__.py", "routers_init.py.j2"),
-        gen(f"{pkg}/handlers/__init__.py", "handlers_init.py.j2"),
-    ]
-    # A router or handler module sees its own resource only (and the few plan facts a handler
-    # names), so a new operation re-renders and re-formats its resource's modules alone.
-    per_resource = TemplateFiles(
-        "server",
-        {
-            "marker": marker,
-            "is_plain_class": is_plain_class,
-            "plan": {"title": plan.title, "package": pkg, "has_outbox": plan.has_outbox},
-        },
+    plan.files = server_files(
+        plan,
+        api,
+        planner.kept,
+        planner.keys,
+        cache,
+        models_source=models_source,
+        marker=marker,
         scope=scope,
+        error_views=error_views,
     )
-    per_resource.fingerprints = templates.fingerprints  # one digest per view
-    for tag in tags:
-        view = views[tag.module]
-        files.append(
-            per_resource.file(
-                f"{pkg}/routers/{tag.module}.py", "router.py.j2", format=True, extra={"tag": view}
-            )
-        )
-        if tag.handler_operations:
-            files.append(
-                per_resource.file(
-                    f"{pkg}/handlers/{tag.module}.py",
-                    "handler.py.j2",
-                    format=True,
-                    create_once=True,
-                    extra={"tag": view},
-                )
-            )
-    # mocks.json's entries: a resource served by the plan cache has its own kept with it
-    # (made again only if the job result they answer with changed); the others are made
-    try:
-        job_result: str | None = fingerprint(job_view.result)
-    except (TypeError, RecursionError):  # not plain data: the entries are not kept
-        job_result = None
-    entries: dict[str, str] = {}
-    for module, kept in planner.kept.items():
-        if kept.mocks is not None and job_result is not None and kept.mocks[0] == job_result:
-            entries[module] = kept.mocks[1]
-    made = [t for t in tags if t.module not in entries]
-    entries.update(mock_modules(made, api, job_view.result, partial=len(made) < len(tags)))
-    for module, key in planner.keys.items():  # (each view's digest is known: its file's key)
-        ops = views[module].operations
-        digests = tuple(templates.fingerprints.object_digest(o) for o in ops)
-        mocks = (job_result, entries.get(module, "")) if job_result is not None else None
-        cache.keep(key, _Kept(ops, digests, mocks))
-    cache.save()
-    if has_jobs:
-        files.append(gen(f"{pkg}/jobs.py", "jobs.py.j2"))
-    # put together when rendered, after ruff has started on the Python files
-    answers = {module: entry for module, entry in entries.items() if entry}
-    mocks_file = Deferred(functools.partial(mocks_json, answers))
-    files.append(GeneratedFile(f"{pkg}/mocks.json", mocks_file))
-    if error_views:
-        views_json = functools.partial(error_views_json, error_views)
-        files.append(GeneratedFile(f"{pkg}/error_views.json", Deferred(views_json)))
-    if plan.has_outbox:
-        files.append(gen(f"{pkg}/events.py", "events.py.j2"))
-    runtime = templates_root() / "server" / "runtime"
-    files.append(GeneratedFile(f"{pkg}/runtime/__init__.py", f"{marker} (runtime package)\n"))
-    for source in sorted(runtime.glob("*.py")):
-        if source.name == "__init__.py":
-            continue
-        files.append(
-            GeneratedFile(
-                f"{pkg}/runtime/{source.name}",
-                f"{marker} (runtime: copied verbatim)\n" + source.read_text(),
-            )
-        )
-    plan.files = files
     return plan
-
-
-def _tag_view(tag: TagPlan, kept: _Kept | None = None) -> TagPlan:
-    """`tag` as templates see it: each operation as an `OperationView` (`kept`: those views,
-    from the plan cache)."""
-    if kept is not None:
-        return dc_replace(tag, operations=kept.views)
-    operations = tuple(
-        dc_replace(o, op=cast(Operation, operation_view(o.op))) for o in tag.operations
-    )
-    return dc_replace(tag, operations=operations)
-
-
-@dataclass(frozen=True)
-class _Kept:
-    """A resource's operations as templates see them (`_tag_view`), with their fingerprints'
-    digests: what the plan cache keeps of a resource."""
-
-    views: tuple[OperationPlan, ...]
-    digests: tuple[bytes, ...]
-    # its entry of mocks.json ("": none), with the digest of the job result it was made with
-    mocks: tuple[str, str] | None = None
 
 
 def write_server(

@@ -143,3 +143,14 @@ class ServerPlan:
     @property
     def handler_tags(self) -> list[TagPlan]:
         return [t for t in self.tags if t.handler_operations]
+
+
+@dataclass(frozen=True)
+class Kept:
+    """A resource's operations as templates see them (`files.tag_view`), with their fingerprints'
+    digests: what the plan cache keeps of a resource."""
+
+    views: tuple[OperationPlan, ...]
+    digests: tuple[bytes, ...]
+    # its entry of mocks.json ("": none), with the digest of the job result it was made with
+    mocks: tuple[str, str] | None = None
