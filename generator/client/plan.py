@@ -602,11 +602,32 @@ def plan_client(
         log_env=f"{package.upper()}_LOG",
         webhooks=planner.webhooks(),
     )
+    plan.files = _files(
+        plan, planner, cache, models_source=models_source, marker=marker, scope=scope
+    )
+    return plan
+
+
+def _files(
+    plan: ClientPlan,
+    planner: _Planner,
+    cache: PlanCache,
+    *,
+    models_source: str | Deferred,
+    marker: str,
+    scope: str,
+) -> list[GeneratedFile]:
+    """The files of `plan`'s project, each with its template and context; what this run
+    planned of each resource is kept in `cache`."""
     # Templates see each operation only as an OperationView (what they read of it), so the
     # context a file's cache key covers is exactly what its template can read.
     views = [_resource_view(r, planner.kept.get(r.module)) for r in plan.resources]
     view = replace(plan, resources=views, files=[])
-    context = {"plan": view, "marker": marker, "html_marker": marker_line(spec_name, style="html")}
+    context = {
+        "plan": view,
+        "marker": marker,
+        "html_marker": marker_line(plan.spec_name, style="html"),
+    }
     templates = TemplateFiles("client", context, scope=scope)
     for kept in planner.kept.values():  # their digests, from the run that planned them
         for ops, digests in ((kept.views, kept.digests), (kept.scoped, kept.scoped_digests)):
@@ -621,7 +642,7 @@ def plan_client(
     resource_modules = TemplateFiles("client", {"marker": marker}, scope=scope)
     # one digest per view, whichever file's key needs it first
     client_module.fingerprints = resource_modules.fingerprints = templates.fingerprints
-    pkg = package
+    pkg = plan.package
     files = [
         templates.file("pyproject.toml", "pyproject.toml.j2"),
         templates.file("README.md", "README.md.j2"),
@@ -634,6 +655,32 @@ def plan_client(
             f'{marker}\n"""One module per resource: `client.<resource>` (see `_client`)."""\n',
         ),
     ]
+    files += _resource_files(views, planner, cache, templates, resource_modules, pkg)
+    cache.save()
+    if plan.webhooks:
+        files.append(templates.file(f"{pkg}/webhooks.py", "webhooks.py.j2", format=True))
+    runtime = templates_root() / "client" / "runtime"
+    for source in sorted(runtime.glob("*.py")):
+        files.append(
+            GeneratedFile(
+                f"{pkg}/_runtime/{source.name}",
+                f"{marker} (runtime: copied verbatim)\n" + source.read_text(),
+            )
+        )
+    return files
+
+
+def _resource_files(
+    views: list[ResourcePlan],
+    planner: _Planner,
+    cache: PlanCache,
+    templates: TemplateFiles,
+    resource_modules: TemplateFiles,
+    pkg: str,
+) -> list[GeneratedFile]:
+    """One module per resource, which sees its own resource only (a new operation re-renders
+    its resource's module alone); a resource planned this run is kept for the next."""
+    files: list[GeneratedFile] = []
     for resource in views:
         scoped = _class_scope_view(resource, planner.kept.get(resource.module))
         files.append(
@@ -657,19 +704,7 @@ def plan_client(
                     scoped.uses_builtins,
                 ),
             )
-    cache.save()
-    if plan.webhooks:
-        files.append(templates.file(f"{pkg}/webhooks.py", "webhooks.py.j2", format=True))
-    runtime = templates_root() / "client" / "runtime"
-    for source in sorted(runtime.glob("*.py")):
-        files.append(
-            GeneratedFile(
-                f"{pkg}/_runtime/{source.name}",
-                f"{marker} (runtime: copied verbatim)\n" + source.read_text(),
-            )
-        )
-    plan.files = files
-    return plan
+    return files
 
 
 def _lenient(models_source: str | Deferred) -> str | Deferred:
