@@ -365,7 +365,7 @@ def _sweep(result: Result, path: Path, tmp: Path, timeout: float) -> None:
         return
     routes = {normalize(r) for r in found["server_routes"]}
     requests = {normalize(r) for r in found["client_requests"]}
-    from generator.models.build import model_class_names
+    from generator.models.class_names import model_class_names
 
     classes = model_class_names(schemas)
     missing: list[str] = []

@@ -20,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 def main(argv: list[str]) -> int:
     from generator.models import build as models
+    from generator.models.class_names import model_class_names
     from generator.models.inline import model_schemas
     from generator.spec import load_spec
 
@@ -27,7 +28,7 @@ def main(argv: list[str]) -> int:
     loaded = load_spec(spec)
     api = loaded.api
     if which == "components":
-        names = models.model_class_names(api.schemas)
+        names = model_class_names(api.schemas)
     else:
         names = dict(model_schemas(api).class_names)
     job = models._job(loaded.resolver.root.data, names, "# header")

@@ -94,6 +94,7 @@ def check_one(spec: str, baseline: str | None, drops: list[str], diffs: Path) ->
     from generator.errors import ApiforgeError
     from generator.models import build as models
     from generator.models import subset as model_subset
+    from generator.models.class_names import model_class_names
     from generator.spec import load_spec
 
     result: dict[str, Any] = {"spec": spec}
@@ -106,7 +107,7 @@ def check_one(spec: str, baseline: str | None, drops: list[str], diffs: Path) ->
     if not schemas:
         return {**result, "status": "no-schemas"}
     data = loaded.resolver.root.data
-    names = models.model_class_names(schemas)
+    names = model_class_names(schemas)
     full = models._job(data, names, HEADER, placeholders=False)
     job = models._job(data, names, HEADER)
     if full is None or job is None:

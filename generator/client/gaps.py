@@ -25,10 +25,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from generator.client.media import essence, is_json, is_text
+from generator.client.media import is_text
 from generator.client.method_names import client_methods
 from generator.ir import Api, Operation, Parameter, Where
 from generator.log import logger
+from generator.schemas import essence, first_json, is_json
 
 _log = logger()
 _QUERY_STYLES = ("form", "spaceDelimited", "pipeDelimited", "deepObject")
@@ -80,7 +81,7 @@ def _body_gaps(op: Operation) -> list[Gap]:
     body = op.request_body
     if body is None or not body.content:
         return []
-    chosen = next((m for m in body.content if is_json(m.content_type)), body.content[0])
+    chosen = first_json(body.content) or body.content[0]
     gaps = [
         Gap(
             m.where,
@@ -108,7 +109,7 @@ def _body_gaps(op: Operation) -> list[Gap]:
 def _response_gaps(op: Operation) -> list[Gap]:
     gaps = []
     for response in sorted(op.success_responses, key=lambda r: r.status):
-        if any(is_json(m.content_type) for m in response.content):
+        if first_json(response.content) is not None:
             continue
         for m in response.content:
             if is_text(m.content_type) and _structure(m.schema.data if m.schema else None):

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from generator.ir import MediaType, Operation
 from generator.render.pytypes import TypeMapper, is_plain_class
+from generator.schemas import essence, is_json
 
 EVENT_STREAM = "text/event-stream"
 _TEXT_TYPES = (
@@ -32,16 +33,6 @@ _TEXT_TYPES = (
     "application/javascript",
     "application/x-www-form-urlencoded",
 )
-
-
-def essence(content_type: str) -> str:
-    """`text/csv; charset=utf-8` → `text/csv`."""
-    return content_type.split(";")[0].strip().lower()
-
-
-def is_json(content_type: str) -> bool:
-    ct = essence(content_type)
-    return ct == "application/json" or ct.endswith("+json") or ct == "*/*"
 
 
 def is_text(content_type: str) -> bool:
@@ -106,4 +97,4 @@ def _event_type(media: MediaType, types: TypeMapper) -> str:
     return "str" if expr in ("str", "str | None") else expr
 
 
-__all__ = ["MediaPlan", "essence", "is_json", "is_text", "plan_media"]
+__all__ = ["MediaPlan", "is_text", "plan_media"]

@@ -18,6 +18,7 @@ from generator.log import logger
 from generator.patterns.pagination import EXTENSION, from_extension, resolve
 from generator.render.escape import py_string
 from generator.render.pytypes import TypeMapper, is_plain_class
+from generator.schemas import first_json
 
 _log = logger()
 
@@ -50,7 +51,7 @@ def item_type(op: Operation, api: Api, spec: PaginationSpec, types: TypeMapper) 
     """The type of one item: the `items` schema of the array at `spec.items` in the first
     2xx JSON body (`Any` when it cannot be followed)."""
     for response in sorted(op.success_responses, key=lambda r: r.status):
-        media = next((m for m in response.content if _is_json(m.content_type)), None)
+        media = first_json(response.content)
         if media is None or media.schema is None:
             continue
         node: Any = media.schema.data
@@ -60,11 +61,6 @@ def item_type(op: Operation, api: Api, spec: PaginationSpec, types: TypeMapper) 
         array = resolve(api, node)
         return types.type_of(array.get("items")) if "items" in array else "Any"
     return "Any"
-
-
-def _is_json(content_type: str) -> bool:
-    ct = content_type.split(";")[0].strip().lower()
-    return ct == "application/json" or ct.endswith("+json") or ct == "*/*"
 
 
 def _path(path: tuple[str, ...]) -> str:

@@ -63,6 +63,7 @@ from generator.render.writer import (
     marker_line,
     write_tree,
 )
+from generator.schemas import first_json, is_json
 
 FIXED_ARGUMENTS = (
     "body",
@@ -228,11 +229,6 @@ def check_package_name(name: str) -> str:
     return name
 
 
-def _is_json(media: MediaType) -> bool:
-    ct = media.content_type.split(";")[0].strip().lower()
-    return ct == "application/json" or ct.endswith("+json") or ct == "*/*"
-
-
 def _example(type_expr: str) -> str:
     if type_expr.startswith("Literal["):
         return type_expr[len("Literal[") :].split(", ")[0].rstrip("]").split(" | ")[0]
@@ -325,7 +321,7 @@ class _Planner:
         """(parse type or None for no body, whether any 2xx has a JSON body)."""
         types: list[str] = []
         for response in sorted(op.success_responses, key=lambda r: r.status):
-            media = next((m for m in response.content if _is_json(m)), None)
+            media = first_json(response.content)
             if media is None:
                 continue
             schema = media.schema
@@ -356,7 +352,11 @@ class _Planner:
         entries = []
         for response in op.error_responses:
             media = next(
-                (m for m in response.content if _is_json(m) and "problem" not in m.content_type),
+                (
+                    m
+                    for m in response.content
+                    if is_json(m.content_type) and "problem" not in m.content_type
+                ),
                 None,
             )
             if media is None or media.schema is None:
@@ -372,7 +372,7 @@ class _Planner:
         if status is None:
             return "Any"
         for response in sorted(status.success_responses, key=lambda r: r.status):
-            media = next((m for m in response.content if _is_json(m)), None)
+            media = first_json(response.content)
             if media is None or media.schema is None:
                 continue
             data = media.schema.data
@@ -387,7 +387,7 @@ class _Planner:
         body_kind = "json"
         body_media = ""
         if op.request_body is not None and op.request_body.content:
-            media = next((m for m in op.request_body.content if _is_json(m)), None)
+            media = first_json(op.request_body.content)
             if media is not None:
                 schema = media.schema
                 inner = self.types.type_of(
@@ -532,7 +532,7 @@ class _Planner:
         type_expr = "Any"
         body = hook.operation.request_body
         if body is not None:
-            media = next((m for m in body.content if _is_json(m)), None)
+            media = first_json(body.content)
             if media is not None and media.schema is not None:
                 type_expr = self.types.type_of(media.schema.data, name=media.schema.name)
         sig = hook.signature
@@ -602,11 +602,32 @@ def plan_client(
         log_env=f"{package.upper()}_LOG",
         webhooks=planner.webhooks(),
     )
+    plan.files = _files(
+        plan, planner, cache, models_source=models_source, marker=marker, scope=scope
+    )
+    return plan
+
+
+def _files(
+    plan: ClientPlan,
+    planner: _Planner,
+    cache: PlanCache,
+    *,
+    models_source: str | Deferred,
+    marker: str,
+    scope: str,
+) -> list[GeneratedFile]:
+    """The files of `plan`'s project, each with its template and context; what this run
+    planned of each resource is kept in `cache`."""
     # Templates see each operation only as an OperationView (what they read of it), so the
     # context a file's cache key covers is exactly what its template can read.
     views = [_resource_view(r, planner.kept.get(r.module)) for r in plan.resources]
     view = replace(plan, resources=views, files=[])
-    context = {"plan": view, "marker": marker, "html_marker": marker_line(spec_name, style="html")}
+    context = {
+        "plan": view,
+        "marker": marker,
+        "html_marker": marker_line(plan.spec_name, style="html"),
+    }
     templates = TemplateFiles("client", context, scope=scope)
     for kept in planner.kept.values():  # their digests, from the run that planned them
         for ops, digests in ((kept.views, kept.digests), (kept.scoped, kept.scoped_digests)):
@@ -621,7 +642,7 @@ def plan_client(
     resource_modules = TemplateFiles("client", {"marker": marker}, scope=scope)
     # one digest per view, whichever file's key needs it first
     client_module.fingerprints = resource_modules.fingerprints = templates.fingerprints
-    pkg = package
+    pkg = plan.package
     files = [
         templates.file("pyproject.toml", "pyproject.toml.j2"),
         templates.file("README.md", "README.md.j2"),
@@ -634,6 +655,32 @@ def plan_client(
             f'{marker}\n"""One module per resource: `client.<resource>` (see `_client`)."""\n',
         ),
     ]
+    files += _resource_files(views, planner, cache, templates, resource_modules, pkg)
+    cache.save()
+    if plan.webhooks:
+        files.append(templates.file(f"{pkg}/webhooks.py", "webhooks.py.j2", format=True))
+    runtime = templates_root() / "client" / "runtime"
+    for source in sorted(runtime.glob("*.py")):
+        files.append(
+            GeneratedFile(
+                f"{pkg}/_runtime/{source.name}",
+                f"{marker} (runtime: copied verbatim)\n" + source.read_text(),
+            )
+        )
+    return files
+
+
+def _resource_files(
+    views: list[ResourcePlan],
+    planner: _Planner,
+    cache: PlanCache,
+    templates: TemplateFiles,
+    resource_modules: TemplateFiles,
+    pkg: str,
+) -> list[GeneratedFile]:
+    """One module per resource, which sees its own resource only (a new operation re-renders
+    its resource's module alone); a resource planned this run is kept for the next."""
+    files: list[GeneratedFile] = []
     for resource in views:
         scoped = _class_scope_view(resource, planner.kept.get(resource.module))
         files.append(
@@ -657,19 +704,7 @@ def plan_client(
                     scoped.uses_builtins,
                 ),
             )
-    cache.save()
-    if plan.webhooks:
-        files.append(templates.file(f"{pkg}/webhooks.py", "webhooks.py.j2", format=True))
-    runtime = templates_root() / "client" / "runtime"
-    for source in sorted(runtime.glob("*.py")):
-        files.append(
-            GeneratedFile(
-                f"{pkg}/_runtime/{source.name}",
-                f"{marker} (runtime: copied verbatim)\n" + source.read_text(),
-            )
-        )
-    plan.files = files
-    return plan
+    return files
 
 
 def _lenient(models_source: str | Deferred) -> str | Deferred:

@@ -2,7 +2,8 @@
 the server and the client.
 
 - `build`: the run of datamodel-code-generator, cached by content (`models_for`,
-  `generate_models`, `model_class_names`);
+  `generate_models`);
+- `class_names`: the class name of each component schema (`model_class_names`);
 - `inline`: schemas declared inline in operations, given names beside the components;
 - `subset`: the part of the document the library receives, with descriptions replaced by
   placeholders;

@@ -6,7 +6,7 @@ populate-by-name aliases (snake_case fields), `StrEnum` enums with enum-member d
 the options chosen so the module is `mypy --strict` clean and needs only pydantic.
 
 Class names are ours, not the library's: `class_names` maps each component schema name to
-the identifier the generator picked (see `model_class_names`), and is passed as
+the identifier the generator picked (see `class_names.model_class_names`), and is passed as
 `model_name_map`, so templates know every model's name without reading the output. An inline
 model that would take a component's name (Stripe's `anyOf: [string, $ref: balance_transaction]`
 under a property called `balance_transaction`) is called `<Name>Inline` instead.
@@ -61,10 +61,9 @@ import contextlib
 import gc
 import hashlib
 import io
-import marshal
 import re
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -81,11 +80,7 @@ from generator.models.constraints import (
     default_problem,
     schema_nodes,
 )
-from generator.models.inline import (
-    ModelSchemas,
-    inline_digest,
-    is_inline_key,
-)
+from generator.models.inline import ModelSchemas, inline_digest
 from generator.models.isolation import left_out, refs_located
 from generator.models.regex_engines import Dropped, drop_unrunnable_patterns, pattern_locations
 from generator.models.subset import (
@@ -97,7 +92,7 @@ from generator.models.subset import (
     subset_name,
     unescape_token,
 )
-from generator.render.names import RESERVED, NameAllocator, pascal_case
+from generator.schemas import is_inline_key
 from generator.spec.load import remembered
 from generator.spec.located import warn_at
 
@@ -115,7 +110,6 @@ _memo: dict[str, str] = {}
 _dropped_memo: dict[str, tuple[Dropped, ...]] = {}
 _names_memo: dict[str, frozenset[str]] = {}
 _NAMES_CACHE_KIND = "modelnames1"
-_CLASSES_CACHE_KIND = "classnames1"  # component schema name → class name
 
 
 @dataclass(frozen=True)
@@ -285,70 +279,6 @@ def _top_level_names(models_source: str) -> frozenset[str]:
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
             found.add(node.target.id)
     return frozenset(found)
-
-
-# Names datamodel-code-generator may import into models.py: a component class of one of these
-# names would be renamed by the library (`BaseModel` → `BaseModelModel`), so it gets that name
-# from us instead, and the templates know it.
-_LIBRARY_NAMES = frozenset(
-    {
-        "Annotated",
-        "Any",
-        "AnyUrl",
-        "AwareDatetime",
-        "BaseModel",
-        "ConfigDict",
-        "Decimal",
-        "Enum",
-        "Field",
-        "IntEnum",
-        "Literal",
-        "NaiveDatetime",
-        "Optional",
-        "RootModel",
-        "StrEnum",
-        "StringConstraints",
-        "TypeAlias",
-        "TypeAliasType",
-        "UUID",
-        "Union",
-    }
-)
-
-
-def model_class_names(schema_names: Iterable[str], reserved: Iterable[str] = ()) -> dict[str, str]:
-    """A stable, unique PascalCase class name for each component schema name (sorted order),
-    spelled as the library keeps it: no underscores (it drops them: `Model_123` would
-    become `Model123`), and never a name it imports or a Python keyword or builtin (`None`,
-    `Warning`, `BaseModel` get `Model` appended)."""
-    from generator.render.env import code_digest
-    from generator.spec.load import cache_dir, cache_get, cache_put
-
-    names, avoided = sorted(schema_names), sorted(reserved)
-
-    def make() -> dict[str, str]:
-        allocator = NameAllocator(avoided, separator="")
-        return {name: allocator.allocate(name, _class_name(name)) for name in names}
-
-    if cache_dir() is None:
-        return make()
-    # a pure function of the names (and the code): kept between runs, as spelling Stripe's
-    # ~800 names was ~15-30 ms of every regeneration
-    material = (_CLASSES_CACHE_KIND, code_digest(), tuple(names), tuple(avoided))
-    key = hashlib.sha256(marshal.dumps(material, 2)).hexdigest()
-    hit = cache_get(_CLASSES_CACHE_KIND, key)
-    if isinstance(hit, dict) and list(hit) == names:
-        return hit
-    made = make()
-    cache_put(_CLASSES_CACHE_KIND, key, made)
-    return made
-
-
-def _class_name(schema_name: str) -> str:
-    name = pascal_case(schema_name, fallback="Model").replace("_", "")
-    if name in RESERVED or name in _LIBRARY_NAMES:
-        name += "Model"
-    return name
 
 
 def generate_models(

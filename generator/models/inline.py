@@ -44,10 +44,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from generator.ir import Api, MediaType, Operation, Schema
+from generator.models.class_names import model_class_names
 from generator.render.names import NameAllocator, pascal_case
+from generator.schemas import INLINE_PREFIX, essence, is_inline_key, is_json
 from generator.spec.load import MISSING, node_at
 
-INLINE_PREFIX = "#/"  # the key of a lifted schema: `#` + its JSON pointer in the root file
 _FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
 _EVENT_STREAM = "text/event-stream"
 
@@ -63,11 +64,6 @@ class ModelSchemas:
     @property
     def inline(self) -> dict[str, Schema]:
         return {k: s for k, s in self.schemas.items() if is_inline_key(k)}
-
-
-def is_inline_key(name: str) -> bool:
-    """Whether a key of `ModelSchemas.schemas` is a lifted schema's (not a component's)."""
-    return name.startswith(INLINE_PREFIX)
 
 
 def liftable(data: Mapping[str, Any]) -> bool:
@@ -90,7 +86,7 @@ _last: list[tuple[Api, ModelSchemas]] = []  # `generate` asks thrice (models, se
 
 def model_schemas(api: Api) -> ModelSchemas:
     """`api`'s component schemas and its operations' inline object schemas, each with its
-    class name (components: `models.model_class_names`; inline: the module docstring)."""
+    class name (components: `class_names.model_class_names`; inline: the module docstring)."""
     if _last and _last[0][0] is api:
         return _last[0][1]
     made = _model_schemas(api)
@@ -99,8 +95,6 @@ def model_schemas(api: Api) -> ModelSchemas:
 
 
 def _model_schemas(api: Api) -> ModelSchemas:
-    from generator.models.build import model_class_names
-
     component_classes = model_class_names(api.schemas)
     schemas: dict[str, Schema] = dict(api.schemas)
     classes: dict[str, str] = dict(component_classes)
@@ -205,9 +199,9 @@ def _lifted(api: Api, op: Operation, schema: Schema | None) -> Schema | None:
 
 def _readable(media: MediaType, *, request: bool) -> bool:
     """Whether the client and server read this media type's schema as a model."""
-    ct = media.content_type.split(";")[0].strip().lower()
-    if ct == "application/json" or ct.endswith("+json") or ct == "*/*":
+    if is_json(media.content_type):
         return True
+    ct = essence(media.content_type)
     return ct in _FORM_TYPES if request else ct == _EVENT_STREAM
 
 

@@ -21,7 +21,8 @@ from typing import Any
 from urllib.parse import quote, unquote
 
 from generator.models.constraints import CONSTRAINT_KEYS, constraint_problem, default_problem
-from generator.models.inline import inline_data, is_inline_key
+from generator.models.inline import inline_data
+from generator.schemas import is_inline_key
 from generator.spec.load import unescape
 
 SCHEMAS_PREFIX = "#/components/schemas/"
@@ -155,148 +156,17 @@ def schema_subset(
         return None
     if len(set(class_names.values())) != len(class_names):
         return None
-    external = False
-    into_text = False  # a `$ref` that may point at a description text
-    wanted: list[tuple[str, ...]] = []  # other parts of the document the schemas point into
-
-    def ref(value: str) -> str:
-        nonlocal external, into_text
-        if not value.startswith("#"):
-            external = True
-            return value
-        if value.startswith(SCHEMAS_PREFIX):
-            head, sep, rest = value[len(SCHEMAS_PREFIX) :].partition("/")
-            if "description" in rest:
-                into_text = True
-            name = unescape_token(head)
-            if name in class_names:
-                return SCHEMAS_PREFIX + quote(subset_name(class_names[name]), safe="") + sep + rest
-            return value
-        tokens = tuple(unescape_token(t) for t in value[2:].split("/"))
-        if tokens and tokens[0]:
-            # the whole section (`components/parameters`, `paths`, ...): pointers stay valid
-            wanted.append(tokens[:2] if tokens[0] == "components" else tokens[:1])
-        return value
-
-    def mapping_ref(value: str) -> str:
-        # a discriminator mapping value: a reference, or the bare name of a component schema
-        if "/" not in value and "#" not in value:
-            return subset_name(class_names[value]) if value in class_names else value
-        return ref(value)
-
-    def copy(node: Any) -> Any:
-        if isinstance(node, dict):
-            return {
-                k: (ref(v) if k == "$ref" and isinstance(v, str) else copy(v))
-                for k, v in node.items()
-            }
-        if isinstance(node, list):
-            return [copy(v) for v in node]
-        return node
-
-    def data_copy(node: Any) -> Any:
-        if isinstance(node, dict):
-            return {k: data_copy(v) for k, v in node.items()}
-        if isinstance(node, list):
-            return [data_copy(v) for v in node]
-        return node
-
-    def component(value: Any) -> str | None:
-        # the component schema a `$ref` value or a mapping value names, if it names one
-        if not isinstance(value, str):
-            return None
-        if "/" not in value and "#" not in value:
-            return value if value in class_names else None
-        if not value.startswith(SCHEMAS_PREFIX) or "/" in value[len(SCHEMAS_PREFIX) :]:
-            return None
-        name = unescape_token(value[len(SCHEMAS_PREFIX) :])
-        return name if name in class_names else None
-
-    def component_schema(value: str) -> Mapping[str, Any] | None:
-        name = component(value)
-        target = schemas.get(name) if name is not None and "/" in value else None
-        return target if isinstance(target, Mapping) else None
-
-    # Subtypes by inheritance: the components whose `allOf` refers to a component, directly
-    # or through others (document order).
-    heirs: dict[str, list[str]] = {}
-    for heir, body in schemas.items():
-        all_of = body.get("allOf") if isinstance(body, dict) else None
-        for member in all_of if isinstance(all_of, list) else ():
-            parent = component(member.get("$ref")) if isinstance(member, dict) else None
-            if parent is not None and parent != heir:
-                heirs.setdefault(parent, []).append(heir)
-
-    def subtypes(name: str) -> list[str]:
-        found: list[str] = []
-        todo = list(heirs.get(name, ()))
-        while todo:
-            heir = todo.pop(0)
-            if heir not in found and heir != name:
-                found.append(heir)
-                todo.extend(heirs.get(heir, ()))
-        return found
-
-    def discriminator(value: dict[Any, Any], node: dict[Any, Any], owner: str | None) -> Any:
-        # Mapping values follow the renamed schemas. A subtype the mapping leaves out is
-        # told by its schema's name (OpenAPI), which the library would take from the name
-        # the schema has in the subset: such subtypes (`$ref` members of the `oneOf`/`anyOf`
-        # beside the discriminator or, without those, the components inheriting from the one
-        # that holds it) are added to the mapping under their names in the document.
-        out = copy(value)
-        mapping = value.get("mapping")
-        given = mapping if isinstance(mapping, dict) else {}
-        new = {k: mapping_ref(v) if isinstance(v, str) else copy(v) for k, v in given.items()}
-        members = [m for k in ("oneOf", "anyOf") if isinstance(node.get(k), list) for m in node[k]]
-        implicit = [component(m.get("$ref")) for m in members if isinstance(m, dict)]
-        if owner is not None and not members:  # (beside a oneOf, the subtypes are its members)
-            implicit += subtypes(owner)
-        mapped = {component(v) for v in given.values()}
-        for name in implicit:
-            if name is not None and name not in new and name not in mapped:
-                new[name] = SCHEMAS_PREFIX + quote(subset_name(class_names[name]), safe="")
-                mapped.add(name)
-        if new or isinstance(mapping, dict):
-            out["mapping"] = new
-        return out
-
-    def schema(node: Any, owner: str | None = None) -> Any:
-        if not isinstance(node, dict):
-            return copy(node)
-        out: dict[Any, Any] = {}
-        for k, v in node.items():
-            if k in CONSTRAINT_KEYS and constraint_problem(node, k):
-                continue  # a value pydantic refuses at import (`warn_unenforced` says so)
-            if k == "default" and default_problem(node, component_schema):
-                continue  # not a value of the schema (`warn_unenforced` says so)
-            if k == "$ref" and isinstance(v, str):
-                out[k] = ref(v)
-            elif k == "description" and placeholders is not None and isinstance(v, str):
-                out[k] = placeholders(v) if v.strip() else v
-            elif k == "discriminator" and isinstance(v, dict):
-                out[k] = discriminator(v, node, owner)
-            elif k in SUBSCHEMA_MAP and isinstance(v, dict):
-                out[k] = {name: schema(s) for name, s in v.items()}
-            elif k in SUBSCHEMA_LIST and isinstance(v, list):
-                out[k] = [schema(s) for s in v]
-            elif k in SUBSCHEMA:
-                out[k] = schema(v)
-            elif k in _DATA:
-                out[k] = data_copy(v)
-            else:
-                out[k] = copy(v)
-        return out
-
+    run = _Subset(schemas, class_names, placeholders)
     subset: dict[str, Any] = {"openapi": data.get("openapi", "3.1.0")}
     parts: dict[str, Any] = {
-        "schemas": {subset_name(class_names[k]): schema(v, k) for k, v in schemas.items()}
+        "schemas": {subset_name(class_names[k]): run.schema(v, k) for k, v in schemas.items()}
     }
     # operations' inline object schemas (`inline`), after the components: the library
     # names the models nested in components first, as it did without them
-    parts["schemas"].update({subset_name(class_names[k]): schema(v) for k, v in inline.items()})
+    parts["schemas"].update({subset_name(class_names[k]): run.schema(v) for k, v in inline.items()})
     done: set[tuple[str, ...]] = set()
-    while wanted:
-        path = wanted.pop()
+    while run.wanted:
+        path = run.wanted.pop()
         if path in done or path == ("components", "schemas"):
             continue
         done.add(path)
@@ -306,13 +176,167 @@ def schema_subset(
         if node is None:
             continue  # a dangling pointer: the library reports it
         if path[0] == "components":
-            parts[path[1]] = copy(node)
+            parts[path[1]] = run.copy(node)
         else:
-            subset[path[0]] = copy(node)
-    if external:
+            subset[path[0]] = run.copy(node)
+    if run.external:
         return None
-    if into_text and placeholders is not None:
+    if run.into_text and placeholders is not None:
         placeholders.clear()  # the real texts go in
         return schema_subset(data, class_names)
     subset["components"] = parts
     return subset
+
+
+class _Subset:
+    """One making of a schema subset (`schema_subset`): `$ref`s and discriminator mappings
+    rewritten to the subset's names, descriptions replaced by placeholders, and what else of
+    the document the schemas point into (`wanted`) or whether they point into another file
+    (`external`) or maybe at a description text (`into_text`)."""
+
+    def __init__(
+        self,
+        schemas: Mapping[str, Any],
+        class_names: Mapping[str, str],
+        placeholders: Placeholders | None,
+    ) -> None:
+        self.schemas = schemas
+        self.class_names = class_names
+        self.placeholders = placeholders
+        self.external = False
+        self.into_text = False  # a `$ref` that may point at a description text
+        self.wanted: list[tuple[str, ...]] = []  # other parts of the document pointed into
+        # Subtypes by inheritance: the components whose `allOf` refers to a component, directly
+        # or through others (document order).
+        self.heirs: dict[str, list[str]] = {}
+        for heir, body in schemas.items():
+            all_of = body.get("allOf") if isinstance(body, dict) else None
+            for member in all_of if isinstance(all_of, list) else ():
+                parent = self.component(member.get("$ref")) if isinstance(member, dict) else None
+                if parent is not None and parent != heir:
+                    self.heirs.setdefault(parent, []).append(heir)
+
+    def ref(self, value: str) -> str:
+        if not value.startswith("#"):
+            self.external = True
+            return value
+        if value.startswith(SCHEMAS_PREFIX):
+            head, sep, rest = value[len(SCHEMAS_PREFIX) :].partition("/")
+            if "description" in rest:
+                self.into_text = True
+            name = unescape_token(head)
+            if name in self.class_names:
+                return (
+                    SCHEMAS_PREFIX
+                    + quote(subset_name(self.class_names[name]), safe="")
+                    + sep
+                    + rest
+                )
+            return value
+        tokens = tuple(unescape_token(t) for t in value[2:].split("/"))
+        if tokens and tokens[0]:
+            # the whole section (`components/parameters`, `paths`, ...): pointers stay valid
+            self.wanted.append(tokens[:2] if tokens[0] == "components" else tokens[:1])
+        return value
+
+    def mapping_ref(self, value: str) -> str:
+        # a discriminator mapping value: a reference, or the bare name of a component schema
+        if "/" not in value and "#" not in value:
+            return subset_name(self.class_names[value]) if value in self.class_names else value
+        return self.ref(value)
+
+    def copy(self, node: Any) -> Any:
+        if isinstance(node, dict):
+            return {
+                k: (self.ref(v) if k == "$ref" and isinstance(v, str) else self.copy(v))
+                for k, v in node.items()
+            }
+        if isinstance(node, list):
+            return [self.copy(v) for v in node]
+        return node
+
+    def component(self, value: Any) -> str | None:
+        # the component schema a `$ref` value or a mapping value names, if it names one
+        if not isinstance(value, str):
+            return None
+        if "/" not in value and "#" not in value:
+            return value if value in self.class_names else None
+        if not value.startswith(SCHEMAS_PREFIX) or "/" in value[len(SCHEMAS_PREFIX) :]:
+            return None
+        name = unescape_token(value[len(SCHEMAS_PREFIX) :])
+        return name if name in self.class_names else None
+
+    def component_schema(self, value: str) -> Mapping[str, Any] | None:
+        name = self.component(value)
+        target = self.schemas.get(name) if name is not None and "/" in value else None
+        return target if isinstance(target, Mapping) else None
+
+    def subtypes(self, name: str) -> list[str]:
+        found: list[str] = []
+        todo = list(self.heirs.get(name, ()))
+        while todo:
+            heir = todo.pop(0)
+            if heir not in found and heir != name:
+                found.append(heir)
+                todo.extend(self.heirs.get(heir, ()))
+        return found
+
+    def discriminator(self, value: dict[Any, Any], node: dict[Any, Any], owner: str | None) -> Any:
+        # Mapping values follow the renamed schemas. A subtype the mapping leaves out is
+        # told by its schema's name (OpenAPI), which the library would take from the name
+        # the schema has in the subset: such subtypes (`$ref` members of the `oneOf`/`anyOf`
+        # beside the discriminator or, without those, the components inheriting from the one
+        # that holds it) are added to the mapping under their names in the document.
+        out = self.copy(value)
+        mapping = value.get("mapping")
+        given = mapping if isinstance(mapping, dict) else {}
+        new = {
+            k: self.mapping_ref(v) if isinstance(v, str) else self.copy(v) for k, v in given.items()
+        }
+        members = [m for k in ("oneOf", "anyOf") if isinstance(node.get(k), list) for m in node[k]]
+        implicit = [self.component(m.get("$ref")) for m in members if isinstance(m, dict)]
+        if owner is not None and not members:  # (beside a oneOf, the subtypes are its members)
+            implicit += self.subtypes(owner)
+        mapped = {self.component(v) for v in given.values()}
+        for name in implicit:
+            if name is not None and name not in new and name not in mapped:
+                new[name] = SCHEMAS_PREFIX + quote(subset_name(self.class_names[name]), safe="")
+                mapped.add(name)
+        if new or isinstance(mapping, dict):
+            out["mapping"] = new
+        return out
+
+    def schema(self, node: Any, owner: str | None = None) -> Any:
+        if not isinstance(node, dict):
+            return self.copy(node)
+        out: dict[Any, Any] = {}
+        for k, v in node.items():
+            if k in CONSTRAINT_KEYS and constraint_problem(node, k):
+                continue  # a value pydantic refuses at import (`warn_unenforced` says so)
+            if k == "default" and default_problem(node, self.component_schema):
+                continue  # not a value of the schema (`warn_unenforced` says so)
+            if k == "$ref" and isinstance(v, str):
+                out[k] = self.ref(v)
+            elif k == "description" and self.placeholders is not None and isinstance(v, str):
+                out[k] = self.placeholders(v) if v.strip() else v
+            elif k == "discriminator" and isinstance(v, dict):
+                out[k] = self.discriminator(v, node, owner)
+            elif k in SUBSCHEMA_MAP and isinstance(v, dict):
+                out[k] = {name: self.schema(s) for name, s in v.items()}
+            elif k in SUBSCHEMA_LIST and isinstance(v, list):
+                out[k] = [self.schema(s) for s in v]
+            elif k in SUBSCHEMA:
+                out[k] = self.schema(v)
+            elif k in _DATA:
+                out[k] = _data_copy(v)
+            else:
+                out[k] = self.copy(v)
+        return out
+
+
+def _data_copy(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {k: _data_copy(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_data_copy(v) for v in node]
+    return node

@@ -54,6 +54,7 @@ from generator.ir import (
     Where,
 )
 from generator.lint.model import Hit, Rule, op_hit, rule
+from generator.schemas import component_name, first_json
 
 EXTENSION = "x-apiforge-pagination"
 
@@ -125,7 +126,6 @@ _OFFSET_TOTALS = ("total", "totalcount", "totalresults", "totalitems", "totalsiz
 _PAGE_TOTALS = ("totalpages", "pagecount", "numpages", "lastpage", "pages")
 _MAX_DEPTH = 3
 _NOT_NAME = re.compile(r"[-_.\[\]$@ ]")
-_REF_PREFIX = "#/components/schemas/"
 
 
 @lru_cache(maxsize=4096)  # the same few member names, thousands of times
@@ -146,9 +146,10 @@ def resolve(api: Api, schema: Any, depth: int = 0) -> Mapping[str, Any]:
         return {}
     ref = schema.get("$ref")
     if isinstance(ref, str):
-        if not ref.startswith(_REF_PREFIX):
+        name = component_name(ref)
+        if name is None:
             return {}
-        target = api.schemas.get(ref[len(_REF_PREFIX) :].replace("~1", "/").replace("~0", "~"))
+        target = api.schemas.get(name)
         return resolve(api, target.data, depth + 1) if target is not None else {}
     all_of = schema.get("allOf")
     if not isinstance(all_of, list):
@@ -235,7 +236,7 @@ def list_body(op: Operation, api: Api) -> tuple[tuple[str, ...], Mapping[str, An
     if op.method != "get":
         return None
     for response in sorted(op.success_responses, key=lambda r: r.status):
-        media = next((m for m in response.content if _is_json(m.content_type)), None)
+        media = first_json(response.content, any_type=False)
         if media is None or media.schema is None:
             continue
         body = resolve(api, media.schema.data)
@@ -255,11 +256,6 @@ def list_body(op: Operation, api: Api) -> tuple[tuple[str, ...], Mapping[str, An
                 return (by_name[name],), body
         return None
     return None
-
-
-def _is_json(content_type: str) -> bool:
-    ct = content_type.split(";")[0].strip().lower()
-    return ct == "application/json" or ct.endswith("+json")
 
 
 def _last_segment(path: str) -> str:

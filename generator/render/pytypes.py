@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
-from generator.models.inline import is_inline_key
 from generator.render.escape import py_literal
+from generator.schemas import component_name, is_inline_key
 
 if TYPE_CHECKING:
     from generator.ir import Parameter
@@ -19,7 +19,6 @@ if TYPE_CHECKING:
 Mode = Literal["param", "model"]
 _MAX_DEPTH = 8
 _MAX_LITERALS = 64
-_REF_PREFIX = "#/components/schemas/"
 _PRIMITIVES = {"string": "str", "integer": "int", "number": "float", "boolean": "bool"}
 
 
@@ -74,9 +73,9 @@ class TypeMapper:
             return _union([model], _admits_null(schema))
         ref = schema.get("$ref")
         if isinstance(ref, str):
-            if not ref.startswith(_REF_PREFIX):
+            target = component_name(ref)
+            if target is None:
                 return "Any"
-            target = ref[len(_REF_PREFIX) :].replace("~1", "/").replace("~0", "~")
             if mode == "model":
                 return self.model_ref(target) or "Any"
             return self._type(self.schemas.get(target), mode, depth + 1)

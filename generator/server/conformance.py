@@ -16,16 +16,21 @@ import marshal
 import re
 import sys
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from generator.ir import Api, MediaType, Operation, Response, Schema, Where
+from generator.ir import Api, Operation, Response, Schema, Where
 from generator.log import logger
-from generator.server.events import is_json, resolved, resolved_data
+from generator.schemas import (
+    is_json,
+    json_media,
+    may_be_type,
+    required_properties,
+    resolved,
+    resolved_data,
+    schema_properties,
+)
 from generator.server.mock_values import value_of
-
-if TYPE_CHECKING:
-    from generator.server.plan import TagPlan
+from generator.server.plan_types import JobViewPlan, TagPlan
 
 _log = logger()
 
@@ -93,15 +98,6 @@ def normalized_name(text: str) -> str:
 def pointer_label(where: Where) -> str:
     """`file#pointer`: a node as the caches and warnings name it."""
     return f"{where.file}#{where.pointer}"
-
-
-@dataclass(frozen=True)
-class JobViewPlan:
-    """`fields`: runtime field → the spec's property (None: the runtime's own shape)."""
-
-    fields: dict[str, str] | None = None
-    statuses: dict[str, str] = field(default_factory=dict)
-    result: Any = None  # the schema of the job's result, for its mock
 
 
 def job_schema(status_op: Operation | None, submit: Operation) -> Schema | None:
@@ -193,39 +189,6 @@ def _map_states(prop: Any, schemas: Mapping[str, Schema], where: Where) -> dict[
         if value is not None and value != state:
             statuses[state] = value
     return statuses
-
-
-def schema_properties(data: Mapping[str, Any], schemas: Mapping[str, Schema]) -> dict[str, Any]:
-    """An object schema's properties, its `allOf` members' included."""
-    props: dict[str, Any] = {}
-    for part in data.get("allOf") or ():
-        props.update(schema_properties(resolved_data(part, schemas), schemas))
-    own = data.get("properties")
-    if isinstance(own, Mapping):
-        props.update(own)
-    return props
-
-
-def required_properties(data: Mapping[str, Any], schemas: Mapping[str, Schema]) -> list[str]:
-    """An object schema's required property names, its `allOf` members' included."""
-    names = [str(n) for n in data.get("required") or () if isinstance(n, str)]
-    for part in data.get("allOf") or ():
-        names += required_properties(resolved_data(part, schemas), schemas)
-    return names
-
-
-def may_be_type(data: Mapping[str, Any], types: frozenset[str]) -> bool:
-    """Whether a value of one of `types` may fit the schema's `type` (any, without one)."""
-    kind = data.get("type")
-    kinds = set(kind) if isinstance(kind, list) else {kind} if isinstance(kind, str) else set()
-    return not kinds or bool(kinds & types)
-
-
-def json_media(response: Response | None) -> MediaType | None:
-    """The response's first JSON media type."""
-    if response is None:
-        return None
-    return next((m for m in response.content if is_json(m)), None)
 
 
 # --- request errors in the declared status -------------------------------------------------
@@ -354,7 +317,13 @@ def _answer_inputs(response: Response | None, status: int, conditional: bool) ->
     chosen = None
     if media is not None:
         data = media.schema.data if media.schema else {}
-        chosen = (media.content_type, is_json(media), data, media.examples, media.example_names)
+        chosen = (
+            media.content_type,
+            is_json(media.content_type),
+            data,
+            media.examples,
+            media.example_names,
+        )
     headers = tuple(
         (h.name, h.schema.data)
         for h in response.headers

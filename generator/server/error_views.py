@@ -20,15 +20,14 @@ from typing import Any
 
 from generator.ir import Operation, Schema, Where
 from generator.log import logger
-from generator.server.conformance import (
+from generator.schemas import (
     json_media,
     may_be_type,
-    normalized_name,
-    pointer_label,
     required_properties,
+    resolved_data,
     schema_properties,
 )
-from generator.server.events import resolved_data
+from generator.server.conformance import normalized_name, pointer_label
 from generator.server.mock_values import value_of
 
 _log = logger()

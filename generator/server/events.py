@@ -8,9 +8,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from generator.ir import Api, MediaType, Operation, Schema, Webhook
+from generator.ir import Api, Operation, Webhook
 from generator.render.names import NameAllocator, snake_case
 from generator.render.pytypes import TypeMapper
+from generator.schemas import first_json, resolved
 
 
 @dataclass(frozen=True)
@@ -19,39 +20,6 @@ class EventPlan:
     method: str
     data_type: str
     summary: str
-
-
-def is_json(media: MediaType) -> bool:
-    ct = media.content_type.split(";")[0].strip().lower()
-    return ct == "application/json" or ct.endswith("+json") or ct == "*/*"
-
-
-def resolved_data(node: Any, schemas: Mapping[str, Schema]) -> Mapping[str, Any]:
-    """`node` (a schema's JSON) after following `$ref`s to components."""
-    for _ in range(8):
-        if not isinstance(node, Mapping):
-            return {}
-        ref = node.get("$ref")
-        if not isinstance(ref, str) or not ref.startswith("#/components/schemas/"):
-            return node
-        target = schemas.get(ref.rsplit("/", 1)[-1].replace("~1", "/").replace("~0", "~"))
-        node = target.data if target else {}
-    return {}
-
-
-def resolved(schema: Schema | None, schemas: Mapping[str, Schema]) -> Mapping[str, Any] | None:
-    if schema is None:
-        return None
-    data: Mapping[str, Any] = schema.data
-    for _ in range(8):
-        ref = data.get("$ref")
-        if not isinstance(ref, str) or not ref.startswith("#/components/schemas/"):
-            break
-        target = schemas.get(ref.rsplit("/", 1)[-1].replace("~1", "/").replace("~0", "~"))
-        if target is None:
-            break
-        data = target.data
-    return data
 
 
 class EventPlanner:
@@ -72,7 +40,7 @@ class EventPlanner:
     def event(self, hook: Webhook, allocator: NameAllocator) -> EventPlan:
         data_type = "Any"
         body = hook.operation.request_body
-        media = next((m for m in body.content if is_json(m)), None) if body else None
+        media = first_json(body.content) if body else None
         if media is not None and media.schema is not None:
             data = resolved(media.schema, self.api.schemas) or {}
             props = data.get("properties")
@@ -144,7 +112,7 @@ class EventPlanner:
 
     def _event_body(self, hook: Webhook) -> Mapping[str, Any]:
         body = hook.operation.request_body
-        media = next((m for m in body.content if is_json(m)), None) if body else None
+        media = first_json(body.content) if body else None
         if media is None or media.schema is None:
             return {}
         return resolved(media.schema, self.api.schemas) or {}

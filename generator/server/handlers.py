@@ -21,7 +21,7 @@ from generator.log import logger
 from generator.render.written import Stamp, seen_settled, stamp
 
 if TYPE_CHECKING:
-    from generator.server.plan import OperationPlan, ServerPlan
+    from generator.server.plan_types import OperationPlan, ServerPlan
     from generator.server.security import SchemePlan
 
 _log = logger()

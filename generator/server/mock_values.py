@@ -15,7 +15,8 @@ from collections.abc import Mapping
 from re import _parser as sre_parse  # type: ignore[attr-defined]  # Python's own (3.11+)
 from typing import Any
 
-_SCHEMA_PREFIX = "#/components/schemas/"
+from generator.schemas import component_name
+
 _MAX_DEPTH = 6
 
 #: A valid value per string `format` (what pydantic checks for the formats it knows).
@@ -68,11 +69,7 @@ class _Walker:
                 return schema, name
             # a component by its name; anything else in the document by its pointer (which
             # `schemas` may know: the server's mock answers look into operations)
-            name = (
-                ref[len(_SCHEMA_PREFIX) :].replace("~1", "/").replace("~0", "~")
-                if ref.startswith(_SCHEMA_PREFIX)
-                else ref
-            )
+            name = component_name(ref) or ref
             if self.reads is not None:
                 self.reads.add(name)
             schema = self.schemas.get(name, {})

@@ -22,8 +22,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from generator.ir import Schema
+from generator.schemas import COMPONENTS, component_name
 
-_COMPONENTS = "#/components/schemas/"
 _DEPTH = 32  # of inline schemas within one another (components are named, so finite)
 
 
@@ -41,7 +41,7 @@ class NullRules:
             return None
         data = schema.data
         if schema.name is not None and schema.name in self.schemas:
-            data = {"$ref": _COMPONENTS + _escape(schema.name)}
+            data = {"$ref": COMPONENTS + _escape(schema.name)}
         return self._rule(data, name, 0)
 
     def table(self) -> dict[str, Any]:
@@ -137,10 +137,7 @@ class NullRules:
         return found
 
     def _component(self, node: Any) -> str | None:
-        ref = node.get("$ref") if isinstance(node, Mapping) else None
-        if not isinstance(ref, str) or not ref.startswith(_COMPONENTS):
-            return None
-        name = ref[len(_COMPONENTS) :].replace("~1", "/").replace("~0", "~")
+        name = component_name(node.get("$ref")) if isinstance(node, Mapping) else None
         return name if name in self.schemas else None
 
     def _data(self, node: Any) -> Mapping[str, Any]:

@@ -26,16 +26,13 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from dataclasses import replace as dc_replace
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from generator.errors import ApiforgeError, Problem
 from generator.ir import Api, Operation, Parameter
 from generator.models.build import models_for
 from generator.models.inline import model_schemas
-from generator.render.env import TemplateFiles, fingerprint, operation_view, templates_root
 from generator.render.escape import py_literal
 from generator.render.names import NameAllocator, package_version, safe_identifier, snake_case
 from generator.render.plan_cache import PlanCache, PlanInputs, resource_plans
@@ -49,26 +46,23 @@ from generator.render.pytypes import (
 from generator.render.resources import Resource, group_operations
 from generator.render.writer import (
     Deferred,
-    GeneratedFile,
     WriteReport,
     marker_line,
     write_tree,
 )
+from generator.schemas import component_name, first_json
+from generator.schemas import resolved as _resolved
+from generator.schemas import resolved_data as _resolved_data
 from generator.server.conformance import (
-    JobViewPlan,
     declared_errors,
     job_result_schema,
     job_schema,
-    mock_modules,
-    mocks_json,
     moved_own_paths,
     plan_job_view,
 )
-from generator.server.error_views import error_views_json, plan_error_views
-from generator.server.events import EventPlan, EventPlanner
-from generator.server.events import is_json as _is_json
-from generator.server.events import resolved as _resolved
-from generator.server.events import resolved_data as _resolved_data
+from generator.server.error_views import plan_error_views
+from generator.server.events import EventPlanner
+from generator.server.files import server_files
 from generator.server.handlers import (
     MissingHandler,
     misplaced_handlers,
@@ -80,8 +74,16 @@ from generator.server.params import constraints, default_literal
 from generator.server.params import file_type as _file_type
 from generator.server.params import scalar_enum as _scalar_enum
 from generator.server.params import text_formats as _text_formats
-from generator.server.security import AuthPlan, SchemePlan, auth_plan, scheme_plans
-from generator.server.settings import EXTRA_SETTINGS, settings_rows
+from generator.server.plan_types import (
+    JobViewPlan,
+    Kept,
+    OperationPlan,
+    ParamPlan,
+    ServerPlan,
+    TagPlan,
+)
+from generator.server.security import auth_plan, scheme_plans
+from generator.server.settings import settings_rows
 from generator.spec.located import warn_at
 
 # Module names that annotations inside generated classes use: no method may shadow them.
@@ -96,126 +98,6 @@ _FAMILY_HEADERS = {
     "ratelimit": "RateLimit-Limit/-Remaining/-Reset",
     "ietf": "RateLimit + RateLimit-Policy",
 }
-
-
-@dataclass(frozen=True)
-class ParamPlan:
-    name: str  # Python keyword (handler) and endpoint parameter
-    wire: str
-    location: str
-    type: str  # for the handler signature
-    annotation: str  # for the endpoint signature (Annotated[...] with the FastAPI marker)
-    default: str | None  # Python expression, None: required
-    description: str
-
-
-@dataclass(frozen=True)
-class OperationPlan:
-    op: Operation
-    kind: str  # handler, job, job_status, job_cancel
-    name: str  # handler method
-    endpoint: str  # router function
-    method: str  # upper case
-    route_path: str  # the path with Python parameter names
-    params: tuple[ParamPlan, ...]
-    body_kind: str | None  # json, raw, None
-    body_type: str | None  # handler's body type
-    body_annotation: str | None  # endpoint's body parameter annotation
-    body_default: str | None
-    media_types: tuple[str, ...]
-    # a body that is not JSON: `require_body(<form model or Any>, required=…)`; a JSON body
-    # with nulls its schema refuses: `refuse_nulls(…)`, reading `null_rules`; or None
-    body_check: str | None
-    result: str  # handler return annotation
-    response_model: str | None
-    status: int
-    statuses: tuple[int, ...]
-    empty: tuple[int, ...]
-    conditional: bool
-    rate_limit: str | None  # header family
-    idempotency_header: str | None
-    idempotency_required: bool
-    if_match: bool
-    if_match_required: bool
-    job_name: str | None
-    callback_property: str | None
-    auth: AuthPlan | None  # None: the spec declares no security for it
-    summary: str
-    patterns: tuple[str, ...]  # README lines
-    null_rules: dict[str, Any] = field(default_factory=dict)  # see nulls.py
-
-
-@dataclass(frozen=True)
-class TagPlan:
-    tag: str
-    module: str
-    base_class: str
-    handler_class: str
-    operations: tuple[OperationPlan, ...]
-
-    @property
-    def handler_operations(self) -> tuple[OperationPlan, ...]:
-        return tuple(o for o in self.operations if o.kind in ("handler", "job"))
-
-    @property
-    def null_rules(self) -> dict[str, Any]:
-        """The rules of the router's null checks, one table (a component's rule is the same
-        whichever operation made it)."""
-        table: dict[str, Any] = {}
-        for op in self.operations:
-            table.update(op.null_rules)
-        return dict(sorted(table.items()))
-
-
-@dataclass
-class ServerPlan:
-    package: str
-    distribution: str
-    version: str
-    api_version: str
-    title: str
-    description: str
-    spec_name: str
-    tags: list[TagPlan]
-    events: list[EventPlan]
-    has_jobs: bool
-    jobs_base_path: str
-    has_idempotency: bool
-    has_rate_limits: bool
-    has_outbox: bool
-    signature_scheme: str  # standard, stripe
-    signature_prefix: str
-    schemes: list[SchemePlan]
-    has_auth: bool  # some operation declares security
-    settings: list[tuple[str, str, str]]  # env var, default, description
-    # the `type` of the webhook a job sends when it ends, per final status (see job_events)
-    job_event_types: dict[str, str] = field(default_factory=dict)
-    # True when that event is one of the API's `webhooks` (also sent to every subscribed
-    # endpoint, APIFORGE_WEBHOOK_ENDPOINTS), False when it is only the submit's callback
-    job_event_subscribed: bool = False
-    # the job resource in the words of the spec's job schema (conformance.py)
-    job_view: JobViewPlan = field(default_factory=JobViewPlan)
-    # operation id → its declared error responses (→ a plain JSON media type they declare),
-    # where they decide 400 vs 422 or the media type of a problem
-    declared_errors: dict[str, dict[str, str]] = field(default_factory=dict)
-    # whether `error_views.json` shows problems as error objects operations declare
-    has_error_views: bool = False
-    # the server's own paths (probes, metrics, docs) that the spec's operations take
-    moved_paths: dict[str, str] = field(default_factory=dict)
-    extra_settings: tuple[tuple[str, str, str, str], ...] = EXTRA_SETTINGS
-    files: list[GeneratedFile] = field(default_factory=list)
-
-    @property
-    def allowed_methods(self) -> dict[str, tuple[str, ...]]:
-        paths: dict[str, set[str]] = {}
-        for tag in self.tags:
-            for op in tag.operations:
-                paths.setdefault(op.route_path, set()).add(op.method)
-        return {p: tuple(sorted(m)) for p, m in sorted(paths.items())}
-
-    @property
-    def handler_tags(self) -> list[TagPlan]:
-        return [t for t in self.tags if t.handler_operations]
 
 
 def default_package_name(api: Api) -> str:
@@ -252,7 +134,7 @@ class _Planner:
         self.api = api
         self.types = mapper
         self.api_family = self._api_rate_limit()
-        self.kept: dict[str, _Kept] = {}  # module → its operations' views from the plan cache
+        self.kept: dict[str, Kept] = {}  # module → its operations' views from the plan cache
         self.keys: dict[str, str | None] = {}  # module → its plan-cache key, when planned
         self.job_ops: dict[str, tuple[str, Operation]] = {}  # status/cancel op id → kind, submit
         for op in api.operations:
@@ -424,11 +306,9 @@ class _Planner:
         `oneOf` (sorted, each once)."""
         if not isinstance(schema, Mapping) or depth > 8:
             return []
-        ref = schema.get("$ref")
-        if isinstance(ref, str) and ref.startswith("#/components/schemas/"):
-            target = self.api.schemas.get(
-                ref.rsplit("/", 1)[-1].replace("~1", "/").replace("~0", "~")
-            )
+        name = component_name(schema.get("$ref"))
+        if name is not None:
+            target = self.api.schemas.get(name)
             return self._property_names(target.data if target else None, depth + 1)
         props = schema.get("properties")
         names = set(props) if isinstance(props, Mapping) else set()
@@ -486,7 +366,7 @@ class _Planner:
         if rb is None or not rb.content:
             return None, None, None, None, ()
         media_types = tuple(dict.fromkeys(m.content_type for m in rb.content))
-        media = next((m for m in rb.content if _is_json(m)), None)
+        media = first_json(rb.content)
         if media is None:
             return "raw", "bytes", None, None, media_types
         schema = media.schema
@@ -505,7 +385,7 @@ class _Planner:
         whatever its `properties` or `oneOf` members say), and members whose schema refuses
         null (the models take null for every optional member)."""
         rb = op.request_body
-        media = next((m for m in rb.content if _is_json(m)), None) if rb else None
+        media = first_json(rb.content) if rb else None
         if rb is None or media is None:
             return None, {}
         rules = NullRules(self.api.schemas)
@@ -558,7 +438,7 @@ class _Planner:
     def response_type(self, op: Operation) -> str | None:
         types: list[str] = []
         for response in sorted(op.success_responses, key=lambda r: r.status):
-            media = next((m for m in response.content if _is_json(m)), None)
+            media = first_json(response.content)
             if media is None:
                 continue
             schema = media.schema
@@ -742,7 +622,7 @@ class _Planner:
             handler = classes.allocate(("handler", group.path), f"{group.pascal}Handler")
             names = (group.label, group.module, base, handler)
             make = functools.partial(self.resource_operations, group)
-            ops, kept, key = resource_plans(cache, names, group.operations, _Kept, make)
+            ops, kept, key = resource_plans(cache, names, group.operations, Kept, make)
             if kept is not None:
                 self.kept[group.module] = kept
             else:
@@ -822,132 +702,18 @@ def plan_server(
         has_error_views=bool(error_views),
         moved_paths=moved_own_paths(api),
     )
-    # Templates see each operation only as an OperationView (what they read of it), so the
-    # context a file's cache key covers is exactly what its template can read.
-    view_tags = [_tag_view(t, planner.kept.get(t.module)) for t in tags]
-    views = dict(zip((t.module for t in tags), view_tags, strict=True))
-    context: dict[str, object] = {
-        "plan": dc_replace(plan, tags=view_tags, files=[]),
-        "marker": marker,
-        "html_marker": marker_line(spec_name, style="html"),
-        "is_plain_class": is_plain_class,
-    }
-    templates = TemplateFiles("server", context, scope=scope)
-    for kept in planner.kept.values():  # their digests, from the run that planned them
-        for op_view, digest in zip(kept.views, kept.digests, strict=True):
-            templates.fingerprints.remember(op_view, digest)
-    pkg = package
-
-    def gen(path: str, template: str, **extra: object) -> GeneratedFile:
-        return templates.file(path, template, format=True, extra=extra)
-
-    files = [
-        templates.file("pyproject.toml", "pyproject.toml.j2"),
-        templates.file("README.md", "README.md.j2"),
-        GeneratedFile(f"{pkg}/py.typed", ""),
-        gen(f"{pkg}/__init__.py", "__init__.py.j2"),
-        gen(f"{pkg}/main.py", "main.py.j2"),
-        gen(f"{pkg}/settings.py", "settings.py.j2"),
-        gen(f"{pkg}/interfaces.py", "interfaces.py.j2"),
-        gen(f"{pkg}/auth.py", "auth.py.j2"),
-        templates.file(f"{pkg}/verifier.py", "verifier.py.j2", format=True, create_once=True),
-        GeneratedFile(f"{pkg}/models.py", models_source, format=True),
-        gen(f"{pkg}/routers/__init__.py", "routers_init.py.j2"),
-        gen(f"{pkg}/handlers/__init__.py", "handlers_init.py.j2"),
-    ]
-    # A router or handler module sees its own resource only (and the few plan facts a handler
-    # names), so a new operation re-renders and re-formats its resource's modules alone.
-    per_resource = TemplateFiles(
-        "server",
-        {
-            "marker": marker,
-            "is_plain_class": is_plain_class,
-            "plan": {"title": plan.title, "package": pkg, "has_outbox": plan.has_outbox},
-        },
+    plan.files = server_files(
+        plan,
+        api,
+        planner.kept,
+        planner.keys,
+        cache,
+        models_source=models_source,
+        marker=marker,
         scope=scope,
+        error_views=error_views,
     )
-    per_resource.fingerprints = templates.fingerprints  # one digest per view
-    for tag in tags:
-        view = views[tag.module]
-        files.append(
-            per_resource.file(
-                f"{pkg}/routers/{tag.module}.py", "router.py.j2", format=True, extra={"tag": view}
-            )
-        )
-        if tag.handler_operations:
-            files.append(
-                per_resource.file(
-                    f"{pkg}/handlers/{tag.module}.py",
-                    "handler.py.j2",
-                    format=True,
-                    create_once=True,
-                    extra={"tag": view},
-                )
-            )
-    # mocks.json's entries: a resource served by the plan cache has its own kept with it
-    # (made again only if the job result they answer with changed); the others are made
-    try:
-        job_result: str | None = fingerprint(job_view.result)
-    except (TypeError, RecursionError):  # not plain data: the entries are not kept
-        job_result = None
-    entries: dict[str, str] = {}
-    for module, kept in planner.kept.items():
-        if kept.mocks is not None and job_result is not None and kept.mocks[0] == job_result:
-            entries[module] = kept.mocks[1]
-    made = [t for t in tags if t.module not in entries]
-    entries.update(mock_modules(made, api, job_view.result, partial=len(made) < len(tags)))
-    for module, key in planner.keys.items():  # (each view's digest is known: its file's key)
-        ops = views[module].operations
-        digests = tuple(templates.fingerprints.object_digest(o) for o in ops)
-        mocks = (job_result, entries.get(module, "")) if job_result is not None else None
-        cache.keep(key, _Kept(ops, digests, mocks))
-    cache.save()
-    if has_jobs:
-        files.append(gen(f"{pkg}/jobs.py", "jobs.py.j2"))
-    # put together when rendered, after ruff has started on the Python files
-    answers = {module: entry for module, entry in entries.items() if entry}
-    mocks_file = Deferred(functools.partial(mocks_json, answers))
-    files.append(GeneratedFile(f"{pkg}/mocks.json", mocks_file))
-    if error_views:
-        views_json = functools.partial(error_views_json, error_views)
-        files.append(GeneratedFile(f"{pkg}/error_views.json", Deferred(views_json)))
-    if plan.has_outbox:
-        files.append(gen(f"{pkg}/events.py", "events.py.j2"))
-    runtime = templates_root() / "server" / "runtime"
-    files.append(GeneratedFile(f"{pkg}/runtime/__init__.py", f"{marker} (runtime package)\n"))
-    for source in sorted(runtime.glob("*.py")):
-        if source.name == "__init__.py":
-            continue
-        files.append(
-            GeneratedFile(
-                f"{pkg}/runtime/{source.name}",
-                f"{marker} (runtime: copied verbatim)\n" + source.read_text(),
-            )
-        )
-    plan.files = files
     return plan
-
-
-def _tag_view(tag: TagPlan, kept: _Kept | None = None) -> TagPlan:
-    """`tag` as templates see it: each operation as an `OperationView` (`kept`: those views,
-    from the plan cache)."""
-    if kept is not None:
-        return dc_replace(tag, operations=kept.views)
-    operations = tuple(
-        dc_replace(o, op=cast(Operation, operation_view(o.op))) for o in tag.operations
-    )
-    return dc_replace(tag, operations=operations)
-
-
-@dataclass(frozen=True)
-class _Kept:
-    """A resource's operations as templates see them (`_tag_view`), with their fingerprints'
-    digests: what the plan cache keeps of a resource."""
-
-    views: tuple[OperationPlan, ...]
-    digests: tuple[bytes, ...]
-    # its entry of mocks.json ("": none), with the digest of the job result it was made with
-    mocks: tuple[str, str] | None = None
 
 
 def write_server(

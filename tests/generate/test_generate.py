@@ -17,11 +17,11 @@ from generator.cli import main
 from generator.models import build as models
 from generator.models.build import (
     generate_models,
-    model_class_names,
     models_cache_key,
     preloaded,
     schema_subset,
 )
+from generator.models.class_names import model_class_names
 from generator.render import writer
 from generator.render.writer import GeneratedFile, render_tree
 from tests.golden import golden_files, verbatim_runtime_copy
@@ -354,17 +354,17 @@ def test_no_progress_when_piped(tmp_path: Path, private_cache: Path) -> None:
 def test_validation_runs_in_another_process_and_is_said_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from generator.pipeline import generate as generate_module
+    from generator.pipeline import concurrency
 
     pids = tmp_path / "pids"
-    real = generate_module.find_problems
+    real = concurrency.find_problems
 
     def find_problems(resolver: object) -> object:
         with pids.open("a") as fh:
             fh.write(f"{os.getpid()}\n")
         return real(resolver)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(generate_module, "find_problems", find_problems)
+    monkeypatch.setattr(concurrency, "find_problems", find_problems)
     spec = tmp_path / "sloppy.yaml"
     spec.write_text(
         "openapi: 3.1.0\ninfo: {title: Sloppy, version: '1'}\npaths:\n  /a:\n    get:\n"

@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from generator.models import build as models
+from generator.models.class_names import model_class_names
 from generator.models.regex_engines import drop_unrunnable_patterns, python_error, rust_error
 from tests.generate.importable import generate_project, import_all, located, served
 
@@ -252,7 +253,7 @@ def test_component_names_that_are_not_identifiers_all_get_classes(
     _, out, warnings = generate_project(NAMES, tmp_path, "names", caplog)
     assert not [w for w in warnings if "models.py" in w], warnings
     names = {"404", "1st-place", "class", "None", "Warning", "BaseModel", "Field", "日本"}
-    classes = models.model_class_names(names | {"my-thing", "my_thing", "MyThing"})
+    classes = model_class_names(names | {"my-thing", "my_thing", "MyThing"})
     text = (out / "server" / "names_server" / "models.py").read_text()
     for cls in classes.values():
         assert f"class {cls}(" in text, cls

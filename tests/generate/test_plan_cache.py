@@ -391,7 +391,7 @@ def test_the_models_warnings_are_replayed_at_their_current_lines(
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    from generator.pipeline import generate as generate_module
+    from generator.pipeline import trees
 
     # a default that is not a value of its own schema: left out of the models, and said
     head = "    Payment:\n      type: object\n      properties:\n"
@@ -409,8 +409,8 @@ def test_the_models_warnings_are_replayed_at_their_current_lines(
     _edit(spec, "paths:\n", "paths:\n" + probe)
     # the warnings come from the cache: the schemas are not walked again
     walked: list[object] = []
-    real = generate_module.warn_unenforced
-    monkeypatch.setattr(generate_module, "warn_unenforced", lambda *a: walked.append(a) or real(*a))
+    real = trees.warn_unenforced
+    monkeypatch.setattr(trees, "warn_unenforced", lambda *a: walked.append(a) or real(*a))
     files, said = _run(spec, tmp_path / "cached", monkeypatch, caplog)
     assert walked == []
     now = [w for w in said if "is left out of the models" in w]

@@ -16,10 +16,10 @@ from generator.models import build as models
 from generator.models import subset as model_subset
 from generator.models.build import (
     generate_models,
-    model_class_names,
     models_cache_key,
     preloaded,
 )
+from generator.models.class_names import model_class_names
 from generator.models.subset import restore_descriptions, schema_subset
 
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import jsonschema
 
-from generator.server.plan import ServerPlan
+from generator.server.plan_types import ServerPlan
 
 _FORMATS = {
     "date-time": "2026-04-15T10:30:00Z",

@@ -25,7 +25,8 @@ import httpx
 import pytest
 
 from generator.render.writer import WriteReport
-from generator.server.plan import MissingHandler, ServerPlan, write_server
+from generator.server.plan import MissingHandler, write_server
+from generator.server.plan_types import ServerPlan
 from generator.spec import load_spec
 from tests.server import acme_handlers
 from tests.support import uvicorn_server

@@ -15,7 +15,7 @@ import pytest
 from generator.client import plan as client
 from generator.errors import ApiforgeError, Problem
 from generator.forked import Forked
-from generator.pipeline import generate as generate_module
+from generator.pipeline import concurrency
 from generator.pipeline.generate import generate
 from generator.server import plan as server
 from generator.spec.located import recorded, replay
@@ -167,7 +167,7 @@ def test_a_failed_child_leaves_the_client_to_this_process(
     def fails(self: object, models: object) -> None:
         raise RuntimeError("the child dies")
 
-    monkeypatch.setattr(generate_module._Build, "_client_made", fails)
+    monkeypatch.setattr(concurrency, "client_made", fails)
     client_plans_here.clear()
     assert _run(spec, tmp_path / "failed", caplog) == alone
     assert client_plans_here == ["client"]  # planned again here, once
@@ -283,7 +283,7 @@ def test_on_one_core_the_client_is_planned_here(
     _run(spec, tmp_path / "warm", caplog)
     beside = _run(spec, tmp_path / "beside", caplog)
     client_plans_here.clear()
-    monkeypatch.setattr(generate_module.os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    monkeypatch.setattr(concurrency.os, "sched_getaffinity", lambda pid: {0}, raising=False)
     assert _run(spec, tmp_path / "one core", caplog) == beside
     assert client_plans_here == ["client"]
 
@@ -300,15 +300,15 @@ def test_a_regeneration_in_place_gets_back_only_the_client_files_that_differ(
     edited.write_text(edited.read_text() + "# edited by hand\n")
     spec.write_text(spec.read_text().replace("paths:\n", "paths:\n" + NEW_RESOURCE, 1))
     shutil.copytree(out, alone)
-    made: list[generate_module._MadeTree] = []
-    real = generate_module._MadeTree.planned
+    made: list[concurrency.MadeTree] = []
+    real = concurrency.MadeTree.planned
 
-    def planned(tree: generate_module._MadeTree, out_dir: Path) -> object:
+    def planned(tree: concurrency.MadeTree, out_dir: Path) -> object:
         made.append(tree)
         return real(tree, out_dir)
 
     with monkeypatch.context() as m:
-        m.setattr(generate_module._MadeTree, "planned", planned)
+        m.setattr(concurrency.MadeTree, "planned", planned)
         result = generate(str(spec), out)
     (tree,) = made
     report = next(p.report for p in result.products if p.kind == "client")
@@ -328,13 +328,13 @@ def test_the_child_makes_the_lint_summary_and_models_warnings_said_where_they_we
     spec: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     """`beside`'s `after`: the client's child, its tree made, makes the lint summary and the
-    models' warnings (`_said_ahead`); the parent says them after validation's warnings, as a
+    models' warnings (`said_ahead`); the parent says them after validation's warnings, as a
     one-process run does. A summary that fails there is made again here, and its error is
     raised where a one-process run raises it (nothing written)."""
     spec.write_text(SLOPPY)  # validation errors, and a pattern the models drop
     _run(spec, tmp_path / "warm", caplog)
     here: list[str] = []  # what this process made (the child's calls are not seen here)
-    real_summary, real_models = generate_module._lint_summary, generate_module._warn_about_models
+    real_summary, real_models = concurrency.lint_summary, concurrency.warn_about_models
 
     def summary(spec_path: str, loaded: object) -> tuple[str | None, bool]:
         here.append("summary")
@@ -345,8 +345,8 @@ def test_the_child_makes_the_lint_summary_and_models_warnings_said_where_they_we
         here.append("models")
         real_models(*args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(generate_module, "_lint_summary", summary)
-    monkeypatch.setattr(generate_module, "_warn_about_models", models)
+    monkeypatch.setattr(concurrency, "lint_summary", summary)
+    monkeypatch.setattr(concurrency, "warn_about_models", models)
     beside = _run(spec, tmp_path / "beside", caplog)
     assert here == []
     alone = _one_process(spec, tmp_path / "alone", caplog, monkeypatch)
@@ -360,7 +360,7 @@ def test_the_child_makes_the_lint_summary_and_models_warnings_said_where_they_we
         here.append("failed")
         raise ApiforgeError(Problem("the lint config is broken"))
 
-    monkeypatch.setattr(generate_module, "_lint_summary", fails)
+    monkeypatch.setattr(concurrency, "lint_summary", fails)
     here.clear()
     out = tmp_path / "failed"
     with pytest.raises(ApiforgeError, match="the lint config is broken"):
@@ -381,20 +381,20 @@ def test_validation_starts_before_the_read_and_is_used_for_the_text_read_here_on
     spec.write_text(SLOPPY)  # two validation errors
     alone = _one_process(spec, tmp_path / "alone", caplog, monkeypatch)
     validated_here: list[str] = []
-    real = generate_module.find_problems
+    real = concurrency.find_problems
 
     def counting(resolver: object) -> object:
         validated_here.append("here")
         return real(resolver)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(generate_module, "find_problems", counting)
+    monkeypatch.setattr(concurrency, "find_problems", counting)
     early = _run(spec, tmp_path / "early", caplog)
     assert early == alone and validated_here == []  # the child's answer, for this text
 
     def stale(path: str) -> object:  # as if the file had changed before the child read it
         return "the digest of another text", (1, [Problem("an error of another text")])
 
-    monkeypatch.setattr(generate_module, "_validated", stale)
+    monkeypatch.setattr(concurrency, "validated", stale)
     again = _run(spec, tmp_path / "again", caplog)
     assert again == alone and validated_here == ["here"]
     assert not any("another text" in said for said in again[1])
