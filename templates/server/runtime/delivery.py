@@ -324,8 +324,8 @@ class WebhookDispatcher:
 
     async def run_once(self) -> int:
         """Claim what is due now (up to ``concurrency``), send it all at once and wait for
-        the attempts; returns how many were made (tests, with a fake clock; the per-destination
-        share applies to the pool, ``run``)."""
+        the attempts; returns how many were made (tests, with a fake clock; the shares per
+        destination and per principal apply to the pool, ``run``)."""
         claimed = await self.outbox.claim_due(self.clock(), self.concurrency, self.lease_seconds)
         if claimed:
             await asyncio.gather(*(self.deliver(d, body) for d, body in claimed))
