@@ -20,6 +20,11 @@
    - authentication (`--only auth`): GET with the layer on, with the spec's bearer check
      (a verifier that looks the token up in an in-memory dict) and with the security guard
      taken out of the same app (`noauth_app.py`), to measure what authenticating costs.
+   - against bare FastAPI (`--only bare`): the generated GET with everything on (bearer
+     authentication, rate limit, ETag, the SQLite repository, metrics, request ids) beside
+     a bare FastAPI endpoint answering the same JSON from a dict (`bare_app.py`); its
+     "ratio" column is the generated GET's requests/s over the bare one's, the median of the
+     runs paired within each repetition.
 
 3. Loads each with `wrk` (installed from Debian's packages when missing; `oha` or `hey` if
    one is on PATH instead; a Python load generator only if none is), alternating the
@@ -148,6 +153,19 @@ METRICS.enabled = False
 app.user_middleware[:] = [m for m in app.user_middleware if m.cls is not RequestIdMiddleware]
 """.replace("PACKAGE", PACKAGE)
 
+# what FastAPI alone does for a GET: the path parameter, a dict, its JSON
+BARE_APP = """
+from fastapi import FastAPI
+
+app = FastAPI()
+CUSTOMER = {"id": "cus_1", "email": "bench@example.com", "name": "Bench Mark", "version": 1}
+
+
+@app.get("/v1/customers/{customer_id}")
+async def get_customer(customer_id: str) -> dict[str, object]:
+    return {**CUSTOMER, "id": customer_id}
+"""
+
 # the same app with the security guards taken out, for the "auth off" twin
 NOAUTH_APP = """
 from PACKAGE.main import app
@@ -227,6 +245,13 @@ CONFIGS = [
         patterns=True,
         baseline="GET patterns, no authentication",
     ),
+    Config("GET bare FastAPI", "bare", patterns=False, app="bare_app:app"),
+    Config(
+        "GET generated: auth, rate limit, ETag, SQLite, metrics, request ids",
+        "bare",
+        patterns=True,
+        baseline="GET bare FastAPI",
+    ),
 ]
 
 
@@ -267,6 +292,7 @@ def generate(out: Path) -> Path:
     (project / PACKAGE / "verifier.py").write_text(VERIFIER.lstrip())
     (project / "noauth_app.py").write_text(NOAUTH_APP.lstrip())
     (project / "noobs_app.py").write_text(NOOBS_APP.lstrip())
+    (project / "bare_app.py").write_text(BARE_APP.lstrip())
     return project
 
 
@@ -343,7 +369,10 @@ def python_load(config: Config, seconds: float, connections: int) -> float:
 
 def prepare(config: Config) -> None:
     headers = {"Authorization": f"Bearer {TOKEN}", "Idempotency-Key": str(uuid.uuid4())}
-    if config.kind in ("get", "auth", "obs"):
+    if config.app == "bare_app:app":
+        config.path = "/v1/customers/cus_1"
+        assert httpx.get(config.base + config.path).status_code == 200
+    elif config.kind in ("get", "auth", "obs", "bare"):
         created = httpx.post(config.base + "/v1/customers", json=CUSTOMER, headers=headers)
         assert created.status_code == 201, created.text
         config.path = f"/v1/customers/{created.json()['id']}"
@@ -363,10 +392,10 @@ def main() -> None:
     parser.add_argument("--duration", type=float, default=5.0, help="seconds per run")
     parser.add_argument("--warmup", type=float, default=1.0, help="seconds before each config")
     parser.add_argument("--connections", type=int, default=16)
-    parser.add_argument("--only", default="", help="get, post, auth, obs (default: all)")
+    parser.add_argument("--only", default="", help="get, post, auth, obs, bare (default: all)")
     parser.add_argument("--json", type=Path, default=None, help="write the results here too")
     args = parser.parse_args()
-    kinds = set(args.only.split(",")) if args.only else {"get", "post", "auth", "obs"}
+    kinds = set(args.only.split(",")) if args.only else {"get", "post", "auth", "obs", "bare"}
     configs = [c for c in CONFIGS if c.kind in kinds]
 
     tool = ensure_load_generator()
@@ -430,24 +459,34 @@ def main() -> None:
         f"{os.cpu_count()} CPUs.\nuptime before: {load_before}\nuptime after:  {load_after}\n"
     )
     print(
-        "| configuration | requests/s (median) | runs | cost of the layer | "
+        "| configuration | requests/s (median) | runs | cost of the layer | ratio (paired) | "
         "server CPU µs/request (median) | cost of the layer (CPU) |"
     )
-    print("|---|---:|---|---:|---:|---:|")
+    print("|---|---:|---|---:|---:|---:|---:|")
     results = []
     for c in configs:
         median = statistics.median(c.runs)
         cpu = statistics.median(c.cpu)
-        cost = cpu_cost = ""
+        cost = cpu_cost = ratio = ""
         if c.baseline and c.baseline in by_name:
-            base = statistics.median(by_name[c.baseline].runs)
+            twin = by_name[c.baseline]
+            base = statistics.median(twin.runs)
             cost = f"{(1 - median / base) * 100:.0f}%"
-            base_cpu = statistics.median(by_name[c.baseline].cpu)
+            paired = [a / b for a, b in zip(c.runs, twin.runs, strict=True)]
+            ratio = f"{statistics.median(paired):.2f}x"
+            base_cpu = statistics.median(twin.cpu)
             cpu_cost = f"{(1 - base_cpu / cpu) * 100:.0f}%"
         runs = ", ".join(f"{r:,.0f}" for r in c.runs)
-        print(f"| {c.name} | {median:,.0f} | {runs} | {cost} | {cpu:,.0f} | {cpu_cost} |")
+        print(f"| {c.name} | {median:,.0f} | {runs} | {cost} | {ratio} | {cpu:,.0f} | {cpu_cost} |")
         results.append(
-            {"name": c.name, "median": median, "runs": c.runs, "cost": cost, "cpu_us": c.cpu}
+            {
+                "name": c.name,
+                "median": median,
+                "runs": c.runs,
+                "cost": cost,
+                "ratio": ratio,
+                "cpu_us": c.cpu,
+            }
         )
     if args.json:
         args.json.write_text(

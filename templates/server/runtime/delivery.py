@@ -15,6 +15,13 @@
   for at most one deadline, and no destination (scheme, host, port) holds more than
   ``per_destination`` slots: deliveries beyond that are given back to the outbox for later
   (``Outbox.release``), not counted as attempts.
+- **Fair between principals**: the deliveries sent for one principal (a job's owner,
+  ``Endpoint.owner``) hold at most ``per_principal`` slots, whatever their number or their
+  destinations', and while a principal holds its share the outbox is asked for the others'
+  deliveries only (``claim_due(skip_owners=...)``), so another principal's delivery does not
+  queue behind that backlog. While fewer than ``concurrency / per_principal`` principals are
+  at their share a due delivery starts at once; otherwise it waits for the next slot to free,
+  at most one attempt deadline.
 - **Retries**: an attempt fails on a non-2xx answer, a timeout or a connection error; the next
   one is 1 min, 5 min, 15 min, 1 h, 6 h, 24 h later; after the last the delivery is ``dead``.
 - **Secrets** (signing secrets) are never part of a recorded error, a log line or a ``repr``:
@@ -52,6 +59,8 @@ MAX_RESPONSE_BYTES = 4096
 CONCURRENCY = 16
 #: Attempts in flight at once to one destination (scheme, host, port).
 PER_DESTINATION = 4
+#: Attempts in flight at once for one principal (the deliveries of its jobs' events).
+PER_PRINCIPAL = 4
 MAX_ERROR_LENGTH = 300
 
 SignerSource: TypeAlias = (
@@ -95,6 +104,7 @@ class WebhookDispatcher:
         max_response_bytes: int = MAX_RESPONSE_BYTES,
         concurrency: int = CONCURRENCY,
         per_destination: int = PER_DESTINATION,
+        per_principal: int = PER_PRINCIPAL,
         schedule: Sequence[float] = RETRY_SCHEDULE,
         poll_interval: float = 1.0,
         lease_seconds: float = 60.0,
@@ -103,8 +113,10 @@ class WebhookDispatcher:
         network_backend: httpcore.AsyncNetworkBackend | None = None,
         verify: ssl.SSLContext | bool = True,
     ) -> None:
-        if attempt_timeout <= 0 or concurrency < 1 or per_destination < 1:
-            raise ValueError("attempt_timeout must be > 0, concurrency and per_destination >= 1")
+        if attempt_timeout <= 0 or min(concurrency, per_destination, per_principal) < 1:
+            raise ValueError(
+                "attempt_timeout must be > 0, concurrency, per_destination and per_principal >= 1"
+            )
         if max_response_bytes < 0:
             raise ValueError("max_response_bytes must be >= 0")
         self.outbox = outbox
@@ -115,6 +127,7 @@ class WebhookDispatcher:
         self.max_response_bytes = max_response_bytes
         self.concurrency = concurrency
         self.per_destination = min(per_destination, concurrency)
+        self.per_principal = min(per_principal, concurrency)
         #: how long a delivery given back for a busy destination waits before it is due again
         self.defer_seconds = min(attempt_timeout, 1.0)
         self.schedule = tuple(schedule)
@@ -127,14 +140,16 @@ class WebhookDispatcher:
         self._verify = verify
         self._client: httpx.AsyncClient | None = None
         self._task: asyncio.Task[None] | None = None
-        self._inflight: dict[asyncio.Task[Attempt | None], str] = {}
+        #: each attempt in flight → (its destination, its principal: "" for none)
+        self._inflight: dict[asyncio.Task[Attempt | None], tuple[str, str]] = {}
         self._wake = asyncio.Event()
         outbox.add_listener(self.wake)
 
     def __repr__(self) -> str:
         return (
             f"WebhookDispatcher(policy={self.policy!r}, attempt_timeout={self.attempt_timeout},"
-            f" concurrency={self.concurrency}, per_destination={self.per_destination})"
+            f" concurrency={self.concurrency}, per_destination={self.per_destination},"
+            f" per_principal={self.per_principal})"
         )
 
     def signer_for(self, key: str) -> WebhookSigner:
@@ -242,21 +257,37 @@ class WebhookDispatcher:
 
     # ---- the pool
 
+    def _busy(self) -> tuple[dict[str, int], dict[str, int]]:
+        """Attempts in flight by destination and by principal."""
+        destinations: dict[str, int] = {}
+        principals: dict[str, int] = {}
+        for destination, principal in self._inflight.values():
+            destinations[destination] = destinations.get(destination, 0) + 1
+            principals[principal] = principals.get(principal, 0) + 1
+        return destinations, principals
+
+    def _full_principals(self) -> set[str]:
+        """The principals holding their share of the slots (the outbox skips them)."""
+        return {p for p, n in self._busy()[1].items() if n >= self.per_principal}
+
     async def _admit(self, claimed: list[tuple[Delivery, bytes]]) -> list[tuple[Delivery, bytes]]:
-        """The claimed deliveries whose destination has a free slot; the others are given
-        back to the outbox, due again shortly (``release``: no attempt is counted)."""
-        busy: dict[str, int] = {}
-        for key in self._inflight.values():
-            busy[key] = busy.get(key, 0) + 1
+        """The claimed deliveries whose destination and principal have a free slot; the
+        others are given back to the outbox, due again shortly (``release``: no attempt is
+        counted)."""
+        destinations, principals = self._busy()
         admitted = []
         later = self.clock() + self.defer_seconds
         for delivery, body in claimed:
-            key = destination_key(delivery.url)
-            if busy.get(key, 0) >= self.per_destination:
+            key, owner = destination_key(delivery.url), delivery.owner or ""
+            if (
+                destinations.get(key, 0) >= self.per_destination
+                or principals.get(owner, 0) >= self.per_principal
+            ):
                 with contextlib.suppress(Exception):  # if not, its lease runs out: due again
                     await self.outbox.release(delivery, later)
                 continue
-            busy[key] = busy.get(key, 0) + 1
+            destinations[key] = destinations.get(key, 0) + 1
+            principals[owner] = principals.get(owner, 0) + 1
             admitted.append((delivery, body))
         return admitted
 
@@ -271,7 +302,7 @@ class WebhookDispatcher:
 
     def _spawn(self, delivery: Delivery, body: bytes) -> None:
         task = asyncio.create_task(self._deliver_logged(delivery, body))
-        self._inflight[task] = destination_key(delivery.url)
+        self._inflight[task] = (destination_key(delivery.url), delivery.owner or "")
         task.add_done_callback(self._finished)
 
     def _finished(self, task: asyncio.Task[Attempt | None]) -> None:
@@ -284,15 +315,17 @@ class WebhookDispatcher:
         free = self.concurrency - len(self._inflight)
         if free <= 0:
             return False
-        claimed = await self.outbox.claim_due(self.clock(), free, self.lease_seconds)
+        claimed = await self.outbox.claim_due(
+            self.clock(), free, self.lease_seconds, skip_owners=self._full_principals()
+        )
         for delivery, body in await self._admit(claimed):
             self._spawn(delivery, body)
         return len(claimed) == free
 
     async def run_once(self) -> int:
         """Claim what is due now (up to ``concurrency``), send it all at once and wait for
-        the attempts; returns how many were made (tests, with a fake clock; the per-destination
-        share applies to the pool, ``run``)."""
+        the attempts; returns how many were made (tests, with a fake clock; the shares per
+        destination and per principal apply to the pool, ``run``)."""
         claimed = await self.outbox.claim_due(self.clock(), self.concurrency, self.lease_seconds)
         if claimed:
             await asyncio.gather(*(self.deliver(d, body) for d, body in claimed))

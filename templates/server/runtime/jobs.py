@@ -52,7 +52,7 @@ import os
 import secrets
 import sqlite3
 import time
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Collection, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
@@ -255,9 +255,11 @@ class JobStore(abc.ABC):
         max_attempts: int,
         instance_for: Callable[[str], str],
         webhook: WebhookBuilder | None = None,
+        skip_owners: Collection[str] = (),
     ) -> Job | None:
         """The embedded worker's pick: the oldest queued job, or a running one whose lease ran
-        out. Returns it running (run it) or failed (attempts exhausted: only notify)."""
+        out, of an owner not in ``skip_owners`` ("" for public jobs). Returns it running (run
+        it) or failed (attempts exhausted: only notify)."""
         raise NotImplementedError(f"{type(self).__name__} jobs run on arq workers")
 
     def shares_outbox(self, outbox: Outbox | None) -> bool:
@@ -304,9 +306,10 @@ class MemoryJobStore(JobStore):
         max_attempts: int,
         instance_for: Callable[[str], str],
         webhook: WebhookBuilder | None = None,
+        skip_owners: Collection[str] = (),
     ) -> Job | None:
         for job in sorted(self._jobs.values(), key=lambda j: j.created_at):
-            if _due(job, now):
+            if _due(job, now) and (job.owner or "") not in skip_owners:
                 claim = secrets.token_hex(8)
                 new = _claim_or_abandon(
                     job, now, lease_seconds, claim, max_attempts, instance_for(job.id)
@@ -406,16 +409,23 @@ class SqliteJobStore(JobStore):
         max_attempts: int,
         instance_for: Callable[[str], str],
         webhook: WebhookBuilder | None = None,
+        skip_owners: Collection[str] = (),
     ) -> Job | None:
         claim = secrets.token_hex(8)
+        skip = sorted(skip_owners)
+        marks = ",".join("?" * len(skip))
+        owner_allowed = (
+            f" AND COALESCE(json_extract(record, '$.owner'), '') NOT IN ({marks})" if skip else ""
+        )
 
         def work(conn: sqlite3.Connection) -> Job | None:
             with sqlite_transaction(conn):
                 row = conn.execute(
-                    "SELECT record FROM apiforge_jobs WHERE status = 'queued'"
-                    " OR (status = 'running' AND (lease_until IS NULL OR lease_until <= ?))"
-                    " ORDER BY created_at LIMIT 1",
-                    (now,),
+                    "SELECT record FROM apiforge_jobs WHERE (status = 'queued'"
+                    " OR (status = 'running' AND (lease_until IS NULL OR lease_until <= ?)))"
+                    + owner_allowed
+                    + " ORDER BY created_at LIMIT 1",
+                    (now, *skip),
                 ).fetchone()
                 if row is None:
                     return None
@@ -562,6 +572,7 @@ class JobService:
         lease_seconds: float = 30.0,
         max_attempts: int = 3,
         concurrency: int = 4,
+        per_owner: int | None = None,
         poll_interval: float = 0.5,
         clock: Clock = time.time,
         arq_url: str | None = None,
@@ -576,6 +587,9 @@ class JobService:
         self.lease_seconds = lease_seconds
         self.max_attempts = max_attempts
         self.concurrency = concurrency
+        #: jobs of one owner running at once in this process (default: half the slots), so
+        #: one owner's queue never holds every slot
+        self.per_owner = max(1, min(per_owner or concurrency // 2, concurrency))
         self.poll_interval = poll_interval
         self.clock = clock
         self.arq_url = arq_url
@@ -727,10 +741,15 @@ class JobService:
             event_id="evt_" + job.id.removeprefix("job_"),
             now=job.completed_at,
         )
+        # sent on the owner's behalf: the dispatcher shares its slots fairly between owners
         endpoints: list[Endpoint | str] = []
         if job.callback_url:
-            endpoints.append(Endpoint(job.callback_url, self.callback_signer_key))
-        endpoints.extend(u for u in self.registry.event_endpoints if u != job.callback_url)
+            endpoints.append(Endpoint(job.callback_url, self.callback_signer_key, job.owner))
+        endpoints.extend(
+            Endpoint(u, owner=job.owner)
+            for u in self.registry.event_endpoints
+            if u != job.callback_url
+        )
         return event, endpoints
 
     def _notifies(self, job: Job) -> bool:
@@ -852,8 +871,9 @@ class JobService:
         with contextlib.suppress(Exception):
             await self.store.update(job.id, change)
 
-    async def claim_next(self) -> Job | None:
-        """Embedded: claim the next due job; a job out of attempts is failed (and notified)."""
+    async def claim_next(self, skip_owners: Collection[str] = ()) -> Job | None:
+        """Embedded: claim the next due job of an owner not in ``skip_owners``; a job out of
+        attempts is failed (and notified)."""
         while True:
             job = await self.store.claim_next(
                 self.clock(),
@@ -861,6 +881,7 @@ class JobService:
                 self.max_attempts,
                 self.location,
                 self._webhook_for_store,
+                skip_owners,
             )
             if job is None or job.status == "running":
                 return job
@@ -907,13 +928,16 @@ class JobService:
 
 class JobWorker:
     """The embedded, in-process worker: an asyncio task that claims and runs due jobs, up to
-    ``concurrency`` at a time. Several processes may each run one on the same SQLite file."""
+    ``concurrency`` at a time and ``per_owner`` of one owner's (the others' queued jobs are
+    claimed past that owner's, oldest first). Several processes may each run one on the same
+    SQLite file."""
 
     def __init__(self, service: JobService) -> None:
         self.service = service
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._running: dict[str, asyncio.Task[Job | None]] = {}
+        self._owners: dict[str, str] = {}  # running job id → its owner ("" for none)
         self._slots = asyncio.Semaphore(service.concurrency)
 
     def wake(self) -> None:
@@ -929,11 +953,18 @@ class JobWorker:
         job = await self.service.claim_next()
         return None if job is None else await self.service.execute(job)
 
+    def _full_owners(self) -> set[str]:
+        counts: dict[str, int] = {}
+        for owner in self._owners.values():
+            counts[owner] = counts.get(owner, 0) + 1
+        return {owner for owner, n in counts.items() if n >= self.service.per_owner}
+
     async def _run_one(self, job: Job) -> Job | None:
         try:
             return await self.service.execute(job)
         finally:
             self._running.pop(job.id, None)
+            self._owners.pop(job.id, None)
             self._slots.release()
             self._wake.set()
 
@@ -941,13 +972,14 @@ class JobWorker:
         while True:
             await self._slots.acquire()
             try:
-                job = await self.service.claim_next()
+                job = await self.service.claim_next(self._full_owners())
             except asyncio.CancelledError:
                 self._slots.release()
                 raise
             except Exception:  # store briefly unavailable
                 job = None
             if job is not None:
+                self._owners[job.id] = job.owner or ""
                 self._running[job.id] = asyncio.create_task(self._run_one(job))
                 continue
             self._slots.release()

@@ -30,7 +30,7 @@ import secrets
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
@@ -80,6 +80,9 @@ class Endpoint:
 
     url: str
     signer_key: str = "default"
+    #: the principal on whose behalf it is sent (a job's owner): the dispatcher shares its
+    #: sending slots fairly between principals (None: the server's own events)
+    owner: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +101,7 @@ class Delivery:
     last_error: str | None = None
     claim: str = ""
     request_id: str | None = None  # the request that caused the event: on the log lines
+    owner: str | None = None  # the principal it is sent for (Endpoint.owner)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -171,6 +175,7 @@ def _new_deliveries(
                 now,
                 now,
                 request_id=current_request_id(),
+                owner=endpoint.owner,
             )
         )
     return out
@@ -208,11 +213,13 @@ class Outbox(abc.ABC):
 
     @abc.abstractmethod
     async def claim_due(
-        self, now: float, limit: int, lease_seconds: float
+        self, now: float, limit: int, lease_seconds: float, skip_owners: Collection[str] = ()
     ) -> list[tuple[Delivery, bytes]]:
         """Atomically take up to ``limit`` deliveries due at ``now`` (pending, or sending with an
-        expired lease), mark them ``sending`` until ``now + lease_seconds``, return them with
-        their event bodies. Each returned delivery carries the claim token to record with."""
+        expired lease), oldest due first, leaving those of the owners in ``skip_owners`` (""
+        for no owner) where they are; mark them ``sending`` until ``now + lease_seconds``,
+        return them with their event bodies. Each returned delivery carries the claim token to
+        record with."""
 
     @abc.abstractmethod
     async def record_attempt(
@@ -280,7 +287,7 @@ class MemoryOutbox(Outbox):
         return deliveries
 
     async def claim_due(
-        self, now: float, limit: int, lease_seconds: float
+        self, now: float, limit: int, lease_seconds: float, skip_owners: Collection[str] = ()
     ) -> list[tuple[Delivery, bytes]]:
         due = sorted(
             (
@@ -289,6 +296,7 @@ class MemoryOutbox(Outbox):
                 if d.status in ("pending", "sending")
                 and d.next_attempt_at is not None
                 and d.next_attempt_at <= now
+                and (d.owner or "") not in skip_owners
             ),
             key=lambda d: (d.next_attempt_at or 0.0, d.created_at),
         )[:limit]
@@ -381,7 +389,8 @@ CREATE TABLE IF NOT EXISTS apiforge_webhook_deliveries (
     last_status_code INTEGER,
     last_error TEXT,
     claim TEXT NOT NULL DEFAULT '',
-    request_id TEXT
+    request_id TEXT,
+    owner TEXT
 );
 CREATE INDEX IF NOT EXISTS apiforge_webhook_deliveries_due
     ON apiforge_webhook_deliveries (status, next_attempt_at);
@@ -400,7 +409,7 @@ CREATE TABLE IF NOT EXISTS apiforge_webhook_attempts (
 
 _DELIVERY_COLUMNS = (
     "id, event_id, event_type, url, signer_key, status, attempt_count, next_attempt_at,"
-    " created_at, updated_at, last_status_code, last_error, claim, request_id"
+    " created_at, updated_at, last_status_code, last_error, claim, request_id, owner"
 )
 
 
@@ -409,9 +418,10 @@ def ensure_sqlite_schema(conn: sqlite3.Connection) -> None:
         if statement.strip():
             conn.execute(statement)
     columns = {row[1] for row in conn.execute("PRAGMA table_info(apiforge_webhook_deliveries)")}
-    if "request_id" not in columns:  # a file written by an earlier version
-        with contextlib.suppress(sqlite3.OperationalError):  # another worker added it
-            conn.execute("ALTER TABLE apiforge_webhook_deliveries ADD COLUMN request_id TEXT")
+    for column in ("request_id", "owner"):
+        if column not in columns:  # a file written by an earlier version
+            with contextlib.suppress(sqlite3.OperationalError):  # another worker added it
+                conn.execute(f"ALTER TABLE apiforge_webhook_deliveries ADD COLUMN {column} TEXT")
 
 
 @contextlib.contextmanager
@@ -442,6 +452,7 @@ def _delivery_row(row: Sequence[Any]) -> Delivery:
         row[11],
         row[12] or "",
         row[13],
+        row[14],
     )
 
 
@@ -468,7 +479,7 @@ def sqlite_enqueue_in(
     deliveries = _new_deliveries(event, endpoints, at)
     conn.executemany(
         f"INSERT INTO apiforge_webhook_deliveries ({_DELIVERY_COLUMNS})"
-        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
         [
             (
                 d.id,
@@ -485,6 +496,7 @@ def sqlite_enqueue_in(
                 None,
                 "",
                 d.request_id,
+                d.owner,
             )
             for d in deliveries
         ],
@@ -541,18 +553,21 @@ class SqliteOutbox(Outbox):
         return await self._db.run(work)
 
     async def claim_due(
-        self, now: float, limit: int, lease_seconds: float
+        self, now: float, limit: int, lease_seconds: float, skip_owners: Collection[str] = ()
     ) -> list[tuple[Delivery, bytes]]:
         claim = _token("clm_")
         until = now + lease_seconds
+        skip = sorted(skip_owners)
+        marks = ",".join("?" * len(skip))
 
         def work(conn: sqlite3.Connection) -> list[tuple[Delivery, bytes]]:
             with sqlite_transaction(conn):
                 rows = conn.execute(
                     f"SELECT {_DELIVERY_COLUMNS} FROM apiforge_webhook_deliveries"
                     " WHERE status IN ('pending', 'sending') AND next_attempt_at <= ?"
-                    " ORDER BY next_attempt_at, created_at LIMIT ?",
-                    (now, limit),
+                    + (f" AND COALESCE(owner, '') NOT IN ({marks})" if skip else "")
+                    + " ORDER BY next_attempt_at, created_at LIMIT ?",
+                    (now, *skip, limit),
                 ).fetchall()
                 out = []
                 for row in rows:
@@ -700,7 +715,8 @@ for _, d in ipairs(cjson.decode(ARGV[5])) do
     'id', d['id'], 'event_id', d['event_id'], 'event_type', ARGV[1], 'url', d['url'],
     'signer_key', d['signer_key'], 'status', 'pending', 'attempt_count', '0',
     'next_attempt_at', ARGV[3], 'created_at', ARGV[3], 'updated_at', ARGV[3],
-    'last_status_code', '', 'last_error', '', 'claim', '', 'request_id', d['request_id'])
+    'last_status_code', '', 'last_error', '', 'claim', '', 'request_id', d['request_id'],
+    'owner', d['owner'])
   redis.call('ZADD', KEYS[3], ARGV[3], d['id'])
   redis.call('ZADD', KEYS[4], ARGV[3], d['id'])
   redis.call('RPUSH', KEYS[2], d['id'])
@@ -711,7 +727,24 @@ return ids
 
 _REDIS_CLAIM = """
 -- KEYS[1] due zset; ARGV[1] now, ARGV[2] limit, ARGV[3] lease until, ARGV[4] claim, ARGV[5] prefix
-local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
+-- ARGV[6..] owners to leave where they are ('' for none)
+local limit = tonumber(ARGV[2])
+local skip = {}
+for i = 6, #ARGV do skip[ARGV[i]] = true end
+local ids = {}
+local offset = 0
+while #ids < limit do
+  local batch = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', offset, 256)
+  if #batch == 0 then break end
+  for _, id in ipairs(batch) do
+    local owner = redis.call('HGET', ARGV[5] .. 'delivery:' .. id, 'owner') or ''
+    if not skip[owner] then
+      table.insert(ids, id)
+      if #ids >= limit then break end
+    end
+  end
+  offset = offset + #batch
+end
 for _, id in ipairs(ids) do
   redis.call('ZADD', KEYS[1], ARGV[3], id)
   redis.call('HSET', ARGV[5] .. 'delivery:' .. id,
@@ -792,6 +825,7 @@ class RedisOutbox(Outbox):
                 "url": d.url,
                 "signer_key": d.signer_key,
                 "request_id": d.request_id or "",
+                "owner": d.owner or "",
             }
             for d in _new_deliveries(event, endpoints, now)
         ]
@@ -849,15 +883,23 @@ class RedisOutbox(Outbox):
             h["last_error"] or None,
             h["claim"],
             h.get("request_id") or None,
+            h.get("owner") or None,
         )
 
     async def claim_due(
-        self, now: float, limit: int, lease_seconds: float
+        self, now: float, limit: int, lease_seconds: float, skip_owners: Collection[str] = ()
     ) -> list[tuple[Delivery, bytes]]:
         claim = _token("clm_")
         ids = await self._claim_script(
             keys=[self._k("due")],
-            args=[repr(now), limit, repr(now + lease_seconds), claim, self.prefix],
+            args=[
+                repr(now),
+                limit,
+                repr(now + lease_seconds),
+                claim,
+                self.prefix,
+                *sorted(skip_owners),
+            ],
         )
         out = []
         for raw_id in ids:

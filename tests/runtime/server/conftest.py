@@ -12,10 +12,13 @@ import shutil
 import sys
 import uuid
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+
+from tests.support import uvicorn_server
 
 RUNTIME_SRC = Path(__file__).resolve().parents[3] / "templates" / "server" / "runtime"
 HERE = Path(__file__).resolve().parent
@@ -71,3 +74,13 @@ def app_package(tmp_path: Path, name: str = "patterns_pkg") -> Path:
     pkg = copy_server_runtime(tmp_path, name)
     shutil.copy2(HERE / "patterns_app.py", pkg / "app.py")
     return pkg
+
+
+@contextmanager
+def served_app(root: Path, name: str, env: dict[str, str]) -> Iterator[str]:
+    """The test app in a package of its own under `root`, served by one uvicorn worker on
+    127.0.0.1 with `env`; yields its base URL."""
+    app_package(root, name)
+    app = f"{name}.app:create_app"
+    with uvicorn_server(app, cwd=root, env=env, extra_args=["--factory"]) as (base, _):
+        yield base

@@ -10,8 +10,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from tests.runtime.server.conftest import app_package
-from tests.support import uvicorn_server
+from tests.runtime.server.conftest import served_app
 
 HEALTHZ_BUDGET_SECONDS = 0.100
 MULTIPART = {"Content-Type": "multipart/form-data; boundary=B"}
@@ -50,11 +49,8 @@ HOSTILE: dict[str, tuple[str, dict[str, str], bytes]] = {
 @pytest.fixture(scope="module")
 def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     root = tmp_path_factory.mktemp("hostile")
-    app_package(root, "hostile_app")
     env = {"APIFORGE_STORE_URL": f"sqlite:///{root / 'app.db'}"}
-    with uvicorn_server(
-        "hostile_app.app:create_app", cwd=root, env=env, extra_args=["--factory"]
-    ) as (base, _):
+    with served_app(root, "hostile_app", env) as base:
         yield base
 
 

@@ -394,6 +394,48 @@ def test_queued_jobs_survive_a_restart(rt: SimpleNamespace, tmp_path: Path) -> N
     run(scenario())
 
 
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+def test_one_owners_queue_does_not_delay_another_owners_job(
+    rt: SimpleNamespace, kind: str, tmp_path: Path
+) -> None:
+    """Alice queues 40 jobs of 0.3 s, then Bob one: with 4 slots and 2 per owner, Bob's job
+    starts at once instead of after Alice's 40 (10 rounds of 0.3 s before)."""
+
+    async def scenario() -> tuple[float, int]:
+        started: dict[str, float] = {}
+        running: dict[str, int] = {"alice": 0, "most": 0}
+        registry = rt.jobs.JobRegistry()
+
+        @registry.handler("work")
+        async def work(payload: dict[str, str]) -> None:
+            started.setdefault(payload["who"], time.monotonic())
+            if payload["who"] == "alice":
+                running["alice"] += 1
+                running["most"] = max(running["most"], running["alice"])
+                await asyncio.sleep(0.3)
+                running["alice"] -= 1
+
+        url = "memory://" if kind == "memory" else f"sqlite:///{tmp_path / 'fair.db'}"
+        svc = rt.jobs.open_jobs(url, registry, poll_interval=0.02, concurrency=4)
+        for _ in range(40):
+            await svc.submit("work", {"who": "alice"}, owner="alice")
+        await svc.start()
+        await asyncio.sleep(0.1)  # alice's first jobs are running
+        queued = time.monotonic()
+        await svc.submit("work", {"who": "bob"}, owner="bob")
+        for _ in range(500):
+            if "bob" in started:
+                break
+            await asyncio.sleep(0.01)
+        await svc.close()
+        return started["bob"] - queued, running["most"]
+
+    delay, most = run(scenario())
+    print(f"\n{kind}: bob's job started after {delay * 1000:.0f} ms; alice ran {most} at once")
+    assert most == 2, "one owner's jobs take half the slots"
+    assert delay < 0.3, f"bob's job waited {delay:.2f} s behind alice's queue"
+
+
 def test_two_workers_on_one_sqlite_file_run_each_job_once(
     rt: SimpleNamespace, tmp_path: Path
 ) -> None:

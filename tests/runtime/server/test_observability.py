@@ -19,8 +19,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from tests.runtime.server.conftest import RuntimeModules, app_package
-from tests.support import uvicorn_server
+from tests.runtime.server.conftest import RuntimeModules, served_app
 
 STATUS_LINE = re.compile(rb"HTTP/1\.1 (\d{3}) ")
 SERIES = re.compile(r"^(apiforge_request\w*\{.*\}) \S+$", re.MULTILINE)
@@ -29,15 +28,12 @@ SERIES = re.compile(r"^(apiforge_request\w*\{.*\}) \S+$", re.MULTILINE)
 @pytest.fixture(scope="module")
 def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     root = tmp_path_factory.mktemp("observed")
-    app_package(root, "observed_app")
     env = {
         "APIFORGE_STORE_URL": f"sqlite:///{root / 'app.db'}",
         "APIFORGE_RATE_LIMIT_DEFAULT": "1000000/minute",
         "TEST_REQUEST_IDS": "1",
     }
-    with uvicorn_server(
-        "observed_app.app:create_app", cwd=root, env=env, extra_args=["--factory"]
-    ) as (base, _):
+    with served_app(root, "observed_app", env) as base:
         yield base
 
 

@@ -400,3 +400,30 @@ def test_dispatcher_loop_delivers_promptly(
     elapsed = run(scenario())
     assert consumer.received and consumer.received[0]["verified"]
     assert elapsed < 2, "enqueue wakes the dispatcher instead of waiting for its poll"
+
+
+def test_claims_skip_the_owners_asked_and_keep_each_deliverys_owner(
+    rt: SimpleNamespace, store_url: str
+) -> None:
+    """The dispatcher asks for the deliveries of principals not at their share of the slots:
+    the others stay due, oldest first, behind however many of the skipped owner's."""
+
+    async def scenario() -> None:
+        outbox = open_outbox(rt, store_url, FakeClock())
+        for i in range(300):
+            endpoint = rt.wh.Endpoint("https://hooks.example/a", owner="alice")
+            await outbox.enqueue(rt.wh.new_event("e", {"i": i}), [endpoint])
+        [bob] = await outbox.enqueue(
+            rt.wh.new_event("e", {}), [rt.wh.Endpoint("https://hooks.example/b", owner="bob")]
+        )
+        [server] = await outbox.enqueue(rt.wh.new_event("e", {}), ["https://hooks.example/c"])
+        assert (await outbox.get_delivery(bob.id)).owner == "bob"
+        assert (await outbox.get_delivery(server.id)).owner is None
+        claimed = await outbox.claim_due(T0, 5, 60, skip_owners={"alice"})
+        # oldest due first (same due time: any order)
+        assert {(d.id, d.owner) for d, _ in claimed} == {(bob.id, "bob"), (server.id, None)}
+        rest = await outbox.claim_due(T0, 5, 60, skip_owners={""})
+        assert [d.owner for d, _ in rest] == ["alice"] * 5
+        await outbox.close()
+
+    run(scenario())
