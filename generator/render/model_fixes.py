@@ -483,19 +483,8 @@ def parsed_defaults(text: str) -> str:
                     assert target.end_lineno is not None and target.end_col_offset is not None
                     end = (target.end_lineno - 1, target.end_col_offset)
                     edits.append((*end, *end, " | None"))
-            assert value.end_lineno is not None and value.end_col_offset is not None
-            edits.append(
-                (
-                    value.lineno - 1,
-                    value.col_offset,
-                    value.end_lineno - 1,
-                    value.end_col_offset,
-                    new,
-                )
-            )
-    for line, column, end_line, end_column, new in sorted(edits, reverse=True):
-        head, tail = lines[line][:column], lines[end_line][end_column:]
-        lines[line : end_line + 1] = [head + new.encode("utf-8", "surrogatepass") + tail]
+            edits.append(_span(value, new))
+    _apply(lines, edits)
     if edits:
         _import_field(tree, lines)
     return b"\n".join(lines).decode("utf-8", "surrogatepass")
@@ -534,19 +523,8 @@ def listed_examples(text: str) -> str:
                 new = f"[{ast.get_source_segment(text, value)}]"
             else:
                 new = py_literal(_example_list(data))
-            assert value.end_lineno is not None and value.end_col_offset is not None
-            edits.append(
-                (
-                    value.lineno - 1,
-                    value.col_offset,
-                    value.end_lineno - 1,
-                    value.end_col_offset,
-                    new,
-                )
-            )
-    for line, column, end_line, end_column, new in sorted(edits, reverse=True):
-        head, tail = lines[line][:column], lines[end_line][end_column:]
-        lines[line : end_line + 1] = [head + new.encode("utf-8", "surrogatepass") + tail]
+            edits.append(_span(value, new))
+    _apply(lines, edits)
     return b"\n".join(lines).decode("utf-8", "surrogatepass")
 
 
@@ -560,6 +538,14 @@ def _example_list(data: Any) -> list[Any]:
     ):
         return [v["value"] for v in data.values() if "value" in v]
     return [data]
+
+
+def _apply(lines: list[bytes], edits: list[tuple[int, int, int, int, str]]) -> None:
+    """Replace each (line, column, end line, end column) span of `lines` (UTF-8 bytes, as
+    `ast` counts columns) by its text, last first."""
+    for line, column, end_line, end_column, new in sorted(edits, reverse=True):
+        head, tail = lines[line][:column], lines[end_line][end_column:]
+        lines[line : end_line + 1] = [head + new.encode("utf-8", "surrogatepass") + tail]
 
 
 def _import_field(tree: ast.Module, lines: list[bytes]) -> None:
