@@ -14,7 +14,8 @@ in `--jobs` worker processes:
    the command's whole process group is killed);
 2. when it exits 0 and reports both packages (`server: wrote PKG to ...` and
    `client: wrote PKG to ...` on stdout): `compileall` on both trees, then, in a fresh
-   interpreter, import the server's `main` (it builds the FastAPI app) and the client package,
+   interpreter, import the server's `main` (it builds the FastAPI app), build the app's own
+   OpenAPI document (what `/openapi.json` and `/docs` serve), import the client package,
    and list what they contain: the server's routes (method + path), the client's requests (the
    method and path template of every `RequestOptions(...)` in `resources/*.py`) and the classes of
    both `models.py`;
@@ -145,6 +146,11 @@ try:
 except BaseException as exc:
     import traceback
     out["errors"].append("server import: " + traceback.format_exc().strip().splitlines()[-1][:300])
+else:
+    try:  # what /openapi.json and /docs serve
+        main.app.openapi()
+    except BaseException as exc:
+        out["errors"].append(f"server /openapi.json: {type(exc).__name__}: {exc}"[:300])
 out["server_routes"] = sorted(routes)
 try:
     importlib.import_module(client_pkg)
@@ -460,7 +466,8 @@ def write_docs(results: list[Result], run: dict[str, Any]) -> str:
         "`make corpus` (`bench/corpus_sweep.py`) runs `apiforge generate` (the server and the "
         "client from one read of the spec; validation on, as by default) on every spec listed "
         "in `../shared/corpus/INDEX.tsv` and classifies each: **ok** (both generated, both "
-        "trees compile, the server's `main` and the client package import, and every operation "
+        "trees compile, the server's `main` and the client package import, the server's "
+        "`/openapi.json` builds, and every operation "
         "(method + path) and every `components/schemas` name of the spec is in both outputs — "
         "the server's routes, the client's requests, both `models.py` — or a generator warning "
         "names what is left out), **clear error** (exit 2 with one message, no traceback), "

@@ -101,7 +101,7 @@ _log = logger()
 # `format`s that would need packages beyond pydantic (email-validator): plain strings.
 _TYPE_MAPPINGS = ["email=string", "idn-email=string"]
 # Bump when anything here changes what the library is asked for (the cache key has it too).
-_MODELS_VERSION = "14"
+_MODELS_VERSION = "15"
 _CACHE_KIND = "models" + _MODELS_VERSION
 _RESTORED_KIND = "modelstext" + _MODELS_VERSION  # the module with its descriptions restored
 _KEYS_KIND = "modelkeys" + _MODELS_VERSION  # a known document's job key and texts
@@ -608,11 +608,15 @@ def _run(source: Path | str | Mapping[str, Any], options: Mapping[str, Any]) -> 
                 "not handle them)",
             ) from exc
         result = isolated
-    from generator.models.fixes import default_none_admits_none, parsed_defaults
+    from generator.models.fixes import (
+        default_none_admits_none,
+        listed_examples,
+        parsed_defaults,
+    )
 
     # (`default: null` beside a type without null: OpenAPI 3.0's `strict_nullable`, and 3.1's
     # `const` objects and arrays, which the library types without `| None`)
-    return parsed_defaults(default_none_admits_none(result))
+    return listed_examples(parsed_defaults(default_none_admits_none(result)))
 
 
 def _library_run(source: Path | str | Mapping[str, Any], options: Mapping[str, Any]) -> str:

@@ -15,6 +15,10 @@ pydantic parses becomes `Field(default=..., validate_default=True)` (instances h
 parsed value); one it cannot parse (`"yesterday"`) is left out: `None`, which the type is
 made to admit (as `default_none_admits_none` does). A model's default written as data (`{"kind": "x"}`, which the library already
 has pydantic validate) becomes `Field(default=...)` too.
+
+`listed_examples`: a schema's `examples` that is not an array (one value, or a map of
+Example Objects, as OpenAPI 3.0 specs write it) becomes the array JSON Schema wants, so the
+server's `/openapi.json` builds.
 """
 
 from __future__ import annotations
@@ -479,22 +483,69 @@ def parsed_defaults(text: str) -> str:
                     assert target.end_lineno is not None and target.end_col_offset is not None
                     end = (target.end_lineno - 1, target.end_col_offset)
                     edits.append((*end, *end, " | None"))
-            assert value.end_lineno is not None and value.end_col_offset is not None
-            edits.append(
-                (
-                    value.lineno - 1,
-                    value.col_offset,
-                    value.end_lineno - 1,
-                    value.end_col_offset,
-                    new,
-                )
-            )
-    for line, column, end_line, end_column, new in sorted(edits, reverse=True):
-        head, tail = lines[line][:column], lines[end_line][end_column:]
-        lines[line : end_line + 1] = [head + new.encode("utf-8", "surrogatepass") + tail]
+            edits.append(_span(value, new))
+    _apply(lines, edits)
     if edits:
         _import_field(tree, lines)
     return b"\n".join(lines).decode("utf-8", "surrogatepass")
+
+
+_EXAMPLES = re.compile(r"\bexamples=(?!\[)")
+_EXAMPLE_OBJECT_KEYS = frozenset({"value", "externalValue", "summary", "description"})
+
+
+def listed_examples(text: str) -> str:
+    """`text` with each `Field(examples=X)` whose X is not a list made the list JSON Schema
+    (and so OpenAPI 3.1, pydantic and FastAPI) wants: OpenAPI 3.0 specs often write one value
+    there, or a map of Example Objects as media types have, and the server's `/openapi.json`
+    then fails to build. A map whose members are all Example Objects becomes their values
+    (`externalValue`-only ones left out); anything else is one example: `[X]`."""
+    if _EXAMPLES.search(text) is None:
+        return text
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return text
+    from generator.render.escape import py_literal
+
+    lines = text.encode("utf-8", "surrogatepass").split(b"\n")
+    edits: list[tuple[int, int, int, int, str]] = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and getattr(node.func, "id", "") == "Field"):
+            continue
+        for keyword in node.keywords:
+            value = keyword.value
+            if keyword.arg != "examples" or isinstance(value, ast.List):
+                continue
+            try:
+                data = ast.literal_eval(value)
+            except ValueError:
+                new = f"[{ast.get_source_segment(text, value)}]"
+            else:
+                new = py_literal(_example_list(data))
+            edits.append(_span(value, new))
+    _apply(lines, edits)
+    return b"\n".join(lines).decode("utf-8", "surrogatepass")
+
+
+def _example_list(data: Any) -> list[Any]:
+    if isinstance(data, tuple):
+        return list(data)
+    if (
+        isinstance(data, dict)
+        and data
+        and all(isinstance(v, dict) and v and set(v) <= _EXAMPLE_OBJECT_KEYS for v in data.values())
+    ):
+        return [v["value"] for v in data.values() if "value" in v]
+    return [data]
+
+
+def _apply(lines: list[bytes], edits: list[tuple[int, int, int, int, str]]) -> None:
+    """Replace each (line, column, end line, end column) span of `lines` (UTF-8 bytes, as
+    `ast` counts columns) by its text, last first."""
+    for line, column, end_line, end_column, new in sorted(edits, reverse=True):
+        head, tail = lines[line][:column], lines[end_line][end_column:]
+        lines[line : end_line + 1] = [head + new.encode("utf-8", "surrogatepass") + tail]
 
 
 def _import_field(tree: ast.Module, lines: list[bytes]) -> None:

@@ -146,3 +146,25 @@ def test_the_fixed_module_type_checks(tmp_path: Path) -> None:
         timeout=300,
     )
     assert proc.returncode == 0, proc.stdout
+
+
+def test_examples_that_are_not_a_list_become_one() -> None:
+    from generator.render.model_fixes import listed_examples
+
+    text = (
+        "class Thing(BaseModel):\n"
+        '    name: Annotated[str | None, Field(examples="abc")] = None\n'
+        "    size: Annotated[int | None, Field(examples=7, ge=0)] = None\n"
+        "    kind: Annotated[str, Field(examples={'a': {'value': 'x'}, 'b': {'externalValue': 'u'},"
+        " 'c': {'summary': 's', 'value': 'y'}})]\n"
+        "    shape: Annotated[dict[str, Any], Field(examples={'name': 'a'})]\n"
+        '    tags: Annotated[list[str], Field(examples=[["a"]])]\n'
+    )
+    assert listed_examples(text) == (
+        "class Thing(BaseModel):\n"
+        "    name: Annotated[str | None, Field(examples=['abc'])] = None\n"
+        "    size: Annotated[int | None, Field(examples=[7], ge=0)] = None\n"
+        "    kind: Annotated[str, Field(examples=['x', 'y'])]\n"
+        "    shape: Annotated[dict[str, Any], Field(examples=[{'name': 'a'}])]\n"
+        '    tags: Annotated[list[str], Field(examples=[["a"]])]\n'
+    )

@@ -212,3 +212,54 @@ def test_a_title_in_any_script_makes_valid_toml_and_challenges(tmp_path: Path) -
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == '401 Bearer realm="Coffre Cafe"'
+
+
+EXAMPLES_SPEC = """
+openapi: 3.0.3
+info: {title: Examples, version: "1"}
+paths:
+  /things:
+    get:
+      operationId: listThings
+      responses:
+        '200':
+          description: ok
+          content:
+            application/json:
+              schema: {$ref: '#/components/schemas/Thing'}
+components:
+  schemas:
+    Thing:
+      type: object
+      properties:
+        name: {type: string, examples: "abc"}
+        size: {type: integer, examples: 7}
+        kind:
+          type: string
+          examples: {first: {value: x}, second: {summary: s, value: y}}
+"""
+
+
+def test_openapi_json_builds_when_schema_examples_are_not_a_list(tmp_path: Path) -> None:
+    """OpenAPI 3.0 specs write one value, or a map of Example Objects, as a schema's
+    `examples`: the server's own /openapi.json must still build (it raised before)."""
+    spec = tmp_path / "examples.yaml"
+    spec.write_text(EXAMPLES_SPEC)
+    out = tmp_path / "srv"
+    generate(spec, out, "examples_srv")
+    code = (
+        "import json\n"
+        "from examples_srv.main import app\n"
+        "props = app.openapi()['components']['schemas']['Thing']['properties']\n"
+        "print(json.dumps({k: v.get('examples') for k, v in props.items()}, sort_keys=True))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(out), "APIFORGE_STORE_URL": "memory://"}
+    proc = subprocess.run(
+        [sys.executable, "-W", "ignore", "-c", code],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == '{"kind": ["x", "y"], "name": ["abc"], "size": [7]}'

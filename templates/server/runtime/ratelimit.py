@@ -5,9 +5,9 @@ Who is limited:
 - an *authenticated principal*: the `security.Principal` authentication verified
   (`request.state.principal`), by its `id`; its `tier` picks the limit from `tiers`
   (tier → "100/minute"), and a principal without a (known) tier gets `default`;
-- everyone else — no credentials, or credentials nobody verified — by client IP
-  (`scope["client"]`; run uvicorn with `--proxy-headers --forwarded-allow-ips=…` behind a
-  proxy), with the `anonymous` limit. A token the caller sends is never a key by itself, so
+- everyone else — no credentials, or credentials nobody verified — by client address
+  (`client_address.client_ip`: `X-Forwarded-For` believed only from
+  `APIFORGE_TRUSTED_PROXIES`, an IPv6 address by its /64), with the `anonymous` limit. A token the caller sends is never a key by itself, so
   inventing tokens cannot buy fresh buckets.
 
 Strategies: "sliding-window-counter" (default), "fixed-window", "moving-window". Storage: any
