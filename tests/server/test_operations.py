@@ -254,7 +254,7 @@ def test_bad_settings_stop_the_server_with_one_message(acme_project: Path, tmp_p
     env = {
         **os.environ,
         "PYTHONPATH": str(acme_project),
-        "APIFORGE_STORE_URL": "postgres://nope",
+        "APIFORGE_STORE_URL": "mysql://nope",
         "APIFORGE_RATE_LIMIT_DEFAULT": "lots",
         "APIFORGE_LOG_FORMAT": "xml",
     }
@@ -268,7 +268,7 @@ def test_bad_settings_stop_the_server_with_one_message(acme_project: Path, tmp_p
     )
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
-    assert "APIFORGE_STORE_URL: 'postgres://nope' is not a store URL" in done.stderr
+    assert "APIFORGE_STORE_URL: 'mysql://nope' is not a store URL" in done.stderr
     assert "APIFORGE_RATE_LIMIT_DEFAULT: 'lots' is not a limit" in done.stderr
     assert "APIFORGE_LOG_FORMAT: 'xml'" in done.stderr
 

@@ -8,7 +8,7 @@ psycopg-pool).
 - `PostgresIdempotencyStore`: the claim is an `INSERT … ON CONFLICT DO NOTHING`, and taking
   over an expired claim an `UPDATE` conditional on the old token, so of two processes racing
   for a key exactly one wins. Completing inside a handler's transaction is
-  `transaction.py`'s job (`complete_in`), here as one statement.
+  `transaction.py`'s job.
 - `PostgresOutbox`: events and deliveries as rows; senders claim due deliveries with
   `SELECT … FOR UPDATE SKIP LOCKED`, so several workers and hosts take disjoint deliveries
   without waiting on each other; `enqueue_in(conn, …)` writes an event inside the caller's
@@ -48,6 +48,8 @@ from .webhooks import (
     _delivery_row,
     _new_deliveries,
     _token,
+    attempt_values,
+    delivery_filter,
     encode_event,
 )
 
@@ -271,27 +273,6 @@ class PostgresIdempotencyStore(IdempotencyStore):
         await self.db.aclose()
 
 
-async def complete_in(
-    conn: Any, scope: str, key: str, token: str, response: StoredResponse, ttl: float
-) -> bool:
-    """Complete the claim `token` inside the caller's transaction on `conn`."""
-    cur = await conn.execute(
-        "UPDATE apiforge_idempotency SET state = 'completed', expires_at = %s,"
-        " status = %s, headers = %s, body = %s"
-        " WHERE scope = %s AND key = %s AND state = 'in_progress' AND token = %s",
-        (
-            time.time() + ttl,
-            response.status,
-            _encode_headers(response.headers),
-            response.body,
-            scope,
-            key,
-            token,
-        ),
-    )
-    return bool(cur.rowcount == 1)
-
-
 # ----------------------------------------------------------------------------------- outbox
 
 _PG_DELIVERY_COLUMNS = _DELIVERY_COLUMNS  # the same columns, in the same order
@@ -427,14 +408,7 @@ class PostgresOutbox(Outbox):
                 " VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (delivery_id, number) DO UPDATE"
                 " SET at = excluded.at, status_code = excluded.status_code,"
                 " error = excluded.error, duration_ms = excluded.duration_ms",
-                (
-                    attempt.delivery_id,
-                    attempt.number,
-                    attempt.at,
-                    attempt.status_code,
-                    attempt.error,
-                    attempt.duration_ms,
-                ),
+                attempt_values(attempt),
             )
             return True
 
@@ -460,14 +434,7 @@ class PostgresOutbox(Outbox):
         status: DeliveryStatus | None = None,
         limit: int = 100,
     ) -> list[Delivery]:
-        where, params = [], []
-        if event_id is not None:
-            where.append("event_id = %s")
-            params.append(event_id)
-        if status is not None:
-            where.append("status = %s")
-            params.append(status)
-        clause = (" WHERE " + " AND ".join(where)) if where else ""
+        clause, params = delivery_filter(event_id, status, "%s")
         rows = await self.db.fetch(
             f"SELECT {_PG_DELIVERY_COLUMNS} FROM apiforge_webhook_deliveries{clause}"
             " ORDER BY created_at DESC, seq DESC LIMIT %s",
