@@ -55,6 +55,7 @@ from .concurrency import (
 from .problems import ProblemDetail, RequestGuard
 from .repository import Repository, open_repository
 from .security import Principal, authentication_of, principal_of
+from .storage import parse_store_url
 from .transaction import (
     RecoveryPoints,
     SqlDatabase,
@@ -128,6 +129,8 @@ class Services:
         return self.jobs
 
     async def start(self) -> None:
+        if parse_store_url(self.store_url).kind in ("sqlite", "postgres"):
+            await self.database().prepare()  # the schema, created or migrated
         if self.jobs is not None:
             await self.jobs.start()
         if self.dispatcher is not None:

@@ -310,6 +310,10 @@ class SqlDatabase(abc.ABC):
     def holds(self, store: IdempotencyStore | Outbox | None) -> bool:
         """Whether `store` keeps its rows in this database (so they join its transactions)."""
 
+    async def prepare(self) -> None:
+        """Connect once, creating or migrating the schema (`schema.py`): at start-up."""
+        await (await self.begin(None)).rollback()
+
     async def close(self) -> None:  # noqa: B027 - optional hook
         pass
 
