@@ -13,6 +13,9 @@ psycopg-pool).
   `SELECT … FOR UPDATE SKIP LOCKED`, so several workers and hosts take disjoint deliveries
   without waiting on each other; `enqueue_in(conn, …)` writes an event inside the caller's
   transaction.
+- `PostgresJobStore`: 202 jobs as rows, run by each process's in-process worker; the next job
+  is claimed with `FOR UPDATE SKIP LOCKED`, and a job's end and its callback event commit in
+  one transaction when the outbox is in the same database.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import asyncio
 import json
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -36,6 +39,7 @@ from .idempotency_store import (
     _encode_headers,
     _new_token,
 )
+from .jobs import Job, JobStore, WebhookBuilder, _claim_or_abandon
 from .schema import migrate_postgres
 from .webhooks import (
     _DELIVERY_COLUMNS,
@@ -455,6 +459,93 @@ class PostgresOutbox(Outbox):
             "SELECT body FROM apiforge_webhook_events WHERE id = %s", (event_id,)
         )
         return dict(json.loads(bytes(rows[0][0]))) if rows else None
+
+    async def close(self) -> None:
+        await self.db.aclose()
+
+
+# ------------------------------------------------------------------------------------- jobs
+
+
+class PostgresJobStore(JobStore):
+    """202 jobs in PostgreSQL (see the module docstring)."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.db = _Lazy(url)
+
+    def shares_outbox(self, outbox: Outbox | None) -> bool:
+        return isinstance(outbox, PostgresOutbox) and outbox.url == self.url
+
+    @staticmethod
+    async def _write(conn: Any, job: Job, webhook: WebhookBuilder | None) -> None:
+        await conn.execute(
+            "UPDATE apiforge_jobs SET status = %s, lease_until = %s, record = %s WHERE id = %s",
+            (job.status, job.lease_until, job.to_record(), job.id),
+        )
+        if webhook is not None and job.terminal:
+            event, endpoints = webhook(job)
+            await enqueue_in(conn, event, endpoints)
+
+    async def create(self, job: Job) -> None:
+        await self.db.changed(
+            "INSERT INTO apiforge_jobs (id, status, created_at, lease_until, record)"
+            " VALUES (%s, %s, %s, %s, %s)",
+            (job.id, job.status, job.created_at, job.lease_until, job.to_record()),
+        )
+
+    async def get(self, job_id: str) -> Job | None:
+        rows = await self.db.fetch("SELECT record FROM apiforge_jobs WHERE id = %s", (job_id,))
+        return Job.from_record(rows[0][0]) if rows else None
+
+    async def queued(self) -> int | None:
+        rows = await self.db.fetch("SELECT count(*) FROM apiforge_jobs WHERE status = 'queued'")
+        return int(rows[0][0])
+
+    async def update(
+        self,
+        job_id: str,
+        change: Callable[[Job], Job | None],
+        webhook: WebhookBuilder | None = None,
+    ) -> Job | None:
+        pool = await self.db.pool()
+        async with pool.connection() as conn, conn.transaction():
+            cur = await conn.execute(
+                "SELECT record FROM apiforge_jobs WHERE id = %s FOR UPDATE", (job_id,)
+            )
+            row = await cur.fetchone()
+            new = None if row is None else change(Job.from_record(row[0]))
+            if new is not None:
+                await self._write(conn, new, webhook)
+            return new
+
+    async def claim_next(
+        self,
+        now: float,
+        lease_seconds: float,
+        max_attempts: int,
+        instance_for: Callable[[str], str],
+        webhook: WebhookBuilder | None = None,
+    ) -> Job | None:
+        claim = _new_token()[:16]
+        pool = await self.db.pool()
+        async with pool.connection() as conn, conn.transaction():
+            cur = await conn.execute(
+                "SELECT record FROM apiforge_jobs WHERE status = 'queued'"
+                " OR (status = 'running' AND (lease_until IS NULL OR lease_until <= %s))"
+                " ORDER BY created_at LIMIT 1 FOR UPDATE SKIP LOCKED",
+                (now,),
+            )
+            row = await cur.fetchone()
+            if row is None:
+                return None
+            job = Job.from_record(row[0])
+            new = _claim_or_abandon(
+                job, now, lease_seconds, claim, max_attempts, instance_for(job.id)
+            )
+            if new is not None:
+                await self._write(conn, new, webhook)
+            return new
 
     async def close(self) -> None:
         await self.db.aclose()
