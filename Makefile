@@ -81,7 +81,7 @@ chaos: $(STAMP) redis-server
 
 # the full-size crash run: workers SIGKILLed at seeded points (make test runs a bounded one)
 crash: $(STAMP) postgresql
-	CRASH_KEYS=60 $(BIN)/pytest -q tests/crash
+	CRASH_KEYS=60 CRASH_THREADS=4 $(BIN)/pytest -q tests/crash
 
 clean:
 	rm -rf $(VENV) build dist .demo

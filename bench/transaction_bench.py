@@ -37,7 +37,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.crash.harness import SPEC, TABLE  # noqa: E402
+from tests.crash.harness import TABLE, generate_server  # noqa: E402
 from tests.support import fresh_database, postgres_server, sql_query, uvicorn_server  # noqa: E402
 
 HANDLER = '''
@@ -110,32 +110,6 @@ request = function()
   return wrk.format("POST", "/payments", headers, '{"amount": 100}')
 end
 """
-
-
-def generate(out: Path) -> Path:
-    (out / "spec.yaml").write_text(SPEC, encoding="utf-8")
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "generator.cli",
-            "server",
-            str(out / "spec.yaml"),
-            "-o",
-            str(out / "server"),
-            "--package",
-            "crash_server",
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    if done.returncode != 0:
-        raise SystemExit(done.stdout + done.stderr)
-    handler = out / "server" / "crash_server" / "handlers" / "payments.py"
-    handler.write_text(HANDLER.lstrip(), encoding="utf-8")
-    return out / "server"
 
 
 def cpu_seconds(pid: int) -> float:
@@ -217,7 +191,7 @@ def main() -> None:
     results: dict[str, dict[str, list[dict[str, float]]]] = {}
     with tempfile.TemporaryDirectory(prefix="txbench-") as tmp, postgres_server() as admin:
         root = Path(tmp)
-        project = generate(root)
+        project = generate_server(root, HANDLER)
         lua = root / "post.lua"
         lua.write_text(POST_LUA, encoding="utf-8")
         print(f"load before: {os.getloadavg()}", flush=True)

@@ -23,6 +23,8 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import subprocess
+import sys
 import threading
 import time
 from collections import Counter
@@ -177,6 +179,33 @@ async def app(scope, receive, send):
 TABLE = (
     "CREATE TABLE crash_payments (seq INTEGER, idem_key TEXT NOT NULL, payment_id TEXT NOT NULL)"
 )
+
+
+def generate_server(out: Path, handler: str = HANDLER) -> Path:
+    """`apiforge server` on `SPEC` into `out/server` (package `crash_server`), with `handler`
+    as its payments handler module; returns the project folder."""
+    (out / "spec.yaml").write_text(SPEC, encoding="utf-8")
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "generator.cli",
+            "server",
+            str(out / "spec.yaml"),
+            "-o",
+            str(out / "server"),
+            "--package",
+            "crash_server",
+        ],
+        cwd=Path(__file__).resolve().parents[2],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    payments = out / "server" / "crash_server" / "handlers" / "payments.py"
+    payments.write_text(handler.lstrip(), encoding="utf-8")
+    return out / "server"
 
 
 class Provider:

@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -31,21 +29,19 @@ import pytest
 
 from tests.chaos.harness import run_threads
 from tests.crash.harness import (
-    HANDLER,
     KILLER,
     POINTS,
-    SPEC,
     TABLE,
     KeyRun,
     Provider,
     drive,
+    generate_server,
     kills,
     schedule,
 )
 from tests.e2e.harness import Receiver
 from tests.support import fresh_database, sql_query, uvicorn_server
 
-ROOT = Path(__file__).resolve().parents[2]
 KEYS = int(os.environ.get("CRASH_KEYS", 5))
 THREADS = int(os.environ.get("CRASH_THREADS", 2))
 SEED = int(os.environ.get("CRASH_SEED", 20261254))
@@ -58,29 +54,7 @@ FIGURES: list[dict[str, Any]] = []
 
 @pytest.fixture(scope="module")
 def server_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("crash")
-    (out / "spec.yaml").write_text(SPEC, encoding="utf-8")
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "generator.cli",
-            "server",
-            str(out / "spec.yaml"),
-            "-o",
-            str(out / "server"),
-            "--package",
-            "crash_server",
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    handler = out / "server" / "crash_server" / "handlers" / "payments.py"
-    handler.write_text(HANDLER.lstrip(), encoding="utf-8")
-    return out / "server"
+    return generate_server(tmp_path_factory.mktemp("crash"))
 
 
 @pytest.fixture(scope="module")
@@ -115,12 +89,16 @@ def deliveries_by_payment(consumer: Receiver) -> dict[str, set[str]]:
     """payment id → the webhook ids delivered for it."""
     found: dict[str, set[str]] = {}
     for headers, body in list(consumer.received):
-        event = json.loads(body)
+        try:
+            event = json.loads(body)
+        except ValueError:  # cut short: its sender was killed mid-request (sent again later)
+            continue
         if event.get("type") == "payment.created":
             found.setdefault(event["data"]["id"], set()).add(headers["webhook-id"])
     return found
 
 
+@pytest.mark.timeout(120 + 15 * KEYS)
 def test_exactly_once_across_kills(
     server_project: Path, store: str, provider: Provider, consumer: Receiver, tmp_path: Path
 ) -> None:
@@ -226,9 +204,7 @@ def test_exactly_once_across_kills(
                 sum(r.replayed for r in runs.values()),
             ),
             "provider calls / distinct derived keys": (len(provider.calls), len(derived)),
-            "webhook receipts (raw)": sum(
-                1 for _h, b in consumer.received if json.loads(b).get("type") == "payment.created"
-            ),
+            "webhook receipts (raw, cut short included)": len(consumer.received),
             "seconds (answers / total)": (
                 round(answered - started, 1),
                 round(time.monotonic() - started, 1),

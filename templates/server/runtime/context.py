@@ -56,6 +56,7 @@ from .concurrency import (
 from .problems import ProblemDetail
 from .repository import Repository, open_repository
 from .security import Principal, authentication_of, principal_of, principals_of
+from .storage import parse_store_url
 from .transaction import (
     RecoveryPoints,
     SqlDatabase,
@@ -129,6 +130,8 @@ class Services:
         return self.jobs
 
     async def start(self) -> None:
+        if parse_store_url(self.store_url).kind in ("sqlite", "postgres"):
+            await self.database().prepare()  # the schema, created or migrated
         if self.jobs is not None:
             await self.jobs.start()
         if self.dispatcher is not None:

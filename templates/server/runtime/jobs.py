@@ -1017,8 +1017,9 @@ def open_jobs(
     queue_name: str = DEFAULT_QUEUE,
     **options: Any,
 ) -> JobService:
-    """The job service for a store URL. ``memory://`` and ``sqlite:///…`` run jobs in
-    process (``await service.start()`` in the lifespan); ``redis://…`` hands them to arq.
+    """The job service for a store URL. ``memory://``, ``sqlite:///…`` and
+    ``postgresql://…`` run jobs in process (``await service.start()`` in the lifespan);
+    ``redis://…`` hands them to arq.
     ``options``: ``base_path``, ``retry_after``, ``lease_seconds``, ``max_attempts``,
     ``concurrency``, ``poll_interval``, ``clock``, ``callback_signer_key``."""
     parsed = parse_store_url(url)
@@ -1027,10 +1028,9 @@ def open_jobs(
     if parsed.kind == "sqlite":
         return JobService(SqliteJobStore(parsed.path), registry, outbox=outbox, **options)
     if parsed.kind == "postgres":
-        raise ValueError(
-            "jobs do not run on PostgreSQL yet: set APIFORGE_JOBS_STORE_URL to sqlite:///FILE "
-            "or redis://HOST:PORT/DB"
-        )
+        from .postgres import PostgresJobStore
+
+        return JobService(PostgresJobStore(url), registry, outbox=outbox, **options)
     return JobService(
         RedisJobStore(url), registry, outbox=outbox, arq_url=url, queue_name=queue_name, **options
     )

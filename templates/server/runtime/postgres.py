@@ -8,11 +8,14 @@ psycopg-pool).
 - `PostgresIdempotencyStore`: the claim is an `INSERT … ON CONFLICT DO NOTHING`, and taking
   over an expired claim an `UPDATE` conditional on the old token, so of two processes racing
   for a key exactly one wins. Completing inside a handler's transaction is
-  `transaction.py`'s job (`complete_in`), here as one statement.
+  `transaction.py`'s job.
 - `PostgresOutbox`: events and deliveries as rows; senders claim due deliveries with
   `SELECT … FOR UPDATE SKIP LOCKED`, so several workers and hosts take disjoint deliveries
   without waiting on each other; `enqueue_in(conn, …)` writes an event inside the caller's
   transaction.
+- `PostgresJobStore`: 202 jobs as rows, run by each process's in-process worker; the next job
+  is claimed with `FOR UPDATE SKIP LOCKED`, and a job's end and its callback event commit in
+  one transaction when the outbox is in the same database.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import asyncio
 import json
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -36,6 +39,7 @@ from .idempotency_store import (
     _encode_headers,
     _new_token,
 )
+from .jobs import Job, JobStore, WebhookBuilder, _claim_or_abandon
 from .schema import migrate_postgres
 from .webhooks import (
     _DELIVERY_COLUMNS,
@@ -48,6 +52,8 @@ from .webhooks import (
     _delivery_row,
     _new_deliveries,
     _token,
+    attempt_values,
+    delivery_filter,
     encode_event,
 )
 
@@ -271,27 +277,6 @@ class PostgresIdempotencyStore(IdempotencyStore):
         await self.db.aclose()
 
 
-async def complete_in(
-    conn: Any, scope: str, key: str, token: str, response: StoredResponse, ttl: float
-) -> bool:
-    """Complete the claim `token` inside the caller's transaction on `conn`."""
-    cur = await conn.execute(
-        "UPDATE apiforge_idempotency SET state = 'completed', expires_at = %s,"
-        " status = %s, headers = %s, body = %s"
-        " WHERE scope = %s AND key = %s AND state = 'in_progress' AND token = %s",
-        (
-            time.time() + ttl,
-            response.status,
-            _encode_headers(response.headers),
-            response.body,
-            scope,
-            key,
-            token,
-        ),
-    )
-    return bool(cur.rowcount == 1)
-
-
 # ----------------------------------------------------------------------------------- outbox
 
 _PG_DELIVERY_COLUMNS = _DELIVERY_COLUMNS  # the same columns, in the same order
@@ -427,14 +412,7 @@ class PostgresOutbox(Outbox):
                 " VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (delivery_id, number) DO UPDATE"
                 " SET at = excluded.at, status_code = excluded.status_code,"
                 " error = excluded.error, duration_ms = excluded.duration_ms",
-                (
-                    attempt.delivery_id,
-                    attempt.number,
-                    attempt.at,
-                    attempt.status_code,
-                    attempt.error,
-                    attempt.duration_ms,
-                ),
+                attempt_values(attempt),
             )
             return True
 
@@ -460,14 +438,7 @@ class PostgresOutbox(Outbox):
         status: DeliveryStatus | None = None,
         limit: int = 100,
     ) -> list[Delivery]:
-        where, params = [], []
-        if event_id is not None:
-            where.append("event_id = %s")
-            params.append(event_id)
-        if status is not None:
-            where.append("status = %s")
-            params.append(status)
-        clause = (" WHERE " + " AND ".join(where)) if where else ""
+        clause, params = delivery_filter(event_id, status, "%s")
         rows = await self.db.fetch(
             f"SELECT {_PG_DELIVERY_COLUMNS} FROM apiforge_webhook_deliveries{clause}"
             " ORDER BY created_at DESC, seq DESC LIMIT %s",
@@ -488,6 +459,93 @@ class PostgresOutbox(Outbox):
             "SELECT body FROM apiforge_webhook_events WHERE id = %s", (event_id,)
         )
         return dict(json.loads(bytes(rows[0][0]))) if rows else None
+
+    async def close(self) -> None:
+        await self.db.aclose()
+
+
+# ------------------------------------------------------------------------------------- jobs
+
+
+class PostgresJobStore(JobStore):
+    """202 jobs in PostgreSQL (see the module docstring)."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.db = _Lazy(url)
+
+    def shares_outbox(self, outbox: Outbox | None) -> bool:
+        return isinstance(outbox, PostgresOutbox) and outbox.url == self.url
+
+    @staticmethod
+    async def _write(conn: Any, job: Job, webhook: WebhookBuilder | None) -> None:
+        await conn.execute(
+            "UPDATE apiforge_jobs SET status = %s, lease_until = %s, record = %s WHERE id = %s",
+            (job.status, job.lease_until, job.to_record(), job.id),
+        )
+        if webhook is not None and job.terminal:
+            event, endpoints = webhook(job)
+            await enqueue_in(conn, event, endpoints)
+
+    async def create(self, job: Job) -> None:
+        await self.db.changed(
+            "INSERT INTO apiforge_jobs (id, status, created_at, lease_until, record)"
+            " VALUES (%s, %s, %s, %s, %s)",
+            (job.id, job.status, job.created_at, job.lease_until, job.to_record()),
+        )
+
+    async def get(self, job_id: str) -> Job | None:
+        rows = await self.db.fetch("SELECT record FROM apiforge_jobs WHERE id = %s", (job_id,))
+        return Job.from_record(rows[0][0]) if rows else None
+
+    async def queued(self) -> int | None:
+        rows = await self.db.fetch("SELECT count(*) FROM apiforge_jobs WHERE status = 'queued'")
+        return int(rows[0][0])
+
+    async def update(
+        self,
+        job_id: str,
+        change: Callable[[Job], Job | None],
+        webhook: WebhookBuilder | None = None,
+    ) -> Job | None:
+        pool = await self.db.pool()
+        async with pool.connection() as conn, conn.transaction():
+            cur = await conn.execute(
+                "SELECT record FROM apiforge_jobs WHERE id = %s FOR UPDATE", (job_id,)
+            )
+            row = await cur.fetchone()
+            new = None if row is None else change(Job.from_record(row[0]))
+            if new is not None:
+                await self._write(conn, new, webhook)
+            return new
+
+    async def claim_next(
+        self,
+        now: float,
+        lease_seconds: float,
+        max_attempts: int,
+        instance_for: Callable[[str], str],
+        webhook: WebhookBuilder | None = None,
+    ) -> Job | None:
+        claim = _new_token()[:16]
+        pool = await self.db.pool()
+        async with pool.connection() as conn, conn.transaction():
+            cur = await conn.execute(
+                "SELECT record FROM apiforge_jobs WHERE status = 'queued'"
+                " OR (status = 'running' AND (lease_until IS NULL OR lease_until <= %s))"
+                " ORDER BY created_at LIMIT 1 FOR UPDATE SKIP LOCKED",
+                (now,),
+            )
+            row = await cur.fetchone()
+            if row is None:
+                return None
+            job = Job.from_record(row[0])
+            new = _claim_or_abandon(
+                job, now, lease_seconds, claim, max_attempts, instance_for(job.id)
+            )
+            if new is not None:
+                await self._write(conn, new, webhook)
+            return new
 
     async def close(self) -> None:
         await self.db.aclose()

@@ -86,6 +86,14 @@ POSTGRES_MIGRATIONS: Sequence[Sequence[str]] = (
             PRIMARY KEY (delivery_id, number)
         )""",
     ),
+    (
+        """CREATE TABLE IF NOT EXISTS apiforge_jobs (
+            id TEXT PRIMARY KEY, status TEXT NOT NULL,
+            created_at DOUBLE PRECISION NOT NULL, lease_until DOUBLE PRECISION,
+            record TEXT NOT NULL
+        )""",
+        "CREATE INDEX IF NOT EXISTS apiforge_jobs_due ON apiforge_jobs (status, created_at)",
+    ),
 )
 
 

@@ -124,14 +124,21 @@ class Transaction(abc.ABC):
         self, event: Mapping[str, Any], endpoints: Sequence[Endpoint | str]
     ) -> None: ...
 
-    @abc.abstractmethod
     async def own_claim(self, claim: KeyClaim) -> bool:
         """Check in this transaction that `claim` is still ours and push its expiry out (and,
         on PostgreSQL, lock its row until the commit); False when it was taken over."""
+        return bool(await self.execute(*own_statement(claim)))
 
-    @abc.abstractmethod
-    async def complete_claim(self, claim: KeyClaim, response: StoredResponse) -> bool:
-        """Store `response` as the key's answer in this transaction; False if not ours."""
+    async def complete_and_commit(self, claim: KeyClaim, response: StoredResponse) -> bool:
+        """Store `response` as the key's answer and commit; roll back (False) if the claim
+        is not ours any more."""
+        try:
+            stored = bool(await self.execute(*complete_statement(claim, response)))
+        except BaseException:
+            await self.rollback()
+            raise
+        await (self.commit() if stored else self.rollback())
+        return stored
 
     async def commit(self) -> None:
         if self.done:
@@ -165,6 +172,35 @@ def to_pyformat(sql: str) -> str:
     return _QMARK.sub(swap, sql)
 
 
+def own_statement(claim: KeyClaim) -> tuple[str, tuple[Any, ...]]:
+    # SQLite: BEGIN IMMEDIATE holds the file's write lock, so nobody can take the key over
+    # until the transaction ends; PostgreSQL: the row stays locked until then, and a retry
+    # that finds the claim expired waits for this transaction, then sees it completed (or
+    # rolled back) — never both running to the end
+    return (
+        "UPDATE apiforge_idempotency SET expires_at = ? WHERE scope = ? AND key = ?"
+        " AND state = 'in_progress' AND token = ? RETURNING 1",
+        (time.time() + claim.lock_timeout, claim.scope, claim.key, claim.token),
+    )
+
+
+def complete_statement(claim: KeyClaim, response: StoredResponse) -> tuple[str, tuple[Any, ...]]:
+    return (
+        "UPDATE apiforge_idempotency SET state = 'completed', expires_at = ?, status = ?,"
+        " headers = ?, body = ? WHERE scope = ? AND key = ? AND state = 'in_progress'"
+        " AND token = ? RETURNING 1",
+        (
+            time.time() + claim.result_ttl,
+            response.status,
+            _encode_headers(response.headers),
+            response.body,
+            claim.scope,
+            claim.key,
+            claim.token,
+        ),
+    )
+
+
 class SqliteTransaction(Transaction):
     dialect: Dialect = "sqlite"
 
@@ -189,32 +225,28 @@ class SqliteTransaction(Transaction):
 
         await self.run(lambda conn: sqlite_enqueue_in(conn, event, endpoints))
 
-    async def own_claim(self, claim: KeyClaim) -> bool:
-        # BEGIN IMMEDIATE holds the file's write lock: nobody can take the key over until
-        # this transaction ends, whatever its expiry says
-        rows = await self.execute(
-            "UPDATE apiforge_idempotency SET expires_at = max(expires_at, ?) WHERE scope = ?"
-            " AND key = ? AND state = 'in_progress' AND token = ? RETURNING 1",
-            (time.time() + claim.lock_timeout, claim.scope, claim.key, claim.token),
-        )
-        return bool(rows)
+    async def complete_and_commit(self, claim: KeyClaim, response: StoredResponse) -> bool:
+        sql, params = complete_statement(claim, response)
 
-    async def complete_claim(self, claim: KeyClaim, response: StoredResponse) -> bool:
-        rows = await self.execute(
-            "UPDATE apiforge_idempotency SET state = 'completed', expires_at = ?, status = ?,"
-            " headers = ?, body = ? WHERE scope = ? AND key = ? AND state = 'in_progress'"
-            " AND token = ? RETURNING 1",
-            (
-                time.time() + claim.result_ttl,
-                response.status,
-                _encode_headers(response.headers),
-                response.body,
-                claim.scope,
-                claim.key,
-                claim.token,
-            ),
-        )
-        return bool(rows)
+        def finish(conn: sqlite3.Connection) -> bool:  # one trip to the connection's thread
+            try:
+                stored = bool(conn.execute(sql, params).fetchall())
+                conn.execute("COMMIT" if stored else "ROLLBACK")
+                return stored
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+
+        self.done = True
+        try:
+            stored = await self.run(finish)
+        finally:
+            self._db.give_back(self._slot)
+        if stored:
+            for callback in self._after_commit:
+                callback()
+        return stored
 
     async def _finish(self, verb: str) -> None:
         def finish(conn: sqlite3.Connection) -> None:
@@ -251,23 +283,6 @@ class PostgresTransaction(Transaction):
 
         await enqueue_in(self.connection, event, endpoints)
 
-    async def own_claim(self, claim: KeyClaim) -> bool:
-        # the row stays locked until the commit: a retry that finds the claim expired waits
-        # for this transaction, then sees it completed (or rolled back) — never both running
-        rows = await self.execute(
-            "UPDATE apiforge_idempotency SET expires_at = greatest(expires_at, ?)"
-            " WHERE scope = ? AND key = ? AND state = 'in_progress' AND token = ? RETURNING 1",
-            (time.time() + claim.lock_timeout, claim.scope, claim.key, claim.token),
-        )
-        return bool(rows)
-
-    async def complete_claim(self, claim: KeyClaim, response: StoredResponse) -> bool:
-        from .postgres import complete_in
-
-        return await complete_in(
-            self.connection, claim.scope, claim.key, claim.token, response, claim.result_ttl
-        )
-
     async def _finish(self, verb: str) -> None:
         try:
             await self.connection.execute(verb)
@@ -287,11 +302,17 @@ class SqlDatabase(abc.ABC):
     url: str
 
     @abc.abstractmethod
-    async def begin(self, outbox: Outbox | None) -> Transaction: ...
+    async def begin(self, outbox: Outbox | None, claim: KeyClaim | None = None) -> Transaction:
+        """A new transaction; with `claim`, owning it (`Transaction.own_claim`), else
+        `claim_lost()` is raised."""
 
     @abc.abstractmethod
     def holds(self, store: IdempotencyStore | Outbox | None) -> bool:
         """Whether `store` keeps its rows in this database (so they join its transactions)."""
+
+    async def prepare(self) -> None:
+        """Connect once, creating or migrating the schema (`schema.py`): at start-up."""
+        await (await self.begin(None)).rollback()
 
     async def close(self) -> None:  # noqa: B027 - optional hook
         pass
@@ -346,17 +367,29 @@ class SqliteDatabase(SqlDatabase):
         with self._lock:
             self._idle.append(slot)
 
-    async def begin(self, outbox: Outbox | None) -> Transaction:
+    async def begin(self, outbox: Outbox | None, claim: KeyClaim | None = None) -> Transaction:
         slot = self._take()
         if slot is None:
             thread = ThreadPoolExecutor(1, thread_name_prefix="apiforge-tx")
             conn = await asyncio.get_running_loop().run_in_executor(thread, self._open)
             slot = _Slot(conn, thread)
+        own = None if claim is None else own_statement(claim)
+
+        def start(conn: sqlite3.Connection) -> bool:  # one trip to the connection's thread
+            conn.execute("BEGIN IMMEDIATE")
+            if own is None or conn.execute(*own).fetchall():
+                return True
+            conn.execute("ROLLBACK")
+            return False
+
         try:
-            await slot.run(lambda conn: conn.execute("BEGIN IMMEDIATE"))
+            owned = await slot.run(start)
         except BaseException:
             self.give_back(slot)
             raise
+        if not owned:
+            self.give_back(slot)
+            raise claim_lost()
         return SqliteTransaction(self, slot, outbox if self.holds(outbox) else None)
 
     def holds(self, store: IdempotencyStore | Outbox | None) -> bool:
@@ -382,7 +415,7 @@ class PostgresDatabase(SqlDatabase):
         self.url = url
         self._db = _Lazy(url)
 
-    async def begin(self, outbox: Outbox | None) -> Transaction:
+    async def begin(self, outbox: Outbox | None, claim: KeyClaim | None = None) -> Transaction:
         pool = await self._db.pool()
         conn = await pool.getconn()
         try:
@@ -390,7 +423,11 @@ class PostgresDatabase(SqlDatabase):
         except BaseException:
             await pool.putconn(conn)
             raise
-        return PostgresTransaction(pool, conn, outbox if self.holds(outbox) else None)
+        tx = PostgresTransaction(pool, conn, outbox if self.holds(outbox) else None)
+        if claim is not None and not await tx.own_claim(claim):
+            await tx.rollback()
+            raise claim_lost()
+        return tx
 
     def holds(self, store: IdempotencyStore | Outbox | None) -> bool:
         from .postgres import PostgresIdempotencyStore, PostgresOutbox
@@ -459,16 +496,7 @@ async def settle(claim: KeyClaim, response: StoredResponse | None) -> bool:
     if response is None:
         await tx.rollback()
         return False
-    try:
-        stored = await tx.complete_claim(claim, response)
-    except BaseException:
-        await tx.rollback()
-        raise
-    if not stored:
-        await tx.rollback()
-        return False
-    await tx.commit()
-    return True
+    return await tx.complete_and_commit(claim, response)
 
 
 @asynccontextmanager
@@ -480,11 +508,9 @@ async def request_transaction(
     if claim is not None and claim.held is not None:
         yield claim.held  # the request's one transaction, already open
         return
-    tx = await db.begin(outbox)
     hold = claim is not None and db.holds(claim.store)
+    tx = await db.begin(outbox, claim if hold else None)
     try:
-        if hold and claim is not None and not await tx.own_claim(claim):
-            raise claim_lost()
         yield tx
     except BaseException:
         await tx.rollback()

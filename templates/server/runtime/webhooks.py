@@ -436,6 +436,32 @@ def sqlite_transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]
     conn.execute("COMMIT")
 
 
+def delivery_filter(
+    event_id: str | None, status: DeliveryStatus | None, mark: str = "?"
+) -> tuple[str, list[Any]]:
+    """The WHERE clause (with `mark` placeholders) and parameters of ``list_deliveries``."""
+    where, params = [], []
+    if event_id is not None:
+        where.append(f"event_id = {mark}")
+        params.append(event_id)
+    if status is not None:
+        where.append(f"status = {mark}")
+        params.append(status)
+    return (" WHERE " + " AND ".join(where)) if where else "", params
+
+
+def attempt_values(attempt: Attempt) -> tuple[Any, ...]:
+    """An attempt's row: delivery_id, number, at, status_code, error, duration_ms."""
+    return (
+        attempt.delivery_id,
+        attempt.number,
+        attempt.at,
+        attempt.status_code,
+        attempt.error,
+        attempt.duration_ms,
+    )
+
+
 def _delivery_row(row: Sequence[Any]) -> Delivery:
     return Delivery(
         row[0],
@@ -616,14 +642,7 @@ class SqliteOutbox(Outbox):
                 conn.execute(
                     "INSERT OR REPLACE INTO apiforge_webhook_attempts"
                     " (delivery_id, number, at, status_code, error, duration_ms) VALUES (?,?,?,?,?,?)",
-                    (
-                        attempt.delivery_id,
-                        attempt.number,
-                        attempt.at,
-                        attempt.status_code,
-                        attempt.error,
-                        attempt.duration_ms,
-                    ),
+                    attempt_values(attempt),
                 )
                 return True
 
@@ -657,14 +676,7 @@ class SqliteOutbox(Outbox):
         status: DeliveryStatus | None = None,
         limit: int = 100,
     ) -> list[Delivery]:
-        where, params = [], []
-        if event_id is not None:
-            where.append("event_id = ?")
-            params.append(event_id)
-        if status is not None:
-            where.append("status = ?")
-            params.append(status)
-        clause = (" WHERE " + " AND ".join(where)) if where else ""
+        clause, params = delivery_filter(event_id, status)
 
         def work(conn: sqlite3.Connection) -> list[Delivery]:
             rows = conn.execute(

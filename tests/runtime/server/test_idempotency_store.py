@@ -248,4 +248,4 @@ def test_open_store_by_url(store_mod: ModuleType, tmp_path: Path) -> None:
     redis = store_mod.open_idempotency_store("redis://127.0.0.1:1/0")
     assert isinstance(redis, store_mod.RedisIdempotencyStore)
     with pytest.raises(ValueError):
-        store_mod.open_idempotency_store("postgres://x")
+        store_mod.open_idempotency_store("mysql://x")

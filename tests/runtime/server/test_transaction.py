@@ -206,7 +206,47 @@ class _Stealing:
 def test_schema_version_table(rt: RuntimeModules, store_url: str, make: Make) -> None:
     post(make({}), "k7", {"id": "p7", "amount": 1})
     rows = Rows(store_url).query("SELECT component, version FROM apiforge_schema_version")
-    assert rows == [("apiforge", 1)]
+    newest = len(
+        rt.schema.SQLITE_MIGRATIONS
+        if store_url.startswith("sqlite")
+        else rt.schema.POSTGRES_MIGRATIONS
+    )
+    assert rows == [("apiforge", newest)]
+
+
+def test_two_job_workers_on_postgres_run_each_job_once(
+    rt: RuntimeModules, postgres_url: str
+) -> None:
+    """Two services on one database (as two processes): `FOR UPDATE SKIP LOCKED` claims."""
+    url = fresh_database(postgres_url, "jobs_" + uuid.uuid4().hex[:10])
+
+    async def scenario() -> list[int]:
+        calls: list[int] = []
+        registry = rt.jobs.JobRegistry()
+
+        @registry.handler("note")
+        async def note(n: int) -> int:
+            calls.append(n)
+            await asyncio.sleep(0.01)
+            return n
+
+        a = rt.jobs.open_jobs(url, registry, poll_interval=0.02)
+        b = rt.jobs.open_jobs(url, registry, poll_interval=0.02)
+        jobs = [await (a if i % 2 else b).submit("note", i) for i in range(30)]
+        await a.start()
+        await b.start()
+        states: list[str] = []
+        for _ in range(500):
+            states = [(await a.get(j.id)).status for j in jobs]
+            if all(s == "completed" for s in states):
+                break
+            await asyncio.sleep(0.02)
+        await a.close()
+        await b.close()
+        assert states == ["completed"] * 30
+        return calls
+
+    assert sorted(asyncio.run(scenario())) == list(range(30)), "each job ran exactly once"
 
 
 def test_with_the_records_in_redis_only_the_rows_are_atomic(
