@@ -273,6 +273,14 @@ _ALL = (
         "idempotency",
     ),
     _k(
+        "idempotency-key-added",
+        "compatible",
+        "an operation now declares `Idempotency-Key` (optional)",
+        "The client sends a key with every call and retries it safely: a retried payment is "
+        "no longer charged twice.",
+        "idempotency",
+    ),
+    _k(
         "idempotency-response-removed",
         "warning",
         "an idempotency answer (409 in progress, 422 key reused) is no longer declared",

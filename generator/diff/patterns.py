@@ -57,6 +57,14 @@ def _idempotency(old: Operation, new: Operation, claims: Claims) -> Iterator[Cha
             reach,
         )
         return
+    if was is None and now is not None and not now.required:
+        yield Change(
+            "idempotency-key-added",
+            f"{new.label}: `{now.header}` declared: the client retries the call safely",
+            old.where,
+            now.where,
+            reach,
+        )
     if now is not None and now.required and (was is None or not was.required):
         yield Change(
             "idempotency-key-required",
