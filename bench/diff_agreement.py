@@ -24,7 +24,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from bench.diff_corpus import CORPUS, PAIRS  # noqa: E402
+from bench.diff_corpus import CORPUS, PAIRS, run_apiforge  # noqa: E402
 
 OPTIC = ROOT / "bench" / ".peers" / "node_modules" / ".bin" / "optic"
 # apiforge's kinds → the family they are reported under here
@@ -56,24 +56,11 @@ _LOWER = ("minLength", "minimum", "minItems")
 
 
 def ours(old: Path, new: Path) -> set[tuple[str, str]]:
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "generator.cli",
-            "diff",
-            str(old),
-            str(new),
-            "--format",
-            "json",
-            "--no-config",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-    )
+    data, _, error = run_apiforge(old, new)
+    if data is None:
+        sys.exit(f"apiforge diff failed: {error}")
     found = set()
-    for change in json.loads(proc.stdout)["changes"]:
+    for change in data["changes"]:  # type: ignore[attr-defined]
         family = FAMILY.get(change["kind"])
         if family is None:
             continue
