@@ -23,6 +23,7 @@ from generator.ir import Api, Operation, Where
 from generator.lint.config import LintConfig, Vocabulary, resolve_config
 from generator.lint.engine import in_spec_ids
 from generator.spec import LoadedSpec, load_spec
+from generator.spec.load import MISSING, node_at
 from generator.spec.refs import Resolver
 
 ACCEPT_KEY = "x-apiforge-diff-accept"
@@ -152,6 +153,8 @@ class _Accepts:
 
     def _at(self, where: Where) -> frozenset[str]:
         cached = self._cache.get(where)
+        if cached is None and node_at(self.r.document(where.file).data, where.pointer) is MISSING:
+            cached = self._cache[where] = frozenset()  # (a removed part's nearest place)
         if cached is None:
             cached = self._cache[where] = in_spec_ids(
                 self.r,

@@ -254,7 +254,7 @@ def compare_webhooks(old: Api, new: Api, payload: Payload) -> Iterator[Change]:
                 "webhook-removed",
                 f"webhook `{hook.name}` removed",
                 hook.operation.where,
-                Where(new.root, "/webhooks" if hook.source == "webhooks" else "/"),
+                Where(new.root, "/webhooks" if hook.source == "webhooks" and new.webhooks else ""),
                 webhook=hook.name,
             )
             continue
