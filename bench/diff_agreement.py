@@ -105,7 +105,8 @@ def _properties(
             found.add((f"{where} property became required", op))
 
 
-def optic(old: Path, new: Path, timeout: float) -> set[tuple[str, str]] | None:
+def optic(old: Path, new: Path, timeout: float) -> set[tuple[str, str]] | str:
+    """Optic's changes by family and operation, or why it gave none."""
     env = {**os.environ, "OPTIC_TELEMETRY_LEVEL": "off"}
     try:
         proc = subprocess.run(
@@ -115,9 +116,13 @@ def optic(old: Path, new: Path, timeout: float) -> set[tuple[str, str]] | None:
             timeout=timeout,
             env=env,
         )
+    except subprocess.TimeoutExpired:
+        return f"no answer within {timeout:.0f} s"
+    try:
         data = json.loads(proc.stdout[proc.stdout.index("{") :])
-    except (subprocess.TimeoutExpired, ValueError):
-        return None
+    except ValueError:
+        said = (proc.stdout + proc.stderr).strip().splitlines()
+        return f"failed (exit {proc.returncode}{': ' + said[0][:80] if said else ', no output'})"
     found: set[tuple[str, str]] = set()
     for op in data.get("operations", []):
         name = op["name"]
@@ -156,8 +161,8 @@ def main() -> None:
     table: dict[str, Counter[str]] = {}
     for old, new in pairs:
         theirs = optic(old, new, args.timeout)
-        if theirs is None:
-            print(f"{old.name} → {new.name}: Optic gave no answer within {args.timeout:.0f} s")
+        if isinstance(theirs, str):
+            print(f"{old.name} → {new.name}: Optic {theirs}")
             continue
         mine = ours(old, new)
         print(
