@@ -74,6 +74,24 @@ def timed(argv: list[str], env: dict[str, str], timeout: float | None = None) ->
     return None if found.returncode in (124, 137, -9) else found
 
 
+def optic_answers(old: Path, new: Path, env: dict[str, str], timeout: float) -> str:
+    """ "" when Optic reports on the pair, else why not (it failed, or ran past `timeout`)."""
+    try:
+        proc = subprocess.run(
+            [str(OPTIC), "diff", str(old), str(new), "--check"],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=timeout,
+        )
+    except subprocess.TimeoutExpired:
+        return f"killed after {timeout:.0f} s"
+    if "Checks" in proc.stdout:
+        return ""
+    said = (proc.stdout + proc.stderr).strip().splitlines()
+    return f"fails: {said[0][:60] if said else f'exit {proc.returncode}'}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=5)
@@ -101,11 +119,12 @@ def main() -> None:
     for old, new in pairs:
         ours: list[Run] = []
         theirs: list[Run | None] = []
+        why = "" if args.skip_install else optic_answers(old, new, node, args.optic_timeout)
         python = ROOT / ".venv" / "bin" / "python"
         for _ in range(args.reps):
             argv = [str(python), "-c", CONSOLE_SCRIPT, "diff", str(old), str(new), "--no-config"]
             ours.append(timed(argv, cold) or Run(0, 0, -1))
-            if not args.skip_install and (not theirs or theirs[-1] is not None):
+            if not args.skip_install and not why and (not theirs or theirs[-1] is not None):
                 theirs.append(
                     timed(
                         [str(OPTIC), "diff", str(old), str(new), "--check"],
@@ -125,8 +144,8 @@ def main() -> None:
                 f"{statistics.median(t.cpu_s for t in done):.2f} s | {max(t.peak_mb for t in done):.0f} | "
                 f"{ratio:.1f}x"
             )
-        elif theirs:
-            optic = f"killed after {args.optic_timeout:.0f} s | - | - | -"
+        elif why or theirs:
+            optic = f"{why or f'killed after {args.optic_timeout:.0f} s'} | - | - | -"
         else:
             optic = "- | - | - | -"
         print(f"| {name} | {wall:.2f} s | {cpu:.2f} s | {peak:.0f} | {optic} |", flush=True)

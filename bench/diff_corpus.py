@@ -69,8 +69,9 @@ def stripe_pairs(repo: Path | None) -> list[tuple[str, str]]:
     return pairs
 
 
-def ours(old: Path, new: Path) -> tuple[Counter[str], float, str]:
-    """Kinds found (by level), seconds, and an error line if it failed."""
+def run_apiforge(old: Path, new: Path) -> tuple[dict[str, object] | None, float, str]:
+    """`apiforge diff --format json`'s report (None when it failed), seconds, and the error's
+    last line."""
     start = time.perf_counter()
     proc = subprocess.run(
         [
@@ -90,9 +91,17 @@ def ours(old: Path, new: Path) -> tuple[Counter[str], float, str]:
     )
     took = time.perf_counter() - start
     if proc.returncode not in (0, 1) or "Traceback" in proc.stderr:
-        return Counter(), took, (proc.stderr.strip().splitlines() or ["?"])[-1]
-    data = json.loads(proc.stdout)
-    return Counter(f"{c['level']}:{c['kind']}" for c in data["changes"]), took, ""
+        return None, took, (proc.stderr.strip().splitlines() or ["?"])[-1]
+    return json.loads(proc.stdout), took, ""
+
+
+def ours(old: Path, new: Path) -> tuple[Counter[str], float, str]:
+    """Kinds found (by level), seconds, and an error line if it failed."""
+    data, took, error = run_apiforge(old, new)
+    if data is None:
+        return Counter(), took, error
+    changes: list[dict[str, str]] = data["changes"]  # type: ignore[assignment]
+    return Counter(f"{c['level']}:{c['kind']}" for c in changes), took, ""
 
 
 def optic(old: Path, new: Path) -> tuple[dict[str, int] | None, float]:

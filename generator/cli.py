@@ -440,8 +440,8 @@ def generate(
 
 
 @main.command("diff")
-@click.argument("old")
-@click.argument("new")
+@click.argument("old", required=False)
+@click.argument("new", required=False)
 @click.option(
     "--format",
     "fmt",
@@ -467,8 +467,8 @@ def generate(
 @remote_refs_option
 @reports_bad_input
 def diff_command(
-    old: str,
-    new: str,
+    old: str | None,
+    new: str | None,
     fmt: str,
     output: str | None,
     fail_on: str | None,
@@ -486,6 +486,8 @@ def diff_command(
     if list_kinds:
         click.echo(render_kinds(), nl=False)
         sys.exit(EXIT_OK)
+    if old is None or new is None:
+        raise ApiforgeError(Problem("give two specs: OLD and NEW"), "apiforge diff OLD NEW")
     config = diff_config(new, config_file, use_files=not no_config, fail_on=fail_on)
     result = run_diff(old, new, config)
     text = render(result, fmt, colour=_wants_colour(output))

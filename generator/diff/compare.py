@@ -17,6 +17,7 @@ from generator.diff.schemas import Comparer, Direction, Found
 from generator.ir import Api, MediaType, Operation, Parameter, Where
 from generator.spec.refs import Resolver
 
+_Params = Mapping[tuple[str, str], Parameter]  # by location and name (a header's lower case)
 _PARAM = re.compile(r"\{[^}/]*\}")
 # schema facets → the change kind, by where the schema is
 _REQUEST = {
@@ -172,9 +173,21 @@ class Diff:
         yield from self._security(old, new)
 
     def _parameters(self, old: Operation, new: Operation, claims: Claims) -> Iterator[Change]:
+        olds: _Params = {(p.location, _name(p)): p for p in old.parameters}
+        news: _Params = {(p.location, _name(p)): p for p in new.parameters}
+        yield from self._parameters_gone(old, new, olds, news, claims)
+        yield from self._parameters_now(old, new, olds, news, claims)
+
+    def _parameters_gone(
+        self,
+        old: Operation,
+        new: Operation,
+        olds: _Params,
+        news: _Params,
+        claims: Claims,
+    ) -> Iterator[Change]:
+        """The old parameters the new operation lacks: renamed, moved or removed."""
         reach = ((old, new),)
-        olds = {(p.location, _name(p)): p for p in old.parameters}
-        news = {(p.location, _name(p)): p for p in new.parameters}
         old_path = [p for p in old.parameters if p.location == "path"]
         renamed = _renamed_path_parameters(old, new)
         for (location, name), p in olds.items():
@@ -215,6 +228,17 @@ class Diff:
                 argument=p.name,
                 argument_in=location,
             )
+
+    def _parameters_now(
+        self,
+        old: Operation,
+        new: Operation,
+        olds: _Params,
+        news: _Params,
+        claims: Claims,
+    ) -> Iterator[Change]:
+        """The new operation's parameters: added, made required, narrowed."""
+        reach = ((old, new),)
         for (location, name), q in news.items():
             was = olds.get((location, name))
             if claims.header(location, name):

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from typing import Any
 
 from generator.diff.client_effect import ClientNames, semver_bump
 from generator.diff.compare import Diff
@@ -22,7 +21,9 @@ from generator.diff.model import Change, Located
 from generator.errors import ApiforgeError, Problem
 from generator.ir import Api, Operation, Where
 from generator.lint.config import LintConfig, Vocabulary, resolve_config
+from generator.lint.engine import in_spec_ids
 from generator.spec import LoadedSpec, load_spec
+from generator.spec.load import MISSING, node_at
 from generator.spec.refs import Resolver
 
 ACCEPT_KEY = "x-apiforge-diff-accept"
@@ -152,36 +153,19 @@ class _Accepts:
 
     def _at(self, where: Where) -> frozenset[str]:
         cached = self._cache.get(where)
-        if cached is not None:
-            return cached
-        try:
-            node: Any = self.r.get(where)
-        except ApiforgeError:
-            node = None
-        value = node.get(ACCEPT_KEY) if isinstance(node, dict) else None
-        ids: frozenset[str] = frozenset()
-        if value is not None:
-            at = where.child(ACCEPT_KEY)
-            if isinstance(value, str):
-                value = [value]
-            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-                raise ApiforgeError(
-                    self.r.problem(f"`{ACCEPT_KEY}` must be a list of change kinds", at),
-                    f"write e.g. `{ACCEPT_KEY}: [parameter-removed]`",
-                )
-            known = kinds_by_id()
-            line, column = (0, 0) if all(v in known for v in value) else self.r.locate(at)
-            check_kind_ids(
-                value,
-                source=f"`{ACCEPT_KEY}`",
-                file=at.file,
-                line=line,
-                column=column,
-                pointer=at.pointer,
+        if cached is None and node_at(self.r.document(where.file).data, where.pointer) is MISSING:
+            cached = self._cache[where] = frozenset()  # (a removed part's nearest place)
+        if cached is None:
+            cached = self._cache[where] = in_spec_ids(
+                self.r,
+                where,
+                ACCEPT_KEY,
+                known=kinds_by_id(),
+                noun="change kind",
+                hint="docs/diff.md lists every change kind",
+                example="parameter-removed",
             )
-            ids = frozenset(value)
-        self._cache[where] = ids
-        return ids
+        return cached
 
     def accepted(self, change: Change) -> bool:
         if change.kind in self.top:

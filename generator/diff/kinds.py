@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
-from typing import Literal
+from typing import Any, Literal
 
 Level = Literal["breaking", "warning", "compatible"]
 LEVELS: tuple[Level, ...] = ("breaking", "warning", "compatible")  # most severe first
@@ -273,6 +273,14 @@ _ALL = (
         "idempotency",
     ),
     _k(
+        "idempotency-key-added",
+        "compatible",
+        "an operation now declares `Idempotency-Key` (optional)",
+        "The client sends a key with every call and retries it safely: a retried payment is "
+        "no longer charged twice.",
+        "idempotency",
+    ),
+    _k(
         "idempotency-response-removed",
         "warning",
         "an idempotency answer (409 in progress, 422 key reused) is no longer declared",
@@ -402,35 +410,14 @@ def all_kinds() -> tuple[Kind, ...]:
     return _ALL
 
 
-def check_kind_ids(
-    ids: list[str],
-    *,
-    source: str,
-    file: str = "",
-    line: int = 0,
-    column: int = 0,
-    pointer: str | None = None,
-) -> None:
+def check_kind_ids(ids: list[str], **where: Any) -> None:
     """Refuse change kind ids that do not exist, naming where they were written."""
-    from generator.errors import ApiforgeError, Problem
+    from generator.lint.registry import check_ids
 
-    known = kinds_by_id()
-    unknown = [i for i in ids if i not in known]
-    if not unknown:
-        return
-    import difflib
-
-    hints = []
-    for bad in unknown:
-        close = difflib.get_close_matches(bad, known, n=1)
-        hints.append(f"`{bad}`" + (f" (did you mean `{close[0]}`?)" if close else ""))
-    raise ApiforgeError(
-        Problem(
-            f"unknown change kind{'s' if len(unknown) > 1 else ''} in {source}: {', '.join(hints)}",
-            file=file,
-            line=line,
-            column=column,
-            pointer=pointer,
-        ),
-        "docs/diff.md lists every change kind",
+    check_ids(
+        ids,
+        **where,
+        known=kinds_by_id(),
+        noun="change kind",
+        hint="docs/diff.md lists every change kind",
     )

@@ -57,6 +57,14 @@ def _idempotency(old: Operation, new: Operation, claims: Claims) -> Iterator[Cha
             reach,
         )
         return
+    if was is None and now is not None and not now.required:
+        yield Change(
+            "idempotency-key-added",
+            f"{new.label}: `{now.header}` declared: the client retries the call safely",
+            old.where,
+            now.where,
+            reach,
+        )
     if now is not None and now.required and (was is None or not was.required):
         yield Change(
             "idempotency-key-required",
@@ -246,7 +254,7 @@ def compare_webhooks(old: Api, new: Api, payload: Payload) -> Iterator[Change]:
                 "webhook-removed",
                 f"webhook `{hook.name}` removed",
                 hook.operation.where,
-                Where(new.root, "/webhooks" if hook.source == "webhooks" else "/"),
+                Where(new.root, "/webhooks" if hook.source == "webhooks" and new.webhooks else ""),
                 webhook=hook.name,
             )
             continue

@@ -15,10 +15,10 @@ from generator.diff.kinds import LEVELS, all_kinds, kinds_by_id
 from generator.diff.model import Located
 from generator.lint.report import (
     SARIF_SCHEMA,
-    _artifact_uri,
-    _escape_data,
-    _escape_property,
+    artifact_uri,
     dumps,
+    escape_data,
+    escape_property,
 )
 
 JSON_FORMAT = "apiforge-diff/1"
@@ -135,7 +135,7 @@ _SARIF_LEVEL = {"breaking": "error", "warning": "warning", "compatible": "note"}
 
 def _physical(file: str, line: int, column: int) -> dict[str, Any]:
     return {
-        "artifactLocation": {"uri": _artifact_uri(file)},
+        "artifactLocation": {"uri": artifact_uri(file)},
         "region": {"startLine": max(line, 1), "startColumn": max(column, 1)},
     }
 
@@ -206,14 +206,14 @@ def render_github(result: DiffResult) -> str:
     lines = []
     for c in result.changes:
         place = (
-            f"file={_escape_property(c.new_file)},line={c.new_line},col={c.new_column},"
+            f"file={escape_property(c.new_file)},line={c.new_line},col={c.new_column},"
             if c.new_file
             else ""
         )
         text = c.message + "".join(f"\nclient: {e}" for e in c.client[:5])
         lines.append(
-            f"::{_GITHUB_COMMAND[c.level]} {place}title={_escape_property(c.kind)}::"
-            f"{_escape_data(text)}"
+            f"::{_GITHUB_COMMAND[c.level]} {place}title={escape_property(c.kind)}::"
+            f"{escape_data(text)}"
         )
     lines.append(summary_line(result))
     return "\n".join(lines) + "\n"

@@ -104,9 +104,11 @@ class Comparer:
             return ()  # a broken `$ref` is lint's and validation's to report
         if not isinstance(onode, dict) or not isinstance(nnode, dict) or depth > _MAX_DEPTH:
             return ()
-        oname, nname = _component(ow), _component(nw)
-        if oname and oname == nname:
-            label, model = oname, oname
+        # a schema of its own on either side (the new side's name first: what the client's
+        # model is called now) is reported under its name, once for every operation
+        name = _component(nw) or _component(ow)
+        if name:
+            label, model = name, name
         key = (ow, nw, direction, label)
         done = self._memo.get(key)
         if done is not None:
@@ -255,6 +257,8 @@ class Comparer:
             return
         if otypes is not None and ntypes is not None:
             gained = set(ntypes - otypes)
+            if "integer" in gained and "number" in otypes:
+                gained.discard("integer")  # every integer was a number already
             if gained == {"null"}:
                 add("became-nullable", "may now be null")
             elif gained:

@@ -5,6 +5,7 @@ builds the spec's source map."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, replace
 from operator import attrgetter
 from typing import Any
@@ -39,6 +40,50 @@ class LintResult:
         return any(SEVERITY_RANK[f.severity] >= threshold for f in self.findings)
 
 
+def in_spec_ids(
+    resolver: Resolver,
+    where: Where,
+    key: str,
+    *,
+    known: Collection[str] | None = None,
+    noun: str = "rule id",
+    hint: str = "`apiforge rules` lists every rule id",
+    example: str = "etag-missing",
+) -> frozenset[str]:
+    """The ids listed under `key` (`x-apiforge-ignore`, …) of the node at `where`: a list of
+    known ids (lint's rule ids unless `known` is given), or one id; anything else is an error
+    located at the key."""
+    node: Any = resolver.get(where)
+    value = node.get(key) if isinstance(node, dict) else None
+    if value is None:
+        return frozenset()
+    at = where.child(key)
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        from generator.errors import ApiforgeError
+
+        raise ApiforgeError(
+            resolver.problem(f"`{key}` must be a list of {noun}s", at),
+            f"write e.g. `{key}: [{example}]`",
+        )
+    known = rules_by_id() if known is None else known
+    # located only when an id is unknown: the error names file:line:column
+    line, column = (0, 0) if all(v in known for v in value) else resolver.locate(at)
+    check_ids(
+        value,
+        source=f"`{key}`",
+        file=at.file,
+        line=line,
+        column=column,
+        pointer=at.pointer,
+        known=known,
+        noun=noun,
+        hint=hint,
+    )
+    return frozenset(value)
+
+
 class _InSpecIgnores:
     """`x-apiforge-ignore: [rule-id, …]` on an operation or its path item (both apply)."""
 
@@ -48,37 +93,9 @@ class _InSpecIgnores:
 
     def _at(self, where: Where) -> frozenset[str]:
         cached = self._cache.get(where)
-        if cached is not None:
-            return cached
-        node: Any = self.r.get(where)
-        value = node.get(IGNORE_KEY) if isinstance(node, dict) else None
-        ids: list[str] = []
-        if value is not None:
-            at = where.child(IGNORE_KEY)
-            if isinstance(value, str):
-                value = [value]
-            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-                from generator.errors import ApiforgeError
-
-                raise ApiforgeError(
-                    self.r.problem(f"`{IGNORE_KEY}` must be a list of rule ids", at),
-                    f"write e.g. `{IGNORE_KEY}: [etag-missing]`",
-                )
-            known = rules_by_id()
-            # located only when an id is unknown: the error names file:line:column
-            line, column = (0, 0) if all(v in known for v in value) else self.r.locate(at)
-            check_ids(
-                value,
-                source=f"`{IGNORE_KEY}`",
-                file=at.file,
-                line=line,
-                column=column,
-                pointer=at.pointer,
-            )
-            ids = value
-        result = frozenset(ids)
-        self._cache[where] = result
-        return result
+        if cached is None:
+            cached = self._cache[where] = in_spec_ids(self.r, where, IGNORE_KEY)
+        return cached
 
     def for_operation(self, op: Operation) -> frozenset[str]:
         if IGNORE_KEY not in op.extensions:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -47,9 +48,14 @@ def check_ids(
     line: int = 0,
     column: int = 0,
     pointer: str | None = None,
+    known: Collection[str] | None = None,
+    noun: str = "rule id",
+    hint: str = "`apiforge rules` lists every rule id",
 ) -> None:
-    """Refuse rule ids that do not exist, naming where they were written."""
-    known = rules_by_id()
+    """Refuse ids that do not exist (lint's rule ids unless `known` is given), naming where
+    they were written."""
+    if known is None:
+        known = rules_by_id()
     unknown = [i for i in ids if i not in known]
     if not unknown:
         return
@@ -61,11 +67,11 @@ def check_ids(
         hints.append(f"`{bad}`" + (f" (did you mean `{close[0]}`?)" if close else ""))
     raise ApiforgeError(
         Problem(
-            f"unknown rule id{'s' if len(unknown) > 1 else ''} in {source}: {', '.join(hints)}",
+            f"unknown {noun}{'s' if len(unknown) > 1 else ''} in {source}: {', '.join(hints)}",
             file=file,
             line=line,
             column=column,
             pointer=pointer,
         ),
-        "`apiforge rules` lists every rule id",
+        hint,
     )

@@ -240,7 +240,7 @@ def _scalar(value: Any) -> str:
 _SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 
 
-def _artifact_uri(file: str) -> str:
+def artifact_uri(file: str) -> str:
     path = PurePosixPath(file.replace("\\", "/"))
     if path.is_absolute():
         return "file://" + quote(str(path))
@@ -279,7 +279,7 @@ def sarif_data(result: LintResult | None) -> dict[str, Any]:
     for f in result.findings if result is not None else ():
         location: dict[str, Any] = {
             "physicalLocation": {
-                "artifactLocation": {"uri": _artifact_uri(f.file)},
+                "artifactLocation": {"uri": artifact_uri(f.file)},
                 "region": {"startLine": max(f.line, 1), "startColumn": max(f.column, 1)},
             }
         }
@@ -323,12 +323,12 @@ def render_sarif(result: LintResult) -> str:
     return dumps(sarif_data(result)) + "\n"
 
 
-def _escape_data(text: str) -> str:
+def escape_data(text: str) -> str:
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
-def _escape_property(text: str) -> str:
-    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+def escape_property(text: str) -> str:
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
 _GITHUB_COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
@@ -337,8 +337,8 @@ _GITHUB_COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
 def render_github(result: LintResult) -> str:
     """GitHub Actions workflow commands: one annotation per finding."""
     lines = [
-        f"::{_GITHUB_COMMAND[f.severity]} file={_escape_property(f.file)},line={f.line},"
-        f"col={f.column},title={_escape_property(f.rule)}::{_escape_data(f.message)}"
+        f"::{_GITHUB_COMMAND[f.severity]} file={escape_property(f.file)},line={f.line},"
+        f"col={f.column},title={escape_property(f.rule)}::{escape_data(f.message)}"
         for f in result.findings
     ]
     lines.append(summary_line(result))

@@ -139,6 +139,7 @@ def test_bad_input_is_one_clear_error(tmp_path: Path) -> None:
         [str(broken), str(BASE)],
         ["-", "-"],
         ["HEAD:no/such/spec.yaml", str(BASE)],
+        [str(BASE)],
     ):
         result = CliRunner().invoke(main, ["diff", *args])
         assert result.exit_code == 2, (args, result.output)
@@ -218,7 +219,7 @@ def test_swagger2_sides(tmp_path: Path) -> None:
 
 
 def test_list_kinds() -> None:
-    out = run("-", "-", "--list-kinds").output
+    out = run("--list-kinds").output
     assert "idempotency-key-removed" in out and "breaking" in out
 
 

@@ -231,6 +231,12 @@ def _require_idempotency_key(s: Spec) -> None:
     _param(_create(s), "Idempotency-Key")["required"] = True
 
 
+def _add_idempotency_key(s: Spec) -> None:
+    _reports(s)["parameters"] = [
+        {"name": "Idempotency-Key", "in": "header", "schema": {"type": "string"}}
+    ]
+
+
 def _remove_409(s: Spec) -> None:
     del _create(s)["responses"]["409"]
 
@@ -353,6 +359,7 @@ PLANTED: dict[str, Callable[[Spec], None]] = {
     "server-removed": _remove_server,
     "idempotency-key-removed": _remove_idempotency_key,
     "idempotency-key-required": _require_idempotency_key,
+    "idempotency-key-added": _add_idempotency_key,
     "idempotency-response-removed": _remove_409,
     "rate-limit-headers-removed": _remove_rate_limit,
     "rate-limit-family-changed": _change_rate_family,
