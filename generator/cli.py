@@ -212,7 +212,18 @@ def lint(
     """Report the production patterns SPEC forgets to declare; with --fix, declare them.
 
     SPEC is a file, `-` for standard input, or a directory (every YAML or JSON file in it,
-    and below, with a top-level `openapi` key)."""
+    and below, with a top-level `openapi` key).
+
+    \b
+    Configuration: `[tool.apiforge.lint]` in pyproject.toml, or `lint:` in .apiforge.yaml:
+      select = ["rule-id", ...]     only these rules (default: all)
+      ignore = ["rule-id", ...]     rules off
+      fail-on = "warning"           error (default) | warning | info | never
+      [tool.apiforge.lint.severity]
+      rule-id = "info"              error | warning | info | off
+      [[tool.apiforge.lint.ignore-operations]]
+      path = "/internal/*"          glob; optional methods = [...], rules = [...]
+    Each rule's page: `apiforge rules RULE`."""
     from generator.lint.report import render_run
     from generator.lint.run import run_lint
 
@@ -252,14 +263,23 @@ def lint(
 
 
 @main.command()
+@click.argument("rule", required=False)
 @click.option(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
-def rules(fmt: str) -> None:
+@reports_bad_input
+def rules(rule: str | None, fmt: str) -> None:
     """List every lint rule: its default severity, whether `lint --fix` fixes it (`fix`),
-    and its summary."""
+    and its summary. With RULE, print that rule's page: what it checks, why, and what its
+    fix inserts."""
     from generator.lint.report import render_rules
 
+    if rule is not None:
+        from generator.lint.registry import all_rules
+        from generator.lint.rule_docs import rule_page
+
+        click.echo(rule_page(rule, [r.id for r in all_rules()]), nl=False)
+        return
     click.echo(render_rules(fmt), nl=False)
 
 

@@ -12,7 +12,7 @@ found by walking up from the spec's directory; the command line refines it.
     methods = ["get"]           # optional, default every method
     rules = ["rate-limit-headers-missing"]  # optional, default every rule
 
-See docs/lint.md.
+`apiforge lint --help` shows these keys; each rule's page: `apiforge rules ID`.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from generator.lint.registry import check_ids
 
 FAIL_ON = ("error", "warning", "info", "never")
 _KEYS = {"select", "ignore", "fail-on", "severity", "ignore-operations"}
-_HINT = "see docs/lint.md for the configuration keys"
+_HINT = "`apiforge lint --help` shows the configuration keys; `apiforge rules` lists the rule ids"
 
 
 @dataclass(frozen=True, slots=True)

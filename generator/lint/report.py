@@ -15,13 +15,13 @@ from generator import __version__
 from generator.lint.engine import Finding, LintResult
 from generator.lint.model import Rule
 from generator.lint.registry import all_rules
+from generator.lint.rule_docs import help_command, help_uri
 
 if TYPE_CHECKING:
     from generator.lint.run import LintRun
 
 JSON_FORMAT = "apiforge-lint/1"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-DOCS_URI = "docs/rules/{id}.md"
 
 _COLOURS = {"error": "\x1b[31m", "warning": "\x1b[33m", "info": "\x1b[36m"}
 _BOLD, _DIM, _RESET = "\x1b[1m", "\x1b[2m", "\x1b[0m"
@@ -65,8 +65,19 @@ def render_text(result: LintResult, colour: bool = False) -> str:
         lines.append(f"{paint(where, _BOLD)}  {severity}  {paint(f.rule, _DIM)}  {f.message}")
     if lines:
         lines.append("")
+    found = sorted({f.rule for f in result.findings})
+    if found:
+        lines.append(pages_line(found))
     lines.append(summary_line(result))
     return "\n".join(lines) + "\n"
+
+
+def pages_line(rule_ids: list[str]) -> str:
+    """Where the page of each rule found is: the command, or the URLs."""
+    uris = [help_uri(r) for r in rule_ids]
+    if all(uris):
+        return "rule pages: " + ", ".join(u for u in uris if u)
+    return f"rule pages: {help_command('RULE')} ({', '.join(rule_ids)})"
 
 
 def _operation_json(f: Finding) -> dict[str, Any] | None:
@@ -89,6 +100,8 @@ def json_data(result: LintResult) -> dict[str, Any]:
             "pointer": f.pointer,
             "operation": _operation_json(f),
             "webhook": f.webhook,
+            "help": help_command(f.rule),
+            "url": help_uri(f.rule),
         }
         for f in result.findings
     ]
@@ -142,6 +155,8 @@ def render_json(result: LintResult) -> str:
                 encode_basestring(f.pointer),
                 "null" if (op := f.operation) is None else operations[op.id, op.method, op.path],
                 "null" if f.webhook is None else encode_basestring(f.webhook),
+                strings[help_command(f.rule)],
+                "null" if (uri := help_uri(f.rule)) is None else strings[uri],
             )
             for f in result.findings
         ]
@@ -153,7 +168,7 @@ def render_json(result: LintResult) -> str:
 _FINDING = (
     '\n    {\n      "rule": %s,\n      "severity": %s,\n      "message": %s,\n      "file": %s,'
     '\n      "line": %d,\n      "column": %d,\n      "pointer": %s,\n      "operation": %s,'
-    '\n      "webhook": %s\n    }'
+    '\n      "webhook": %s,\n      "help": %s,\n      "url": %s\n    }'
 )
 _OPERATION = '{\n        "id": %s,\n        "method": %s,\n        "path": %s\n      }'
 
@@ -258,18 +273,22 @@ def _fingerprint(f: Finding) -> str:
 
 
 def _sarif_rule(rule: Rule) -> dict[str, Any]:
-    return {
+    data: dict[str, Any] = {
         "id": rule.id,
         "name": "".join(w.capitalize() for w in rule.id.split("-")),
         "shortDescription": {"text": rule.summary.replace("`", "")},
         "fullDescription": {"text": rule.summary.replace("`", "")},
         "help": {
-            "text": f"{rule.summary.replace('`', '')}. See {DOCS_URI.format(id=rule.id)}.",
-            "markdown": f"{rule.summary}. See [{DOCS_URI.format(id=rule.id)}]({DOCS_URI.format(id=rule.id)}).",
+            "text": f"{rule.summary.replace('`', '')}. The rule's page: {help_command(rule.id)}.",
+            "markdown": f"{rule.summary}. The rule's page: `{help_command(rule.id)}`.",
         },
         "defaultConfiguration": {"level": _SARIF_LEVEL[rule.severity]},
         "properties": {"tags": ["api", "openapi", rule.pattern]},
     }
+    uri = help_uri(rule.id)
+    if uri is not None:
+        data["helpUri"] = uri
+    return data
 
 
 def sarif_data(result: LintResult | None) -> dict[str, Any]:
@@ -464,6 +483,9 @@ def run_text(run: LintRun, colour: bool = False) -> str:
             )
     if lines:
         lines.append("")
+    found = sorted({f.rule for f in findings})
+    if found:
+        lines.append(pages_line(found))
     lines.extend(run_summary(run))
     return "\n".join(lines) + "\n"
 

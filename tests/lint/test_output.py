@@ -102,6 +102,8 @@ def test_json_format_shape() -> None:
         "pointer",
         "operation",
         "webhook",
+        "help",
+        "url",
     }
     assert first["operation"] == {"id": "listWidgets", "method": "GET", "path": "/widgets"}
     hook = next(f for f in data["findings"] if f["webhook"])
