@@ -186,7 +186,18 @@ def _wants_colour(output: str | None, stderr: bool = False) -> bool:
     "--diff",
     is_flag=True,
     help="Print what --fix would change as a unified diff (the report goes to stderr); "
-    "write nothing.",
+    "write nothing. Exits 1 when the spec would change.",
+)
+@click.option(
+    "--baseline",
+    type=click.Path(dir_okay=False),
+    help="Report and fail on only the findings not in FILE (a baseline of known findings, "
+    "by stable fingerprint); FILE is written with every current finding when missing.",
+)
+@click.option(
+    "--write-baseline",
+    is_flag=True,
+    help="Write the --baseline FILE again with every current finding.",
 )
 @click.option(
     "--skip-non-specs",
@@ -207,6 +218,8 @@ def lint(
     no_config: bool,
     fix: bool,
     diff: bool,
+    baseline: str | None,
+    write_baseline: bool,
     skip_non_specs: bool,
 ) -> None:
     """Report the production patterns SPEC forgets to declare; with --fix, declare them.
@@ -242,6 +255,14 @@ def lint(
     if not run.specs:
         click.echo("no OpenAPI document among the files given: nothing to lint")
         sys.exit(EXIT_OK)
+    if write_baseline and not baseline:
+        raise ApiforgeError(Problem("--write-baseline needs --baseline FILE"))
+    if baseline:
+        from generator.lint import baseline as baselines
+
+        run, outcome = baselines.apply(run, Path(baseline), rewrite=write_baseline)
+        if outcome.written is not None:
+            click.echo(f"wrote the baseline {baseline}: {outcome.written} findings", err=True)
     for error in run.errors:
         click.echo(error.render(), err=True)
     if diff:
@@ -259,6 +280,8 @@ def lint(
         click.echo(text, nl=False, err=to_stderr)
     if run.errors:
         sys.exit(EXIT_BAD_INPUT)
+    if diff and any(fixed.changes for fixed in run.fixes):
+        sys.exit(EXIT_FINDINGS)  # the spec would change (as `ruff format --diff`)
     sys.exit(EXIT_FINDINGS if run.fails() else EXIT_OK)
 
 

@@ -36,15 +36,16 @@ def summary_line(result: LintResult) -> str:
     checked = (
         f"{_plural(len(api.operations), 'operation')}, {_plural(len(api.webhooks), 'webhook')}"
     )
+    known = f"; {result.baselined} known in the baseline" if result.baselined else ""
     if not result.findings:
-        return f"no findings ({checked} checked, {len(result.rules_run)} rules)"
+        return f"no findings ({checked} checked, {len(result.rules_run)} rules){known}"
     counts = ", ".join(
         _plural(result.count(s), s) for s in ("error", "warning", "info") if result.count(s)
     )
     text = f"{_plural(len(result.findings), 'finding')}: {counts} ({checked} checked)"
     if result.suppressed:
         text += f"; {result.suppressed} suppressed by configuration"
-    return text
+    return text + known
 
 
 def render_text(result: LintResult, colour: bool = False) -> str:
@@ -126,6 +127,7 @@ def _json_head(result: LintResult) -> dict[str, Any]:
             "warning": result.count("warning"),
             "info": result.count("info"),
             "suppressed": result.suppressed,
+            "baselined": result.baselined,
             "operations": len(api.operations),
             "webhooks": len(api.webhooks),
         },
@@ -428,7 +430,8 @@ def _merged(results: list[LintResult]) -> LintResult:
     findings = tuple(f for r in results for f in r.findings)
     rules = tuple(dict.fromkeys(rule for r in results for rule in r.rules_run))
     suppressed = sum(r.suppressed for r in results)
-    return LintResult(results[0].api, findings, rules, suppressed)
+    baselined = sum(r.baselined for r in results)
+    return LintResult(results[0].api, findings, rules, suppressed, baselined)
 
 
 def _fix_word(run: LintRun) -> str:
@@ -523,8 +526,10 @@ def run_summary(run: LintRun) -> list[str]:
         operations = sum(len(r.api.operations) for r in results)
         webhooks = sum(len(r.api.webhooks) for r in results)
         checked = f"{_plural(len(results), 'spec')}: {_plural(operations, 'operation')}, {_plural(webhooks, 'webhook')}"
+        baselined = sum(r.baselined for r in results)
+        known = f"; {baselined} known in the baseline" if baselined else ""
         if not merged.findings:
-            lines.append(f"no findings ({checked} checked)")
+            lines.append(f"no findings ({checked} checked){known}")
         else:
             counts_text = ", ".join(
                 _plural(merged.count(s), s) for s in ("error", "warning", "info") if merged.count(s)
@@ -532,7 +537,7 @@ def run_summary(run: LintRun) -> list[str]:
             text = f"{_plural(len(merged.findings), 'finding')}: {counts_text} ({checked} checked)"
             if merged.suppressed:
                 text += f"; {merged.suppressed} suppressed by configuration"
-            lines.append(text)
+            lines.append(text + known)
     if run.errors:
         lines.append(f"{_plural(len(run.errors), 'spec')} could not be read or written (see above)")
     return lines

@@ -88,6 +88,7 @@ def test_json_format_shape() -> None:
         "warning": 34,
         "info": 2,
         "suppressed": 0,
+        "baselined": 0,
         "operations": 12,
         "webhooks": 1,
     }
