@@ -18,7 +18,7 @@ found by walking up from the spec's directory; the command line refines it.
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, cast
@@ -86,16 +86,30 @@ def _split(values: Iterable[str]) -> list[str]:
 
 def find_config(spec: str) -> Path | None:
     """The nearest .apiforge.yaml, or pyproject.toml with [tool.apiforge.lint], walking up
-    from the spec's directory (from the working directory for stdin)."""
-    start = Path.cwd() if spec == "-" else Path(spec).resolve().parent
-    for folder in (start, *start.parents):
+    from the spec's directory, then from the working directory (as Spectral and Redocly
+    look): a spec under the working directory finds the working directory's file, a spec
+    elsewhere its own project's first."""
+    cwd = Path.cwd().resolve()
+    start = cwd if spec == "-" else Path(spec).resolve().parent
+    folders = dict.fromkeys((start, *start.parents, cwd, *cwd.parents))
+    for folder in folders:
         candidate = folder / ".apiforge.yaml"
         if candidate.is_file():
-            return candidate
+            return _shown(candidate, cwd)
         pyproject = folder / "pyproject.toml"
         if pyproject.is_file() and _pyproject_section(pyproject) is not None:
-            return pyproject
+            return _shown(pyproject, cwd)
     return None
+
+
+def _shown(path: Path, cwd: Path) -> Path:
+    """`path` as messages show it: relative to the working directory when it is in it or
+    in one of its parents, else as it is."""
+    import os
+
+    if path.is_relative_to(cwd) or cwd.is_relative_to(path.parent):
+        return Path(os.path.relpath(path, cwd))
+    return path
 
 
 def _pyproject_section(path: Path) -> dict[str, Any] | None:
@@ -135,22 +149,65 @@ def load_config(path: Path) -> LintConfig:
             raise ApiforgeError(Problem(f"invalid YAML: {exc}", file=name), _HINT) from None
         if data is not None and not isinstance(data, dict):
             raise ApiforgeError(Problem("expected a mapping with a `lint:` key", file=name), _HINT)
+        for key in sorted(set(data or {}) - {"lint"}, key=str):
+            hint = _SPECTRAL_HINT if key in ("rules", "extends") else _HINT
+            raise ApiforgeError(
+                Problem(
+                    f"unknown top-level key {key!r}: the settings go under `lint:`",
+                    file=name,
+                    line=_line_of(path, str(key)),
+                ),
+                hint,
+            )
         section = (data or {}).get("lint")
         where = "lint:"
     if section is None:
         return LintConfig(source=name)
-    return parse_config(section, name, where)
+    return parse_config(section, name, where, lambda key: _line_of(path, key))
 
 
-def parse_config(section: Any, name: str, where: str) -> LintConfig:
-    def bad(message: str) -> ApiforgeError:
-        return ApiforgeError(Problem(f"{where} {message}", file=name), _HINT)
+def _line_of(path: Path, key: str) -> int:
+    """The first line of `path` that sets `key` (YAML `key:`, TOML `key =`), or 0."""
+    import re
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return 0
+    found = re.search(rf"""(?m)^[ \t-]*["']?{re.escape(key)}["']?[ \t]*[:=]""", text)
+    return text.count("\n", 0, found.start()) + 1 if found else 0
+
+
+#: Spectral's severity words (and numbers) in apiforge's.
+_SPECTRAL_LEVELS: dict[Any, str] = {
+    "error": "error", 0: "error",
+    "warn": "warning", "warning": "warning", 1: "warning",
+    "info": "info", 2: "info", "hint": "info", 3: "info",
+    "off": "off",
+}  # fmt: skip
+_SPECTRAL_HINT = (
+    "apiforge reads Spectral-style severities under `lint:` as `rules: {rule-id: error|warn|"
+    "info|hint|off}` (or `severity:`); rulesets (`extends`) are not read"
+)
+
+
+def parse_config(
+    section: Any, name: str, where: str, line_of: Callable[[str], int] = lambda key: 0
+) -> LintConfig:
+    def bad(message: str, key: str = "") -> ApiforgeError:
+        line = line_of(key) if key else 0
+        return ApiforgeError(Problem(f"{where} {message}", file=name, line=line), _HINT)
 
     if not isinstance(section, dict):
         raise bad("must be a table/mapping")
-    unknown = sorted(set(section) - _KEYS)
+    unknown = sorted(set(section) - _KEYS - {"rules"}, key=str)
     if unknown:
-        raise bad(f"has unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(_KEYS))}")
+        raise bad(
+            f"has unknown key(s) {', '.join(map(str, unknown))}; "
+            f"known: {', '.join(sorted(_KEYS | {'rules'}))}",
+            str(unknown[0]),
+        )
+    section = _spectral_rules(section, bad)
 
     def id_list(key: str, value: Any) -> list[str]:
         if isinstance(value, str):
@@ -206,6 +263,28 @@ def parse_config(section: Any, name: str, where: str) -> LintConfig:
             )
         )
     return replace(config, fail_on=fail_on, severity=severity, ignore_operations=tuple(ignores))
+
+
+def _spectral_rules(section: dict[str, Any], bad: Callable[..., ApiforgeError]) -> dict[str, Any]:
+    """`rules: {id: warn}` (Spectral's spelling) read as `severity:`; `true` keeps the
+    rule's default."""
+    rules = section.get("rules")
+    if rules is None:
+        return section
+    if not isinstance(rules, dict):
+        raise bad("`rules` must map rule ids to error, warn, info, hint or off", "rules")
+    severity = dict(section.get("severity") or {})
+    for rule_id, level in rules.items():
+        if level is True:
+            continue
+        key = "off" if level is False else level.lower() if isinstance(level, str) else level
+        if key not in _SPECTRAL_LEVELS:
+            raise bad(
+                f"rules: `{rule_id}` must be error, warn, info, hint or off, not {level!r}",
+                str(rule_id),
+            )
+        severity[rule_id] = _SPECTRAL_LEVELS[key]
+    return {**{k: v for k, v in section.items() if k != "rules"}, "severity": severity}
 
 
 def resolve_config(spec: str, explicit: str | None, use_files: bool = True) -> LintConfig:

@@ -48,7 +48,12 @@ def summary_line(result: LintResult) -> str:
     return text + known
 
 
-def render_text(result: LintResult, colour: bool = False) -> str:
+def config_line(sources: list[str]) -> str:
+    """Which configuration file the run used."""
+    return f"configuration: {', '.join(sources)}" if sources else "configuration: none found"
+
+
+def render_text(result: LintResult, colour: bool = False, config: str | None = None) -> str:
     """`file:line:col  severity  rule  message`, one group per file, then a summary."""
 
     def paint(text: str, style: str) -> str:
@@ -69,6 +74,8 @@ def render_text(result: LintResult, colour: bool = False) -> str:
     found = sorted({f.rule for f in result.findings})
     if found:
         lines.append(pages_line(found))
+    if config:
+        lines.append(config_line([config]))
     lines.append(summary_line(result))
     return "\n".join(lines) + "\n"
 
@@ -109,12 +116,13 @@ def json_data(result: LintResult) -> dict[str, Any]:
     return data
 
 
-def _json_head(result: LintResult) -> dict[str, Any]:
+def _json_head(result: LintResult, config: str | None = None) -> dict[str, Any]:
     """`json_data` up to its findings (the last key)."""
     api = result.api
     return {
         "format": JSON_FORMAT,
         "tool": {"name": "apiforge", "version": __version__},
+        "config": config,
         "spec": {
             "root": api.root,
             "title": api.title,
@@ -135,12 +143,12 @@ def _json_head(result: LintResult) -> dict[str, Any]:
     }
 
 
-def render_json(result: LintResult) -> str:
+def render_json(result: LintResult, config: str | None = None) -> str:
     """`dumps(json_data(result))` and a line break. The findings, most of a big report
     (GitHub's 2,000), are written one template each, without the dicts `json_data` makes
     for them and the general writer's walk over those (~3x faster); what they share (their
     rule, file and operation: GitHub's have 8 rules, 1 file, 800 operations) is encoded once."""
-    head = dumps({**_json_head(result), "findings": []})
+    head = dumps({**_json_head(result, config), "findings": []})
     if not result.findings:
         return head + "\n"
     strings, operations = _Encoded(), _OperationsJson()
@@ -374,8 +382,12 @@ RENDERERS: dict[str, Callable[[LintResult], str]] = {
 FORMATS = ("text", "json", "sarif", "github")
 
 
-def render(result: LintResult, fmt: str, colour: bool = False) -> str:
-    return render_text(result, colour) if fmt == "text" else RENDERERS[fmt](result)
+def render(result: LintResult, fmt: str, colour: bool = False, config: str | None = None) -> str:
+    if fmt == "text":
+        return render_text(result, colour, config)
+    if fmt == "json":
+        return render_json(result, config)
+    return RENDERERS[fmt](result)
 
 
 def render_rules(fmt: str = "text") -> str:
@@ -411,7 +423,7 @@ def render_run(run: LintRun, fmt: str, colour: bool = False) -> str:
     """The report of a run. One spec linted (no fix) reads exactly as `render` has it."""
     results = run.results
     if run.mode == "lint" and len(run.specs) == 1 and len(results) == 1:
-        return render(results[0], fmt, colour)
+        return render(results[0], fmt, colour, config=_sources(run)[0] if _sources(run) else None)
     if fmt == "json":
         return dumps(run_json(run)) + "\n"
     if fmt == "sarif":
@@ -423,6 +435,12 @@ def render_run(run: LintRun, fmt: str, colour: bool = False) -> str:
         lines.extend(run_summary(run))
         return "\n".join(lines) + "\n"
     return run_text(run, colour)
+
+
+def _sources(run: LintRun) -> list[str]:
+    """The configuration files the run's specs used, each once."""
+    found = (s.config.source for s in run.specs if s.config is not None and s.config.source)
+    return list(dict.fromkeys(x for x in found if x))
 
 
 def _merged(results: list[LintResult]) -> LintResult:
@@ -489,6 +507,8 @@ def run_text(run: LintRun, colour: bool = False) -> str:
     found = sorted({f.rule for f in findings})
     if found:
         lines.append(pages_line(found))
+    if _sources(run):
+        lines.append(config_line(_sources(run)))
     lines.extend(run_summary(run))
     return "\n".join(lines) + "\n"
 
@@ -550,12 +570,14 @@ def run_json(run: LintRun) -> dict[str, Any]:
     results = run.results
     if results:
         data = json_data(_merged(results))
+        data["config"] = ", ".join(_sources(run)) or None
         data["summary"]["operations"] = sum(len(r.api.operations) for r in results)
         data["summary"]["webhooks"] = sum(len(r.api.webhooks) for r in results)
     else:
         data = {
             "format": JSON_FORMAT,
             "tool": {"name": "apiforge", "version": __version__},
+            "config": None,
             "spec": None,
             "summary": {
                 "findings": 0,
