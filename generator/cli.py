@@ -107,12 +107,32 @@ def _warn_on_stderr(logger: logging.Logger) -> None:
         logger.propagate = False
 
 
+def _print_version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    """`--version`: the version and which YAML reader this installation uses."""
+    if not value or ctx.resilient_parsing:
+        return
+    from generator.installed import yaml_reader
+
+    click.echo(f"apiforge, version {__version__}\n{yaml_reader()[1]}")
+    ctx.exit()
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="apiforge")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Show the version and the YAML reader in use, and exit.",
+)
 def main() -> None:
     """Production patterns from an OpenAPI description: lint the spec, generate a server that
     enforces them and a client that honours them."""
+    from generator.installed import warn_once_without_fast_reader
+
     log.on_first_use(_warn_on_stderr)
+    warn_once_without_fast_reader(lambda line: click.echo(line, err=True))
     # after the command, whatever its outcome: the cache stays under its size limit
     click.get_current_context().call_on_close(_prune_cache)
 
