@@ -177,7 +177,7 @@ def _wants_colour(output: str | None, stderr: bool = False) -> bool:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["text", "json", "sarif", "github"]),
+    type=click.Choice(["text", "json", "sarif", "github", "stylish", "junit", "gitlab"]),
     default="text",
     show_default=True,
 )

@@ -13,6 +13,7 @@ from urllib.parse import quote
 
 from generator import __version__
 from generator.lint.engine import Finding, LintResult
+from generator.lint.formats import render_gitlab, render_junit, render_stylish
 from generator.lint.model import Rule
 from generator.lint.registry import all_rules
 from generator.lint.rule_docs import help_command, help_uri
@@ -378,8 +379,15 @@ RENDERERS: dict[str, Callable[[LintResult], str]] = {
     "json": render_json,
     "sarif": render_sarif,
     "github": render_github,
+    "stylish": render_stylish,
+    "junit": render_junit,
+    "gitlab": lambda result: render_gitlab(result, _fingerprint),
 }
-FORMATS = ("text", "json", "sarif", "github")
+_NO_JUNIT = (
+    '<?xml version="1.0" encoding="UTF-8"?>\n'
+    '<testsuites name="apiforge lint" tests="0" failures="0">\n</testsuites>\n'
+)
+FORMATS = ("text", "json", "sarif", "github", "stylish", "junit", "gitlab")
 
 
 def render(result: LintResult, fmt: str, colour: bool = False, config: str | None = None) -> str:
@@ -429,6 +437,10 @@ def render_run(run: LintRun, fmt: str, colour: bool = False) -> str:
     if fmt == "sarif":
         data = sarif_data(_merged(results)) if results else sarif_data(None)
         return dumps(data) + "\n"
+    if fmt in ("stylish", "junit", "gitlab"):
+        if not results:  # every spec failed to read: said on stderr
+            return {"stylish": "no problems\n", "gitlab": "[]\n"}.get(fmt, _NO_JUNIT)
+        return RENDERERS[fmt](_merged(results))
     if fmt == "github":
         merged = _merged(results)
         lines = render_github(merged).splitlines()[:-1] if results else []
