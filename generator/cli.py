@@ -49,6 +49,49 @@ def reports_bad_input(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+#: "quiet", "normal" or "verbose": set by `-q`/`-v` on any command.
+_VERBOSITY = {"level": "normal"}
+
+
+def verbosity_options(func: F) -> F:
+    """`-q/--quiet` (errors and the command's result only: no progress, summaries or
+    warnings) and `-v/--verbose` (also what apiforge notes at info level)."""
+
+    def set_level(level: str) -> Callable[[click.Context, click.Parameter, bool], None]:
+        def callback(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+            if not value:
+                return
+            _VERBOSITY["level"] = level
+            names = {"quiet": "ERROR", "verbose": "INFO"}
+            log.on_first_use(lambda logger: logger.setLevel(names[level]))
+
+        return callback
+
+    quiet = click.option(
+        "-q",
+        "--quiet",
+        is_flag=True,
+        expose_value=False,
+        callback=set_level("quiet"),
+        help="Say only errors and the result: no summaries, lists or warnings.",
+    )
+    verbose = click.option(
+        "-v",
+        "--verbose",
+        is_flag=True,
+        expose_value=False,
+        callback=set_level("verbose"),
+        help="Say more: also what apiforge notes at info level.",
+    )
+    return quiet(verbose(func))
+
+
+def say(line: str = "") -> None:
+    """An informational line on stdout, unless --quiet."""
+    if _VERBOSITY["level"] != "quiet":
+        click.echo(line)
+
+
 def remote_refs_option(func: F) -> F:
     """`--allow-remote-refs`, `--refresh-remote-refs`: follow `$ref`s to http(s) URLs
     (generator/spec/remote.py)."""
@@ -144,6 +187,7 @@ def _prune_cache() -> None:
 
 
 @main.command()
+@verbosity_options
 @click.argument("spec")
 @click.option(
     "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
@@ -173,6 +217,7 @@ def _wants_colour(output: str | None, stderr: bool = False) -> bool:
 
 
 @main.command()
+@verbosity_options
 @click.argument("specs", metavar="SPEC...", nargs=-1, required=True)
 @click.option(
     "--format",
@@ -306,6 +351,7 @@ def lint(
 
 
 @main.command()
+@verbosity_options
 @click.argument("rule", required=False)
 @click.option(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
@@ -352,6 +398,11 @@ def output_options(what: str) -> Callable[[F], F]:
     return decorate
 
 
+#: `apiforge server` lists at most this many missing handlers; more go to MISSING_LIST.
+MISSING_SHOWN = 20
+MISSING_LIST = "missing-handlers.txt"
+
+
 def load_for_render(spec: str, validate: bool, strict: bool) -> tuple[LoadedSpec, Path | str]:
     """The loaded spec, and what the models generator reads: the file, or stdin's text."""
     from generator.spec import load_spec
@@ -361,6 +412,7 @@ def load_for_render(spec: str, validate: bool, strict: bool) -> tuple[LoadedSpec
 
 
 @main.command()
+@verbosity_options
 @click.argument("spec")
 @output_options("the client package project")
 @click.option("--package", default=None, help="Python package name (default: from the title).")
@@ -380,7 +432,7 @@ def client(spec: str, output: str, package: str | None, validate: bool, strict: 
     )
     warn_gaps(loaded.api, loaded.resolver.locate)  # what the client cannot express
     operations = sum(len(r.operations) for r in plan.resources)
-    click.echo(
+    say(
         f"wrote {plan.package} to {output}: {operations} operations in "
         f"{len(plan.resources)} resources, {len(plan.webhooks)} webhooks "
         f"({len(report.written)} files written, {len(report.removed)} stale removed)"
@@ -388,6 +440,7 @@ def client(spec: str, output: str, package: str | None, validate: bool, strict: 
 
 
 @main.command()
+@verbosity_options
 @click.argument("spec")
 @output_options("the server project")
 @click.option("--package", default=None, help="Python package name (default: from the title).")
@@ -408,28 +461,40 @@ def server(spec: str, output: str, package: str | None, validate: bool, strict: 
         loaded.api, output, spec_source=source, spec_name=root.name, package=package
     )
     operations = sum(len(t.operations) for t in plan.tags)
-    click.echo(
+    say(
         f"wrote {plan.package} to {output}: {operations} operations in {len(plan.tags)} "
         f"routers ({len(report.written)} files written, {len(report.created)} handler files "
         f"created, {len(report.kept)} kept, {len(report.removed)} stale removed)"
     )
-    if missing:
-        click.echo(f"{len(missing)} operations have no handler yet (they answer 501):")
-        for m in missing:
-            click.echo(f"  {m.module}: {m.method}  ({m.label}, {m.operation_id})")
+    listed = Path(output) / MISSING_LIST
+    lines = [f"{m.module}: {m.method}  ({m.label}, {m.operation_id})" for m in missing]
+    if len(lines) > MISSING_SHOWN:  # a count, and the list in a file, not hundreds of lines
+        listed.write_text(
+            f"# operations with no handler yet (they answer 501), as of the last "
+            f"`apiforge server`\n{chr(10).join(lines)}\n",
+            encoding="utf-8",
+        )
+        say(f"{len(lines)} operations have no handler yet (they answer 501); the list: {listed}")
     else:
-        click.echo("every operation has a handler")
+        listed.unlink(missing_ok=True)
+        if lines:
+            say(f"{len(lines)} operations have no handler yet (they answer 501):")
+            for line in lines:
+                say(f"  {line}")
+        else:
+            say("every operation has a handler")
     unverified = missing_verifiers(plan, output)
     if unverified:
-        click.echo(
+        say(
             f"{len(unverified)} security schemes have no verifier yet "
             "(the operations that need them answer 501):"
         )
         for scheme in unverified:
-            click.echo(f"  verifier.py: {scheme.method}  ({scheme.name})")
+            say(f"  verifier.py: {scheme.method}  ({scheme.name})")
 
 
 @main.command()
+@verbosity_options
 @click.argument("spec")
 @output_options("the server (OUTPUT/server) and the client (OUTPUT/client)")
 @click.option(
@@ -471,7 +536,7 @@ def generate(
         where = p.out_dir
         if check:
             state = f"{len(p.drift)} files differ" if p.drift else "in sync"
-            click.echo(f"{p.kind}: {p.package} in {where}: {state} ({p.summary})")
+            say(f"{p.kind}: {p.package} in {where}: {state} ({p.summary})")
             continue
         report = p.report
         assert report is not None
@@ -481,28 +546,29 @@ def generate(
         )
         if report.created or report.kept:
             line += f", {len(report.created)} handler files created, {len(report.kept)} kept"
-        click.echo(f"{line}, {len(report.removed)} stale removed)")
+        say(f"{line}, {len(report.removed)} stale removed)")
         if p.missing_handlers:
-            click.echo(
+            say(
                 f"  {p.missing_handlers} operations have no handler yet (they answer 501); "
                 f"`apiforge server` lists them"
             )
     if result.lint_summary is not None:
-        click.echo(f"lint: {result.lint_summary}")
+        say(f"lint: {result.lint_summary}")
     if check:
         if result.drift:
-            click.echo(f"out of date: {len(result.drift)} generated files differ from {spec}:")
+            say(f"out of date: {len(result.drift)} generated files differ from {spec}:")
             for path in result.drift:
-                click.echo(f"  {path}")
-            click.echo("run the same command without --check to regenerate them")
+                say(f"  {path}")
+            say("run the same command without --check to regenerate them")
             sys.exit(EXIT_FINDINGS)
-        click.echo("up to date")
+        say("up to date")
 
 
 # --- mock -----------------------------------------------------------------------------------
 
 
 @main.command()
+@verbosity_options
 @click.argument("spec")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option(

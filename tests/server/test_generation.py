@@ -161,3 +161,23 @@ def test_hostile_spec_text_stays_inert(tmp_path: Path) -> None:
     # no verifier yet for the hostile scheme: the server fails closed, naming it verbatim
     assert proc.stdout.strip() == "501 https://apiforge.dev/problems/authentication-not-implemented"
     assert not list(tmp_path.rglob("CANARY"))
+
+
+def test_many_missing_handlers_are_a_count_and_a_file(tmp_path: Path) -> None:
+    paths = "".join(
+        f"  /things{i}:\n    get:\n      operationId: getThing{i}\n"
+        f"      responses:\n        '200': {{description: ok}}\n"
+        for i in range(25)
+    )
+    spec = tmp_path / "many.yaml"
+    spec.write_text(f"openapi: 3.1.0\ninfo: {{title: Many, version: '1'}}\npaths:\n{paths}")
+    out = tmp_path / "srv"
+    result = CliRunner().invoke(main, ["server", str(spec), "-o", str(out), "--no-validate"])
+    assert result.exit_code == 0, result.output
+    listed = out / "missing-handlers.txt"
+    assert result.output.splitlines()[-1] == (
+        f"25 operations have no handler yet (they answer 501); the list: {listed}"
+    )
+    lines = listed.read_text().splitlines()
+    assert len(lines) == 26 and lines[1].startswith("handlers/")
+    assert len(result.output.splitlines()) < 5
