@@ -67,23 +67,15 @@ def verbosity_options(func: F) -> F:
 
         return callback
 
-    quiet = click.option(
-        "-q",
-        "--quiet",
-        is_flag=True,
-        expose_value=False,
-        callback=set_level("quiet"),
-        help="Say only errors and the result: no summaries, lists or warnings.",
-    )
-    verbose = click.option(
-        "-v",
-        "--verbose",
-        is_flag=True,
-        expose_value=False,
-        callback=set_level("verbose"),
-        help="Say more: also what apiforge notes at info level.",
-    )
-    return quiet(verbose(func))
+    for level, text in (
+        ("verbose", "Say more: also what apiforge notes at info level."),
+        ("quiet", "Say only errors and the result: no summaries, lists or warnings."),
+    ):
+        func = click.option(
+            f"-{level[0]}", f"--{level}", is_flag=True, expose_value=False,
+            callback=set_level(level), help=text,
+        )(func)  # fmt: skip
+    return func
 
 
 def say(line: str = "") -> None:
