@@ -324,6 +324,8 @@ def _sweep(result: Result, path: Path, tmp: Path, timeout: float) -> None:
     rc, out, err = _run(
         [py, "-m", "generator.cli", "generate", str(path), "-o", str(tmp)], ROOT, timeout
     )
+    # the report names files relative to the corpus, never by this machine's paths
+    err = err.replace(str(path)[: -len(result.spec)], "")
     result.warnings, result.validation_warnings, result.validation_errors = _split_warnings(err)
     last = err.strip().splitlines()[-1] if err.strip() else ""
     if rc is None:
@@ -333,6 +335,7 @@ def _sweep(result: Result, path: Path, tmp: Path, timeout: float) -> None:
         result.status, result.reason = "crash", last[:300]
         return
     if rc == 2:
+        # the report names specs relative to the corpus, never by this machine's paths
         message = _error_message(err)
         if not message:
             result.status, result.reason = "crash", "exit 2 without a message"

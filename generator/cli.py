@@ -49,6 +49,41 @@ def reports_bad_input(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+#: "quiet", "normal" or "verbose": set by `-q`/`-v` on any command.
+_VERBOSITY = {"level": "normal"}
+
+
+def verbosity_options(func: F) -> F:
+    """`-q/--quiet` (errors and the command's result only: no progress, summaries or
+    warnings) and `-v/--verbose` (also what apiforge notes at info level)."""
+
+    def set_level(level: str) -> Callable[[click.Context, click.Parameter, bool], None]:
+        def callback(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+            if not value:
+                return
+            _VERBOSITY["level"] = level
+            names = {"quiet": "ERROR", "verbose": "INFO"}
+            log.on_first_use(lambda logger: logger.setLevel(names[level]))
+
+        return callback
+
+    for level, text in (
+        ("verbose", "Say more: also what apiforge notes at info level."),
+        ("quiet", "Say only errors and the result: no summaries, lists or warnings."),
+    ):
+        func = click.option(
+            f"-{level[0]}", f"--{level}", is_flag=True, expose_value=False,
+            callback=set_level(level), help=text,
+        )(func)  # fmt: skip
+    return func
+
+
+def say(line: str = "") -> None:
+    """An informational line on stdout, unless --quiet."""
+    if _VERBOSITY["level"] != "quiet":
+        click.echo(line)
+
+
 def remote_refs_option(func: F) -> F:
     """`--allow-remote-refs`, `--refresh-remote-refs`: follow `$ref`s to http(s) URLs
     (generator/spec/remote.py)."""
@@ -107,12 +142,32 @@ def _warn_on_stderr(logger: logging.Logger) -> None:
         logger.propagate = False
 
 
+def _print_version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    """`--version`: the version and which YAML reader this installation uses."""
+    if not value or ctx.resilient_parsing:
+        return
+    from generator.installed import yaml_reader
+
+    click.echo(f"apiforge, version {__version__}\n{yaml_reader()[1]}")
+    ctx.exit()
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="apiforge")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Show the version and the YAML reader in use, and exit.",
+)
 def main() -> None:
     """Production patterns from an OpenAPI description: lint the spec, generate a server that
     enforces them and a client that honours them."""
+    from generator.installed import warn_once_without_fast_reader
+
     log.on_first_use(_warn_on_stderr)
+    warn_once_without_fast_reader(lambda line: click.echo(line, err=True))
     # after the command, whatever its outcome: the cache stays under its size limit
     click.get_current_context().call_on_close(_prune_cache)
 
@@ -124,6 +179,7 @@ def _prune_cache() -> None:
 
 
 @main.command()
+@verbosity_options
 @click.argument("spec")
 @click.option(
     "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
@@ -153,11 +209,12 @@ def _wants_colour(output: str | None, stderr: bool = False) -> bool:
 
 
 @main.command()
+@verbosity_options
 @click.argument("specs", metavar="SPEC...", nargs=-1, required=True)
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["text", "json", "sarif", "github"]),
+    type=click.Choice(["text", "json", "sarif", "github", "stylish", "junit", "gitlab"]),
     default="text",
     show_default=True,
 )
@@ -186,7 +243,18 @@ def _wants_colour(output: str | None, stderr: bool = False) -> bool:
     "--diff",
     is_flag=True,
     help="Print what --fix would change as a unified diff (the report goes to stderr); "
-    "write nothing.",
+    "write nothing. Exits 1 when the spec would change.",
+)
+@click.option(
+    "--baseline",
+    type=click.Path(dir_okay=False),
+    help="Report and fail on only the findings not in FILE (a baseline of known findings, "
+    "by stable fingerprint); FILE is written with every current finding when missing.",
+)
+@click.option(
+    "--write-baseline",
+    is_flag=True,
+    help="Write the --baseline FILE again with every current finding.",
 )
 @click.option(
     "--skip-non-specs",
@@ -207,12 +275,25 @@ def lint(
     no_config: bool,
     fix: bool,
     diff: bool,
+    baseline: str | None,
+    write_baseline: bool,
     skip_non_specs: bool,
 ) -> None:
     """Report the production patterns SPEC forgets to declare; with --fix, declare them.
 
     SPEC is a file, `-` for standard input, or a directory (every YAML or JSON file in it,
-    and below, with a top-level `openapi` key)."""
+    and below, with a top-level `openapi` key).
+
+    \b
+    Configuration: `[tool.apiforge.lint]` in pyproject.toml, or `lint:` in .apiforge.yaml:
+      select = ["rule-id", ...]     only these rules (default: all)
+      ignore = ["rule-id", ...]     rules off
+      fail-on = "warning"           error (default) | warning | info | never
+      [tool.apiforge.lint.severity]
+      rule-id = "info"              error | warning | info | off
+      [[tool.apiforge.lint.ignore-operations]]
+      path = "/internal/*"          glob; optional methods = [...], rules = [...]
+    Each rule's page: `apiforge rules RULE`."""
     from generator.lint.report import render_run
     from generator.lint.run import run_lint
 
@@ -231,6 +312,14 @@ def lint(
     if not run.specs:
         click.echo("no OpenAPI document among the files given: nothing to lint")
         sys.exit(EXIT_OK)
+    if write_baseline and not baseline:
+        raise ApiforgeError(Problem("--write-baseline needs --baseline FILE"))
+    if baseline:
+        from generator.lint import baseline as baselines
+
+        run, outcome = baselines.apply(run, Path(baseline), rewrite=write_baseline)
+        if outcome.written is not None:
+            click.echo(f"wrote the baseline {baseline}: {outcome.written} findings", err=True)
     for error in run.errors:
         click.echo(error.render(), err=True)
     if diff:
@@ -248,18 +337,30 @@ def lint(
         click.echo(text, nl=False, err=to_stderr)
     if run.errors:
         sys.exit(EXIT_BAD_INPUT)
+    if diff and any(fixed.changes for fixed in run.fixes):
+        sys.exit(EXIT_FINDINGS)  # the spec would change (as `ruff format --diff`)
     sys.exit(EXIT_FINDINGS if run.fails() else EXIT_OK)
 
 
 @main.command()
+@verbosity_options
+@click.argument("rule", required=False)
 @click.option(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
-def rules(fmt: str) -> None:
+@reports_bad_input
+def rules(rule: str | None, fmt: str) -> None:
     """List every lint rule: its default severity, whether `lint --fix` fixes it (`fix`),
-    and its summary."""
+    and its summary. With RULE, print that rule's page: what it checks, why, and what its
+    fix inserts."""
     from generator.lint.report import render_rules
 
+    if rule is not None:
+        from generator.lint.registry import all_rules
+        from generator.lint.rule_docs import rule_page
+
+        click.echo(rule_page(rule, [r.id for r in all_rules()]), nl=False)
+        return
     click.echo(render_rules(fmt), nl=False)
 
 
@@ -289,6 +390,11 @@ def output_options(what: str) -> Callable[[F], F]:
     return decorate
 
 
+#: `apiforge server` lists at most this many missing handlers; more go to MISSING_LIST.
+MISSING_SHOWN = 20
+MISSING_LIST = "missing-handlers.txt"
+
+
 def load_for_render(spec: str, validate: bool, strict: bool) -> tuple[LoadedSpec, Path | str]:
     """The loaded spec, and what the models generator reads: the file, or stdin's text."""
     from generator.spec import load_spec
@@ -298,6 +404,7 @@ def load_for_render(spec: str, validate: bool, strict: bool) -> tuple[LoadedSpec
 
 
 @main.command()
+@verbosity_options
 @click.argument("spec")
 @output_options("the client package project")
 @click.option("--package", default=None, help="Python package name (default: from the title).")
@@ -317,7 +424,7 @@ def client(spec: str, output: str, package: str | None, validate: bool, strict: 
     )
     warn_gaps(loaded.api, loaded.resolver.locate)  # what the client cannot express
     operations = sum(len(r.operations) for r in plan.resources)
-    click.echo(
+    say(
         f"wrote {plan.package} to {output}: {operations} operations in "
         f"{len(plan.resources)} resources, {len(plan.webhooks)} webhooks "
         f"({len(report.written)} files written, {len(report.removed)} stale removed)"
@@ -325,6 +432,7 @@ def client(spec: str, output: str, package: str | None, validate: bool, strict: 
 
 
 @main.command()
+@verbosity_options
 @click.argument("spec")
 @output_options("the server project")
 @click.option("--package", default=None, help="Python package name (default: from the title).")
@@ -345,28 +453,40 @@ def server(spec: str, output: str, package: str | None, validate: bool, strict: 
         loaded.api, output, spec_source=source, spec_name=root.name, package=package
     )
     operations = sum(len(t.operations) for t in plan.tags)
-    click.echo(
+    say(
         f"wrote {plan.package} to {output}: {operations} operations in {len(plan.tags)} "
         f"routers ({len(report.written)} files written, {len(report.created)} handler files "
         f"created, {len(report.kept)} kept, {len(report.removed)} stale removed)"
     )
-    if missing:
-        click.echo(f"{len(missing)} operations have no handler yet (they answer 501):")
-        for m in missing:
-            click.echo(f"  {m.module}: {m.method}  ({m.label}, {m.operation_id})")
+    listed = Path(output) / MISSING_LIST
+    lines = [f"{m.module}: {m.method}  ({m.label}, {m.operation_id})" for m in missing]
+    if len(lines) > MISSING_SHOWN:  # a count, and the list in a file, not hundreds of lines
+        listed.write_text(
+            f"# operations with no handler yet (they answer 501), as of the last "
+            f"`apiforge server`\n{chr(10).join(lines)}\n",
+            encoding="utf-8",
+        )
+        say(f"{len(lines)} operations have no handler yet (they answer 501); the list: {listed}")
     else:
-        click.echo("every operation has a handler")
+        listed.unlink(missing_ok=True)
+        if lines:
+            say(f"{len(lines)} operations have no handler yet (they answer 501):")
+            for line in lines:
+                say(f"  {line}")
+        else:
+            say("every operation has a handler")
     unverified = missing_verifiers(plan, output)
     if unverified:
-        click.echo(
+        say(
             f"{len(unverified)} security schemes have no verifier yet "
             "(the operations that need them answer 501):"
         )
         for scheme in unverified:
-            click.echo(f"  verifier.py: {scheme.method}  ({scheme.name})")
+            say(f"  verifier.py: {scheme.method}  ({scheme.name})")
 
 
 @main.command()
+@verbosity_options
 @click.argument("spec")
 @output_options("the server (OUTPUT/server) and the client (OUTPUT/client)")
 @click.option(
@@ -408,7 +528,7 @@ def generate(
         where = p.out_dir
         if check:
             state = f"{len(p.drift)} files differ" if p.drift else "in sync"
-            click.echo(f"{p.kind}: {p.package} in {where}: {state} ({p.summary})")
+            say(f"{p.kind}: {p.package} in {where}: {state} ({p.summary})")
             continue
         report = p.report
         assert report is not None
@@ -418,22 +538,22 @@ def generate(
         )
         if report.created or report.kept:
             line += f", {len(report.created)} handler files created, {len(report.kept)} kept"
-        click.echo(f"{line}, {len(report.removed)} stale removed)")
+        say(f"{line}, {len(report.removed)} stale removed)")
         if p.missing_handlers:
-            click.echo(
+            say(
                 f"  {p.missing_handlers} operations have no handler yet (they answer 501); "
                 f"`apiforge server` lists them"
             )
     if result.lint_summary is not None:
-        click.echo(f"lint: {result.lint_summary}")
+        say(f"lint: {result.lint_summary}")
     if check:
         if result.drift:
-            click.echo(f"out of date: {len(result.drift)} generated files differ from {spec}:")
+            say(f"out of date: {len(result.drift)} generated files differ from {spec}:")
             for path in result.drift:
-                click.echo(f"  {path}")
-            click.echo("run the same command without --check to regenerate them")
+                say(f"  {path}")
+            say("run the same command without --check to regenerate them")
             sys.exit(EXIT_FINDINGS)
-        click.echo("up to date")
+        say("up to date")
 
 
 # --- apiforge diff ------------------------------------------------------------------------
@@ -506,6 +626,7 @@ def diff_command(
 
 
 @main.command()
+@verbosity_options
 @click.argument("spec")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option(

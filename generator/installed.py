@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+from collections.abc import Callable
 from functools import cache
 
 
@@ -39,3 +40,37 @@ def installed_version(package: str, distribution: str) -> str:
         return version(distribution)
     except PackageNotFoundError:
         return "unknown"
+
+
+def yaml_reader() -> tuple[bool, str]:
+    """Whether the fast YAML reader (rapidyaml and the compiled `_ryml_data`) is there, and
+    a sentence saying which reader is used (found without importing either)."""
+    compiled = importlib.util.find_spec("generator.spec._ryml_data") is not None
+    ryml = importlib.util.find_spec("ryml") is not None
+    if compiled and ryml:
+        return True, "YAML reader: rapidyaml (fast)"
+    missing = "the compiled extension (no C compiler at install)" if ryml else "rapidyaml"
+    return False, (
+        f"YAML reader: PyYAML, about four times slower on big specs: {missing} is missing; "
+        "reinstall apiforge with a C compiler (e.g. apt-get install build-essential)"
+    )
+
+
+def warn_once_without_fast_reader(say: Callable[[str], None]) -> None:
+    """On the first run without the fast reader, say so (once: a stamp in the cache)."""
+    fast, sentence = yaml_reader()
+    if fast:
+        return
+    from generator.spec.load import cache_dir
+
+    root = cache_dir()
+    stamp = root / ".slow-reader-said" if root is not None else None
+    if stamp is not None and stamp.exists():
+        return
+    say(f"warning: {sentence} (said once; `apiforge --version` says it again)")
+    if stamp is not None:
+        try:
+            stamp.parent.mkdir(parents=True, exist_ok=True)
+            stamp.touch()
+        except OSError:
+            pass

@@ -368,3 +368,19 @@ def test_a_report_under_a_file_is_one_line_and_exit_2(tmp_path: Path) -> None:
     (tmp_path / "afile").write_text("")
     proc = apiforge("lint", "specs/acme.yaml", "-o", str(tmp_path / "afile" / "report.txt"))
     assert_clear_error(proc, "cannot write", "Not a directory")
+
+
+@pytest.mark.parametrize("command", ["server", "client"])
+def test_quiet_says_nothing_on_success_and_verbose_is_accepted(
+    tmp_path: Path, command: str
+) -> None:
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        VALID.replace("paths: {}", "paths: {/x: {get: {responses: {'200': {description: ok}}}}}")
+    )
+    quiet = apiforge(command, str(spec), "-o", str(tmp_path / "q"), "--quiet")
+    assert (quiet.returncode, quiet.stdout, quiet.stderr) == (0, "", "")
+    loud = apiforge(command, str(spec), "-o", str(tmp_path / "v"), "-v")
+    assert loud.returncode == 0 and loud.stdout.startswith("wrote ")
+    for other in (["lint", str(spec)], ["inspect", str(spec)], ["rules"]):
+        assert apiforge(*other, "-q").returncode == 0

@@ -64,6 +64,7 @@ def test_wheel_installs_into_a_fresh_venv_and_runs(tmp_path: Path) -> None:
     assert where.startswith(site), where
     assert Path(site, "generator", "templates", "server", "runtime", "problems.py").is_file()
     assert Path(site, "generator", "templates", "client", "runtime").is_dir()
+    assert Path(site, "generator", "rule_docs", "idempotency-key-missing.md").is_file()
 
     proc = subprocess.run(
         [

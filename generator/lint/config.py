@@ -12,8 +12,9 @@ found by walking up from the spec's directory; the command line refines it.
     methods = ["get"]           # optional, default every method
     rules = ["rate-limit-headers-missing"]  # optional, default every rule
 
-See docs/lint.md. `apiforge diff` reads its own section of the same files (`[tool.apiforge.diff]`,
-`diff:`) with the same keys in its own words (`Vocabulary`, docs/diff.md).
+`apiforge lint --help` shows these keys; each rule's page: `apiforge rules ID`. `apiforge diff`
+reads its own section of the same files (`[tool.apiforge.diff]`, `diff:`) with the same keys in
+its own words (`Vocabulary`, docs/diff.md).
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ from generator.lint.registry import check_ids
 
 FAIL_ON = ("error", "warning", "info", "never")
 _KEYS = {"select", "ignore", "fail-on", "severity", "ignore-operations"}
-_HINT = "see docs/lint.md for the configuration keys"
+_HINT = "`apiforge lint --help` shows the configuration keys; `apiforge rules` lists the rule ids"
+_SECTIONS = ("lint", "diff")  # the top-level keys of .apiforge.yaml
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,17 +110,31 @@ def _split(values: Iterable[str]) -> list[str]:
 
 def find_config(spec: str, section: str = "lint") -> Path | None:
     """The nearest .apiforge.yaml, or pyproject.toml with [tool.apiforge.<section>], walking
-    up from the spec's directory (from the working directory for stdin, or a spec that is no
-    file: `REF:PATH`)."""
-    start = Path.cwd() if not Path(spec).is_file() else Path(spec).resolve().parent
-    for folder in (start, *start.parents):
+    up from the spec's directory, then from the working directory (as Spectral and Redocly
+    look): a spec under the working directory finds the working directory's file, a spec
+    elsewhere its own project's first (stdin, or a spec that is no file — `REF:PATH` —
+    starts from the working directory)."""
+    cwd = Path.cwd().resolve()
+    start = Path(spec).resolve().parent if Path(spec).is_file() else cwd
+    folders = dict.fromkeys((start, *start.parents, cwd, *cwd.parents))
+    for folder in folders:
         candidate = folder / ".apiforge.yaml"
         if candidate.is_file():
-            return candidate
+            return _shown(candidate, cwd)
         pyproject = folder / "pyproject.toml"
         if pyproject.is_file() and _pyproject_section(pyproject, section) is not None:
-            return pyproject
+            return _shown(pyproject, cwd)
     return None
+
+
+def _shown(path: Path, cwd: Path) -> Path:
+    """`path` as messages show it: relative to the working directory when it is in it or
+    in one of its parents, else as it is."""
+    import os
+
+    if path.is_relative_to(cwd) or cwd.is_relative_to(path.parent):
+        return Path(os.path.relpath(path, cwd))
+    return path
 
 
 def _pyproject_section(path: Path, name: str = "lint") -> dict[str, Any] | None:
@@ -161,24 +177,72 @@ def load_config(path: Path, words: Vocabulary = LINT) -> LintConfig:
             raise ApiforgeError(
                 Problem(f"expected a mapping with a `{key}:` key", file=name), words.hint
             )
+        for unknown in sorted(set(data or {}) - set(_SECTIONS), key=str):
+            hint = _SPECTRAL_HINT if unknown in ("rules", "extends") else words.hint
+            raise ApiforgeError(
+                Problem(
+                    f"unknown top-level key {unknown!r}: the settings go under "
+                    + " or ".join(f"`{s}:`" for s in _SECTIONS),
+                    file=name,
+                    line=_line_of(path, str(unknown)),
+                ),
+                hint,
+            )
         section = (data or {}).get(key)
         where = f"{key}:"
     if section is None:
         return LintConfig(source=name, fail_on=next(iter(words.fail_on.values())))
-    return parse_config(section, name, where, words)
+    return parse_config(section, name, where, lambda k: _line_of(path, k), words)
 
 
-def parse_config(section: Any, name: str, where: str, words: Vocabulary = LINT) -> LintConfig:
-    def bad(message: str) -> ApiforgeError:
-        return ApiforgeError(Problem(f"{where} {message}", file=name), words.hint)
+def _line_of(path: Path, key: str) -> int:
+    """The first line of `path` that sets `key` (YAML `key:`, TOML `key =`), or 0."""
+    import re
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return 0
+    found = re.search(rf"""(?m)^[ \t-]*["']?{re.escape(key)}["']?[ \t]*[:=]""", text)
+    return text.count("\n", 0, found.start()) + 1 if found else 0
+
+
+#: Spectral's severity words (and numbers) in apiforge's.
+_SPECTRAL_LEVELS: dict[Any, str] = {
+    "error": "error", 0: "error",
+    "warn": "warning", "warning": "warning", 1: "warning",
+    "info": "info", 2: "info", "hint": "info", 3: "info",
+    "off": "off",
+}  # fmt: skip
+_SPECTRAL_HINT = (
+    "apiforge reads Spectral-style severities under `lint:` as `rules: {rule-id: error|warn|"
+    "info|hint|off}` (or `severity:`); rulesets (`extends`) are not read"
+)
+
+
+def parse_config(
+    section: Any,
+    name: str,
+    where: str,
+    line_of: Callable[[str], int] = lambda key: 0,
+    words: Vocabulary = LINT,
+) -> LintConfig:
+    def bad(message: str, key: str = "") -> ApiforgeError:
+        line = line_of(key) if key else 0
+        return ApiforgeError(Problem(f"{where} {message}", file=name, line=line), words.hint)
 
     check_ids = words.check
 
     if not isinstance(section, dict):
         raise bad("must be a table/mapping")
-    unknown = sorted(set(section) - _KEYS)
+    unknown = sorted(set(section) - _KEYS - {"rules"}, key=str)
     if unknown:
-        raise bad(f"has unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(_KEYS))}")
+        raise bad(
+            f"has unknown key(s) {', '.join(map(str, unknown))}; "
+            f"known: {', '.join(sorted(_KEYS | {'rules'}))}",
+            str(unknown[0]),
+        )
+    section = _spectral_rules(section, bad)
 
     def id_list(key: str, value: Any) -> list[str]:
         if isinstance(value, str):
@@ -236,6 +300,28 @@ def parse_config(section: Any, name: str, where: str, words: Vocabulary = LINT) 
             )
         )
     return replace(config, fail_on=fail_on, severity=severity, ignore_operations=tuple(ignores))
+
+
+def _spectral_rules(section: dict[str, Any], bad: Callable[..., ApiforgeError]) -> dict[str, Any]:
+    """`rules: {id: warn}` (Spectral's spelling) read as `severity:`; `true` keeps the
+    rule's default."""
+    rules = section.get("rules")
+    if rules is None:
+        return section
+    if not isinstance(rules, dict):
+        raise bad("`rules` must map rule ids to error, warn, info, hint or off", "rules")
+    severity = dict(section.get("severity") or {})
+    for rule_id, level in rules.items():
+        if level is True:
+            continue
+        key = "off" if level is False else level.lower() if isinstance(level, str) else level
+        if key not in _SPECTRAL_LEVELS:
+            raise bad(
+                f"rules: `{rule_id}` must be error, warn, info, hint or off, not {level!r}",
+                str(rule_id),
+            )
+        severity[rule_id] = _SPECTRAL_LEVELS[key]
+    return {**{k: v for k, v in section.items() if k != "rules"}, "severity": severity}
 
 
 def resolve_config(

@@ -29,6 +29,7 @@ class LintResult:
     findings: tuple[Finding, ...]
     rules_run: tuple[str, ...]
     suppressed: int  # findings dropped by x-apiforge-ignore or ignore-operations
+    baselined: int = 0  # findings a baseline knows (`lint --baseline`), left out
 
     def count(self, severity: str) -> int:
         return sum(1 for f in self.findings if f.severity == severity)

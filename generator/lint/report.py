@@ -13,15 +13,16 @@ from urllib.parse import quote
 
 from generator import __version__
 from generator.lint.engine import LintResult
+from generator.lint.formats import render_gitlab, render_junit, render_stylish
 from generator.lint.model import Finding, Rule
 from generator.lint.registry import all_rules
+from generator.lint.rule_docs import help_command, help_uri
 
 if TYPE_CHECKING:
     from generator.lint.run import LintRun
 
 JSON_FORMAT = "apiforge-lint/1"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-DOCS_URI = "docs/rules/{id}.md"
 
 _COLOURS = {"error": "\x1b[31m", "warning": "\x1b[33m", "info": "\x1b[36m"}
 _BOLD, _DIM, _RESET = "\x1b[1m", "\x1b[2m", "\x1b[0m"
@@ -36,18 +37,24 @@ def summary_line(result: LintResult) -> str:
     checked = (
         f"{_plural(len(api.operations), 'operation')}, {_plural(len(api.webhooks), 'webhook')}"
     )
+    known = f"; {result.baselined} known in the baseline" if result.baselined else ""
     if not result.findings:
-        return f"no findings ({checked} checked, {len(result.rules_run)} rules)"
+        return f"no findings ({checked} checked, {len(result.rules_run)} rules){known}"
     counts = ", ".join(
         _plural(result.count(s), s) for s in ("error", "warning", "info") if result.count(s)
     )
     text = f"{_plural(len(result.findings), 'finding')}: {counts} ({checked} checked)"
     if result.suppressed:
         text += f"; {result.suppressed} suppressed by configuration"
-    return text
+    return text + known
 
 
-def render_text(result: LintResult, colour: bool = False) -> str:
+def config_line(sources: list[str]) -> str:
+    """Which configuration file the run used."""
+    return f"configuration: {', '.join(sources)}" if sources else "configuration: none found"
+
+
+def render_text(result: LintResult, colour: bool = False, config: str | None = None) -> str:
     """`file:line:col  severity  rule  message`, one group per file, then a summary."""
 
     def paint(text: str, style: str) -> str:
@@ -65,8 +72,21 @@ def render_text(result: LintResult, colour: bool = False) -> str:
         lines.append(f"{paint(where, _BOLD)}  {severity}  {paint(f.rule, _DIM)}  {f.message}")
     if lines:
         lines.append("")
+    found = sorted({f.rule for f in result.findings})
+    if found:
+        lines.append(pages_line(found))
+    if config:
+        lines.append(config_line([config]))
     lines.append(summary_line(result))
     return "\n".join(lines) + "\n"
+
+
+def pages_line(rule_ids: list[str]) -> str:
+    """Where the page of each rule found is: the command, or the URLs."""
+    uris = [help_uri(r) for r in rule_ids]
+    if all(uris):
+        return "rule pages: " + ", ".join(u for u in uris if u)
+    return f"rule pages: {help_command('RULE')} ({', '.join(rule_ids)})"
 
 
 def _operation_json(f: Finding) -> dict[str, Any] | None:
@@ -89,18 +109,21 @@ def json_data(result: LintResult) -> dict[str, Any]:
             "pointer": f.pointer,
             "operation": _operation_json(f),
             "webhook": f.webhook,
+            "help": help_command(f.rule),
+            "url": help_uri(f.rule),
         }
         for f in result.findings
     ]
     return data
 
 
-def _json_head(result: LintResult) -> dict[str, Any]:
+def _json_head(result: LintResult, config: str | None = None) -> dict[str, Any]:
     """`json_data` up to its findings (the last key)."""
     api = result.api
     return {
         "format": JSON_FORMAT,
         "tool": {"name": "apiforge", "version": __version__},
+        "config": config,
         "spec": {
             "root": api.root,
             "title": api.title,
@@ -113,6 +136,7 @@ def _json_head(result: LintResult) -> dict[str, Any]:
             "warning": result.count("warning"),
             "info": result.count("info"),
             "suppressed": result.suppressed,
+            "baselined": result.baselined,
             "operations": len(api.operations),
             "webhooks": len(api.webhooks),
         },
@@ -120,12 +144,12 @@ def _json_head(result: LintResult) -> dict[str, Any]:
     }
 
 
-def render_json(result: LintResult) -> str:
+def render_json(result: LintResult, config: str | None = None) -> str:
     """`dumps(json_data(result))` and a line break. The findings, most of a big report
     (GitHub's 2,000), are written one template each, without the dicts `json_data` makes
     for them and the general writer's walk over those (~3x faster); what they share (their
     rule, file and operation: GitHub's have 8 rules, 1 file, 800 operations) is encoded once."""
-    head = dumps({**_json_head(result), "findings": []})
+    head = dumps({**_json_head(result, config), "findings": []})
     if not result.findings:
         return head + "\n"
     strings, operations = _Encoded(), _OperationsJson()
@@ -142,6 +166,8 @@ def render_json(result: LintResult) -> str:
                 encode_basestring(f.pointer),
                 "null" if (op := f.operation) is None else operations[op.id, op.method, op.path],
                 "null" if f.webhook is None else encode_basestring(f.webhook),
+                strings[help_command(f.rule)],
+                "null" if (uri := help_uri(f.rule)) is None else strings[uri],
             )
             for f in result.findings
         ]
@@ -153,7 +179,7 @@ def render_json(result: LintResult) -> str:
 _FINDING = (
     '\n    {\n      "rule": %s,\n      "severity": %s,\n      "message": %s,\n      "file": %s,'
     '\n      "line": %d,\n      "column": %d,\n      "pointer": %s,\n      "operation": %s,'
-    '\n      "webhook": %s\n    }'
+    '\n      "webhook": %s,\n      "help": %s,\n      "url": %s\n    }'
 )
 _OPERATION = '{\n        "id": %s,\n        "method": %s,\n        "path": %s\n      }'
 
@@ -258,18 +284,22 @@ def _fingerprint(f: Finding) -> str:
 
 
 def _sarif_rule(rule: Rule) -> dict[str, Any]:
-    return {
+    data: dict[str, Any] = {
         "id": rule.id,
         "name": "".join(w.capitalize() for w in rule.id.split("-")),
         "shortDescription": {"text": rule.summary.replace("`", "")},
         "fullDescription": {"text": rule.summary.replace("`", "")},
         "help": {
-            "text": f"{rule.summary.replace('`', '')}. See {DOCS_URI.format(id=rule.id)}.",
-            "markdown": f"{rule.summary}. See [{DOCS_URI.format(id=rule.id)}]({DOCS_URI.format(id=rule.id)}).",
+            "text": f"{rule.summary.replace('`', '')}. The rule's page: {help_command(rule.id)}.",
+            "markdown": f"{rule.summary}. The rule's page: `{help_command(rule.id)}`.",
         },
         "defaultConfiguration": {"level": _SARIF_LEVEL[rule.severity]},
         "properties": {"tags": ["api", "openapi", rule.pattern]},
     }
+    uri = help_uri(rule.id)
+    if uri is not None:
+        data["helpUri"] = uri
+    return data
 
 
 def sarif_data(result: LintResult | None) -> dict[str, Any]:
@@ -349,12 +379,23 @@ RENDERERS: dict[str, Callable[[LintResult], str]] = {
     "json": render_json,
     "sarif": render_sarif,
     "github": render_github,
+    "stylish": render_stylish,
+    "junit": render_junit,
+    "gitlab": lambda result: render_gitlab(result, _fingerprint),
 }
-FORMATS = ("text", "json", "sarif", "github")
+_NO_JUNIT = (
+    '<?xml version="1.0" encoding="UTF-8"?>\n'
+    '<testsuites name="apiforge lint" tests="0" failures="0">\n</testsuites>\n'
+)
+FORMATS = ("text", "json", "sarif", "github", "stylish", "junit", "gitlab")
 
 
-def render(result: LintResult, fmt: str, colour: bool = False) -> str:
-    return render_text(result, colour) if fmt == "text" else RENDERERS[fmt](result)
+def render(result: LintResult, fmt: str, colour: bool = False, config: str | None = None) -> str:
+    if fmt == "text":
+        return render_text(result, colour, config)
+    if fmt == "json":
+        return render_json(result, config)
+    return RENDERERS[fmt](result)
 
 
 def render_rules(fmt: str = "text") -> str:
@@ -390,12 +431,16 @@ def render_run(run: LintRun, fmt: str, colour: bool = False) -> str:
     """The report of a run. One spec linted (no fix) reads exactly as `render` has it."""
     results = run.results
     if run.mode == "lint" and len(run.specs) == 1 and len(results) == 1:
-        return render(results[0], fmt, colour)
+        return render(results[0], fmt, colour, config=_sources(run)[0] if _sources(run) else None)
     if fmt == "json":
         return dumps(run_json(run)) + "\n"
     if fmt == "sarif":
         data = sarif_data(_merged(results)) if results else sarif_data(None)
         return dumps(data) + "\n"
+    if fmt in ("stylish", "junit", "gitlab"):
+        if not results:  # every spec failed to read: said on stderr
+            return {"stylish": "no problems\n", "gitlab": "[]\n"}.get(fmt, _NO_JUNIT)
+        return RENDERERS[fmt](_merged(results))
     if fmt == "github":
         merged = _merged(results)
         lines = render_github(merged).splitlines()[:-1] if results else []
@@ -404,12 +449,19 @@ def render_run(run: LintRun, fmt: str, colour: bool = False) -> str:
     return run_text(run, colour)
 
 
+def _sources(run: LintRun) -> list[str]:
+    """The configuration files the run's specs used, each once."""
+    found = (s.config.source for s in run.specs if s.config is not None and s.config.source)
+    return list(dict.fromkeys(x for x in found if x))
+
+
 def _merged(results: list[LintResult]) -> LintResult:
     """One result holding the findings of several (the first one's API for the header)."""
     findings = tuple(f for r in results for f in r.findings)
     rules = tuple(dict.fromkeys(rule for r in results for rule in r.rules_run))
     suppressed = sum(r.suppressed for r in results)
-    return LintResult(results[0].api, findings, rules, suppressed)
+    baselined = sum(r.baselined for r in results)
+    return LintResult(results[0].api, findings, rules, suppressed, baselined)
 
 
 def _fix_word(run: LintRun) -> str:
@@ -464,6 +516,11 @@ def run_text(run: LintRun, colour: bool = False) -> str:
             )
     if lines:
         lines.append("")
+    found = sorted({f.rule for f in findings})
+    if found:
+        lines.append(pages_line(found))
+    if _sources(run):
+        lines.append(config_line(_sources(run)))
     lines.extend(run_summary(run))
     return "\n".join(lines) + "\n"
 
@@ -501,8 +558,10 @@ def run_summary(run: LintRun) -> list[str]:
         operations = sum(len(r.api.operations) for r in results)
         webhooks = sum(len(r.api.webhooks) for r in results)
         checked = f"{_plural(len(results), 'spec')}: {_plural(operations, 'operation')}, {_plural(webhooks, 'webhook')}"
+        baselined = sum(r.baselined for r in results)
+        known = f"; {baselined} known in the baseline" if baselined else ""
         if not merged.findings:
-            lines.append(f"no findings ({checked} checked)")
+            lines.append(f"no findings ({checked} checked){known}")
         else:
             counts_text = ", ".join(
                 _plural(merged.count(s), s) for s in ("error", "warning", "info") if merged.count(s)
@@ -510,7 +569,7 @@ def run_summary(run: LintRun) -> list[str]:
             text = f"{_plural(len(merged.findings), 'finding')}: {counts_text} ({checked} checked)"
             if merged.suppressed:
                 text += f"; {merged.suppressed} suppressed by configuration"
-            lines.append(text)
+            lines.append(text + known)
     if run.errors:
         lines.append(f"{_plural(len(run.errors), 'spec')} could not be read or written (see above)")
     return lines
@@ -523,12 +582,14 @@ def run_json(run: LintRun) -> dict[str, Any]:
     results = run.results
     if results:
         data = json_data(_merged(results))
+        data["config"] = ", ".join(_sources(run)) or None
         data["summary"]["operations"] = sum(len(r.api.operations) for r in results)
         data["summary"]["webhooks"] = sum(len(r.api.webhooks) for r in results)
     else:
         data = {
             "format": JSON_FORMAT,
             "tool": {"name": "apiforge", "version": __version__},
+            "config": None,
             "spec": None,
             "summary": {
                 "findings": 0,

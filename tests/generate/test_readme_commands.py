@@ -37,6 +37,14 @@ def fresh_venv(where: Path) -> Path:
     return where / "bin"
 
 
+def assert_imports(bin_dir: Path, module: str, cwd: Path) -> None:
+    """The fresh venv's Python imports `module` from elsewhere than its project: installed."""
+    check = subprocess.run(
+        [bin_dir / "python", "-c", f"import {module}"], cwd=cwd, capture_output=True, text=True
+    )
+    assert check.returncode == 0, check.stderr
+
+
 def test_the_generated_readmes_commands_work_as_written(tmp_path: Path) -> None:
     out = tmp_path / "out"
     made = subprocess.run(
@@ -65,13 +73,7 @@ def test_the_generated_readmes_commands_work_as_written(tmp_path: Path) -> None:
             ["bash", "-euc", block], cwd=out / "client", env=env, capture_output=True, text=True
         )
         assert done.returncode == 0, (block, done.stderr[-2000:])
-    check = subprocess.run(
-        [bin_dir / "python", "-c", "import acme_payments_api_client as c; print(c.Client)"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-    )
-    assert check.returncode == 0, check.stderr
+    assert_imports(bin_dir, "acme_payments_api_client", tmp_path)
 
     server = out / "server"
     blocks = sh_blocks(server / "README.md")
@@ -83,13 +85,7 @@ def test_the_generated_readmes_commands_work_as_written(tmp_path: Path) -> None:
         ["bash", "-euc", install], cwd=server, env=env, capture_output=True, text=True
     )
     assert done.returncode == 0, (install, done.stderr[-2000:])
-    check = subprocess.run(
-        [bin_dir / "python", "-c", "import acme_payments_api_server.settings"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-    )
-    assert check.returncode == 0, check.stderr
+    assert_imports(bin_dir, "acme_payments_api_server.settings", tmp_path)
     port = free_port()
     assert " --port 8000" in serve
     command = serve.replace(" --port 8000", f" --port {port}")

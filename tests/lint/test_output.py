@@ -88,6 +88,7 @@ def test_json_format_shape() -> None:
         "warning": 34,
         "info": 2,
         "suppressed": 0,
+        "baselined": 0,
         "operations": 12,
         "webhooks": 1,
     }
@@ -102,6 +103,8 @@ def test_json_format_shape() -> None:
         "pointer",
         "operation",
         "webhook",
+        "help",
+        "url",
     }
     assert first["operation"] == {"id": "listWidgets", "method": "GET", "path": "/widgets"}
     hook = next(f for f in data["findings"] if f["webhook"])

@@ -120,30 +120,29 @@ def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("cache")
 
 
-@pytest.fixture(scope="module")
-def small(tmp_path_factory: pytest.TempPathFactory, cache: Path) -> Iterator[MockServer]:
-    specs = tmp_path_factory.mktemp("specs")
-    spec = specs / "small.yaml"
-    spec.write_text(SMALL, encoding="utf-8")
-    work = tmp_path_factory.mktemp("work")
+def _serving(spec: Path, factory: pytest.TempPathFactory, cache: Path) -> Iterator[MockServer]:
+    """A mock server of `spec` started in an empty folder, which must stay empty."""
+    work = factory.mktemp("work")
     server = _start(spec, work, cache)
     try:
         yield server
     finally:
         _stop(server)
     assert list(work.iterdir()) == [], "the mock wrote into the folder it was started in"
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory: pytest.TempPathFactory, cache: Path) -> Iterator[MockServer]:
+    specs = tmp_path_factory.mktemp("specs")
+    spec = specs / "small.yaml"
+    spec.write_text(SMALL, encoding="utf-8")
+    yield from _serving(spec, tmp_path_factory, cache)
     assert list(specs.iterdir()) == [spec]
 
 
 @pytest.fixture(scope="module")
 def acme(tmp_path_factory: pytest.TempPathFactory, cache: Path) -> Iterator[MockServer]:
-    work = tmp_path_factory.mktemp("work")
-    server = _start(ACME, work, cache)
-    try:
-        yield server
-    finally:
-        _stop(server)
-    assert list(work.iterdir()) == []
+    yield from _serving(ACME, tmp_path_factory, cache)
 
 
 def test_a_secured_operation_answers_any_credential_and_401_without_one(small: MockServer) -> None:

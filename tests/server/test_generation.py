@@ -263,3 +263,23 @@ def test_openapi_json_builds_when_schema_examples_are_not_a_list(tmp_path: Path)
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == '{"kind": ["x", "y"], "name": ["abc"], "size": [7]}'
+
+
+def test_many_missing_handlers_are_a_count_and_a_file(tmp_path: Path) -> None:
+    paths = "".join(
+        f"  /things{i}:\n    get:\n      operationId: getThing{i}\n"
+        f"      responses:\n        '200': {{description: ok}}\n"
+        for i in range(25)
+    )
+    spec = tmp_path / "many.yaml"
+    spec.write_text(f"openapi: 3.1.0\ninfo: {{title: Many, version: '1'}}\npaths:\n{paths}")
+    out = tmp_path / "srv"
+    result = CliRunner().invoke(main, ["server", str(spec), "-o", str(out), "--no-validate"])
+    assert result.exit_code == 0, result.output
+    listed = out / "missing-handlers.txt"
+    assert result.output.splitlines()[-1] == (
+        f"25 operations have no handler yet (they answer 501); the list: {listed}"
+    )
+    lines = listed.read_text().splitlines()
+    assert len(lines) == 26 and lines[1].startswith("handlers/")
+    assert len(result.output.splitlines()) < 5

@@ -1,0 +1,35 @@
+"""The documentation is for users: every rule listed, links that resolve inside the
+repository, no path of one machine."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from generator.lint.registry import all_rules
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md"), *(ROOT / "specs").glob("*.md")])
+MACHINE_PATH = re.compile(r"(?<![\w.])/(?:work|home|root|Users)/\w")
+LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
+
+
+def test_lint_md_lists_every_rule_with_its_page() -> None:
+    text = (ROOT / "docs" / "lint.md").read_text(encoding="utf-8")
+    for rule in all_rules():
+        assert f"[`{rule.id}`](rules/{rule.id}.md)" in text, rule.id
+        assert (ROOT / "docs" / "rules" / f"{rule.id}.md").is_file()
+
+
+def test_no_machine_paths_and_links_resolve_inside_the_repository() -> None:
+    found = []
+    for page in DOCS:
+        text = page.read_text(encoding="utf-8")
+        found += [f"{page.relative_to(ROOT)}: {m.group()}" for m in MACHINE_PATH.finditer(text)]
+        for target in LINK.findall(text):
+            if re.match(r"[a-z]+:", target):
+                continue  # a URL
+            resolved = (page.parent / target).resolve()
+            if not resolved.is_relative_to(ROOT) or not resolved.exists():
+                found.append(f"{page.relative_to(ROOT)}: link {target}")
+    assert found == []
