@@ -29,7 +29,7 @@ class ClientNames:
 
     def _model(self, side: str, name: str) -> str:
         if side not in self._models:
-            from generator.models.build import model_class_names
+            from generator.models.class_names import model_class_names
 
             self._models[side] = model_class_names(self._apis[side].schemas)
         return self._models[side].get(name, name)

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from generator.errors import ApiforgeError, Problem
-from generator.lint.engine import Finding
+from generator.lint.model import Finding
 from generator.lint.run import LintRun
 
 FORMAT = "apiforge-baseline/1"

@@ -9,7 +9,8 @@ from collections.abc import Callable
 from itertools import groupby
 from xml.sax.saxutils import escape, quoteattr
 
-from generator.lint.engine import Finding, LintResult
+from generator.lint.engine import LintResult
+from generator.lint.model import Finding
 
 
 def _plural(n: int, word: str) -> str:

@@ -24,7 +24,7 @@ import asyncio
 import json
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -308,7 +308,7 @@ async def enqueue_in(
     async with conn.cursor() as cursor:
         await cursor.executemany(
             f"INSERT INTO apiforge_webhook_deliveries ({_PG_DELIVERY_COLUMNS})"
-            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, NULL, NULL, '', %s)",
+            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, NULL, NULL, '', %s, %s)",
             [
                 (
                     d.id,
@@ -322,6 +322,7 @@ async def enqueue_in(
                     d.created_at,
                     d.updated_at,
                     d.request_id,
+                    d.owner,
                 )
                 for d in deliveries
             ],
@@ -345,7 +346,7 @@ class PostgresOutbox(Outbox):
             return await enqueue_in(conn, event, endpoints, now)
 
     async def claim_due(
-        self, now: float, limit: int, lease_seconds: float
+        self, now: float, limit: int, lease_seconds: float, skip_owners: Collection[str] = ()
     ) -> list[tuple[Delivery, bytes]]:
         claim = _token("clm_")
         until = now + lease_seconds
@@ -354,8 +355,9 @@ class PostgresOutbox(Outbox):
             cur = await conn.execute(
                 f"SELECT {_PG_DELIVERY_COLUMNS} FROM apiforge_webhook_deliveries"
                 " WHERE status IN ('pending', 'sending') AND next_attempt_at <= %s"
+                " AND NOT (COALESCE(owner, '') = ANY(%s))"
                 " ORDER BY next_attempt_at, seq LIMIT %s FOR UPDATE SKIP LOCKED",
-                (now, limit),
+                (now, sorted(skip_owners), limit),
             )
             rows = await cur.fetchall()
             if not rows:
@@ -526,15 +528,17 @@ class PostgresJobStore(JobStore):
         max_attempts: int,
         instance_for: Callable[[str], str],
         webhook: WebhookBuilder | None = None,
+        skip_owners: Collection[str] = (),
     ) -> Job | None:
         claim = _new_token()[:16]
         pool = await self.db.pool()
         async with pool.connection() as conn, conn.transaction():
             cur = await conn.execute(
-                "SELECT record FROM apiforge_jobs WHERE status = 'queued'"
-                " OR (status = 'running' AND (lease_until IS NULL OR lease_until <= %s))"
+                "SELECT record FROM apiforge_jobs WHERE (status = 'queued'"
+                " OR (status = 'running' AND (lease_until IS NULL OR lease_until <= %s)))"
+                " AND NOT (COALESCE(record::jsonb->>'owner', '') = ANY(%s))"
                 " ORDER BY created_at LIMIT 1 FOR UPDATE SKIP LOCKED",
-                (now,),
+                (now, sorted(skip_owners)),
             )
             row = await cur.fetchone()
             if row is None:

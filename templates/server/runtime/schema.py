@@ -73,7 +73,7 @@ POSTGRES_MIGRATIONS: Sequence[Sequence[str]] = (
             next_attempt_at DOUBLE PRECISION,
             created_at DOUBLE PRECISION NOT NULL, updated_at DOUBLE PRECISION NOT NULL,
             last_status_code INTEGER, last_error TEXT,
-            claim TEXT NOT NULL DEFAULT '', request_id TEXT
+            claim TEXT NOT NULL DEFAULT '', request_id TEXT, owner TEXT
         )""",
         "CREATE INDEX IF NOT EXISTS apiforge_webhook_deliveries_due"
         " ON apiforge_webhook_deliveries (status, next_attempt_at)",
