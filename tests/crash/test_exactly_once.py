@@ -103,7 +103,7 @@ def test_exactly_once_across_kills(
     server_project: Path, store: str, provider: Provider, consumer: Receiver, tmp_path: Path
 ) -> None:
     kind = "sqlite" if store.startswith("sqlite") else "postgres"
-    keys = [f"{kind}-{SEED}-{i:04d}" for i in range(KEYS)]
+    keys = [f"{kind}-{SEED}-{i:04d}-abcdefgh" for i in range(KEYS)]  # 16+ chars, 8 distinct
     plan = schedule(keys, SEED)
     runs = {key: KeyRun(key, plan[key], 100 + i) for i, key in enumerate(keys)}
     provider.calls.clear()
