@@ -148,6 +148,10 @@ def postgres_server() -> Iterator[str]:
                 check=False,
                 **run,  # type: ignore[call-overload]
             )
+            pidfile = data / "postmaster.pid"
+            if pidfile.exists():  # pg_ctl could not stop it: the postmaster by its own pid
+                with suppress(ValueError, ProcessLookupError, OSError):
+                    os.kill(int(pidfile.read_text().split()[0]), signal.SIGQUIT)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

@@ -41,8 +41,9 @@ EXTRA_SETTINGS: tuple[tuple[str, str, str, str], ...] = (
         "jobs_store_url",
         "str",
         '""',
-        "202 jobs: `sqlite:///FILE` (in-process worker, the default) or `redis://…` (arq "
-        "workers); empty: `REDIS_URL`, else `STORE_URL`.",
+        "202 jobs: `sqlite:///FILE` (in-process worker, the default), `postgresql://…` "
+        "(in-process workers on several hosts) or `redis://…` (arq workers); empty: "
+        "`REDIS_URL`, else `STORE_URL`.",
     ),
     ("jobs_retry_after_seconds", "int", "5", "`Retry-After` on 202 answers and job polls."),
     (

@@ -21,7 +21,7 @@ class Settings(RuntimeSettings):
     idempotency_store_url: str = ""
     #: How long a claimed key stays locked after its worker died (live handlers keep their claim with a heartbeat).
     idempotency_lock_timeout_seconds: int = 60
-    #: 202 jobs: `sqlite:///FILE` (in-process worker, the default) or `redis://…` (arq workers); empty: `REDIS_URL`, else `STORE_URL`.
+    #: 202 jobs: `sqlite:///FILE` (in-process worker, the default), `postgresql://…` (in-process workers on several hosts) or `redis://…` (arq workers); empty: `REDIS_URL`, else `STORE_URL`.
     jobs_store_url: str = ""
     #: `Retry-After` on 202 answers and job polls.
     jobs_retry_after_seconds: int = 5
