@@ -212,9 +212,9 @@ def templates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
     copy = tmp_path / "templates"
     shutil.copytree(env.templates_root(), copy)
     import generator.client.plan as client_module
-    import generator.server.plan as server_module
+    import generator.server.files as server_files
 
-    for module in (env, client_module, server_module):
+    for module in (env, client_module, server_files):
         monkeypatch.setattr(module, "templates_root", lambda: copy)
     env.environment.cache_clear()
     yield copy
