@@ -522,7 +522,7 @@ def generate(
         check=check,
         validate=validate,
         strict=strict,
-        progress=Progress(),
+        progress=Progress(enabled=False if _VERBOSITY["level"] == "quiet" else None),
     )
     for p in result.products:
         where = p.out_dir
