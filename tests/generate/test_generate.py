@@ -299,7 +299,7 @@ def test_format_cache_hits_and_never_serves_stale(monkeypatch: pytest.MonkeyPatc
 
 def _env(cache: Path) -> dict[str, str]:
     return {
-        **os.environ,
+        **{k: v for k, v in os.environ.items() if k != "APIFORGE_NO_PROGRESS"},
         "APIFORGE_CACHE_DIR": str(cache),
         "APIFORGE_PROGRESS_DELAY": "0",
         "NO_COLOR": "1",
