@@ -118,6 +118,10 @@ def remote_refs_option(func: F) -> F:
     return allowing(refreshing(func))
 
 
+#: The warnings said in this command's run (each is said once); cleared as a command starts.
+_SAID: set[str] = set()
+
+
 def _warn_on_stderr(logger: logging.Logger) -> None:
     """What the generators cannot support is said as a warning on stderr, never dropped
     silently."""
@@ -126,11 +130,15 @@ def _warn_on_stderr(logger: logging.Logger) -> None:
     class StderrHandler(logging.Handler):
         """Log records on whatever `sys.stderr` is when they are emitted (a handler bound to
         the stream of the first run would write into a closed stream on the next in-process
-        run)."""
+        run); a message said already in this run is not said again."""
 
         def emit(self, record: logging.LogRecord) -> None:
             try:
-                click.echo(self.format(record), err=True)
+                text = self.format(record)
+                if text in _SAID:
+                    return
+                _SAID.add(text)
+                click.echo(text, err=True)
             except Exception:  # logging's own policy: a failing handler never raises
                 self.handleError(record)
 
@@ -166,6 +174,7 @@ def main() -> None:
     enforces them and a client that honours them."""
     from generator.installed import warn_once_without_fast_reader
 
+    _SAID.clear()
     log.on_first_use(_warn_on_stderr)
     warn_once_without_fast_reader(lambda line: click.echo(line, err=True))
     # after the command, whatever its outcome: the cache stays under its size limit
@@ -522,7 +531,7 @@ def generate(
         check=check,
         validate=validate,
         strict=strict,
-        progress=Progress(),
+        progress=Progress(enabled=False if _VERBOSITY["level"] == "quiet" else None),
     )
     for p in result.products:
         where = p.out_dir

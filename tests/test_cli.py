@@ -384,3 +384,26 @@ def test_quiet_says_nothing_on_success_and_verbose_is_accepted(
     assert loud.returncode == 0 and loud.stdout.startswith("wrote ")
     for other in (["lint", str(spec)], ["inspect", str(spec)], ["rules"]):
         assert apiforge(*other, "-q").returncode == 0
+
+
+def test_a_warning_repeated_in_a_run_is_said_once() -> None:
+    from click.testing import CliRunner
+
+    from generator.cli import main
+    from generator.log import logger
+
+    @main.command("say-twice")
+    def say_twice() -> None:
+        for _ in range(3):
+            logger().warning("warning: the same thing")
+        logger().warning("warning: another thing")
+
+    try:
+        for _ in range(2):  # and again in the next run, in the same process
+            result = CliRunner().invoke(main, ["say-twice"])
+            assert result.stderr.splitlines() == [
+                "warning: the same thing",
+                "warning: another thing",
+            ]
+    finally:
+        main.commands.pop("say-twice")

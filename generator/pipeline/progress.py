@@ -1,4 +1,5 @@
-"""What a long `apiforge generate` shows on a terminal while it runs: its stages and counts."""
+"""What a long `apiforge generate` shows while it runs (on a terminal, or piped as in CI):
+its stages and counts."""
 
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ from typing import IO
 
 
 class Progress:
-    """Stages and counts on `stream` (stderr) — only when it is a terminal, and only once the
-    run has taken longer than `delay` seconds (default 1, `APIFORGE_PROGRESS_DELAY`); a quick
-    run or a pipe sees nothing."""
+    """Stages and counts on `stream` (stderr), one line per stage, once the run has taken
+    longer than `delay` seconds (`APIFORGE_PROGRESS_DELAY`; default 1 on a terminal, 2
+    otherwise, so CI logs show what a long run is doing); a quick run sees nothing, and
+    `APIFORGE_NO_PROGRESS=1` (or `--quiet`) turns it off."""
 
     def __init__(
         self,
@@ -24,17 +26,19 @@ class Progress:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.stream = stream if stream is not None else sys.stderr
+        try:
+            terminal = self.stream.isatty()
+        except (AttributeError, ValueError):
+            terminal = False
         if enabled is None:
-            try:
-                enabled = self.stream.isatty() and not os.environ.get("APIFORGE_NO_PROGRESS")
-            except (AttributeError, ValueError):
-                enabled = False
+            enabled = not os.environ.get("APIFORGE_NO_PROGRESS")
         self.enabled = enabled
         if delay is None:
+            default = 1.0 if terminal else 2.0
             try:
-                delay = float(os.environ.get("APIFORGE_PROGRESS_DELAY", "1.0"))
+                delay = float(os.environ.get("APIFORGE_PROGRESS_DELAY", default))
             except ValueError:
-                delay = 1.0
+                delay = default
         self.delay = delay
         self.clock = clock
         self.start = clock()

@@ -300,7 +300,7 @@ def test_format_cache_hits_and_never_serves_stale(monkeypatch: pytest.MonkeyPatc
 
 def _env(cache: Path) -> dict[str, str]:
     return {
-        **os.environ,
+        **{k: v for k, v in os.environ.items() if k != "APIFORGE_NO_PROGRESS"},
         "APIFORGE_CACHE_DIR": str(cache),
         "APIFORGE_PROGRESS_DELAY": "0",
         "NO_COLOR": "1",
@@ -338,17 +338,24 @@ def test_progress_on_a_terminal(tmp_path: Path, private_cache: Path) -> None:
     assert "generated " in text
 
 
-def test_no_progress_when_piped(tmp_path: Path, private_cache: Path) -> None:
+def test_piped_progress_is_one_line_per_stage_on_stderr(
+    tmp_path: Path, private_cache: Path
+) -> None:
+    """Piped (as in CI), a run past the delay (2 s by default; 0 here) says each stage once on
+    stderr; stdout stays the summary; --quiet says nothing."""
+    command = [sys.executable, "-m", "generator.cli", "generate", str(ACME), "-o"]
+    env = {**_env(private_cache), "APIFORGE_PROGRESS_DELAY": "0"}
     proc = subprocess.run(
-        [sys.executable, "-m", "generator.cli", "generate", str(ACME), "-o", str(tmp_path / "o")],
-        capture_output=True,
-        env=_env(private_cache),
-        cwd=ROOT,
-        check=False,
+        [*command, str(tmp_path / "o")], capture_output=True, env=env, cwd=ROOT, check=False
     )
     assert proc.returncode == 0, proc.stderr
-    assert proc.stderr == b""
+    stages = proc.stderr.decode().splitlines()
+    assert stages[0].startswith("apiforge: loading ") and len(stages) == len(set(stages))
     assert b"apiforge:" not in proc.stdout
+    quiet = subprocess.run(
+        [*command, str(tmp_path / "q"), "-q"], capture_output=True, env=env, cwd=ROOT
+    )
+    assert (quiet.returncode, quiet.stdout, quiet.stderr) == (0, b"", b"")
 
 
 def test_validation_runs_in_another_process_and_is_said_once(
