@@ -569,6 +569,7 @@ def generate(
 
 
 @main.command("diff")
+@verbosity_options
 @click.argument("old", required=False)
 @click.argument("new", required=False)
 @click.option(
