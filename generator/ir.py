@@ -85,6 +85,16 @@ class Parameter:
 
 
 @dataclass(frozen=True, slots=True)
+class Encoding:
+    """One entry of a form body's `encoding`: how one property of the body goes on the wire."""
+
+    where: Where
+    style: str = ""  # as declared; "" means OpenAPI's default (`form`)
+    explode: bool | None = None  # as declared; None means the style's default
+    content_type: str = ""  # `contentType` (a multipart part's type), as declared
+
+
+@dataclass(frozen=True, slots=True)
 class MediaType:
     """One `content` entry: a media type, its schema and its examples."""
 
@@ -92,6 +102,7 @@ class MediaType:
     schema: Schema | None
     where: Where
     examples: tuple[Any, ...] = ()  # `example`, then each `examples` entry's `value`
+    encoding: Mapping[str, Encoding] = field(default_factory=dict)  # by property name
 
 
 @dataclass(frozen=True, slots=True)

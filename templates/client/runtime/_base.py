@@ -81,7 +81,7 @@ from ._errors import (
     APITimeoutError,
     error_from_response,
 )
-from ._forms import multipart, urlencoded
+from ._forms import Encoding, multipart, urlencoded
 from ._logs import log_attempt, redact_url
 from ._models import LENIENT
 from ._query import Styled, encode_query
@@ -137,10 +137,13 @@ class RequestOptions:
     - `json`: the body as JSON data or pydantic models (models are dumped by alias, unset
       fields left out); None means no JSON body. `content`: raw bytes, str, a file or a
       (async) byte stream; `data` / `files`: a URL-encoded form and a multipart body, each a
-      model or a mapping (see `_forms`: fields, files with their name and content type).
+      model or a mapping (see `_forms`: fields, files with their name and content type), each
+      property written as `encoding` (by property name) says (`_forms.Encoding`).
     - `idempotency_header`: the header the operation declares for idempotency keys (None if it
       declares none); `idempotency_key`: the caller's key, which wins over a generated one. A
-      caller's key on an operation that declares no header is sent as `Idempotency-Key`.
+      caller's key (this argument, or an `Idempotency-Key` among `headers`) on an operation
+      that declares no header is sent as `Idempotency-Key`, and makes a POST or PATCH
+      retryable like one that declares it; without a key they are never sent twice.
     - `security`: what the operation requires (see `_auth.Security`); None: it declares
       nothing, so no credentials are sent.
     - `accept`: the `Accept` header, the media types the operation declares (None: the
@@ -158,6 +161,7 @@ class RequestOptions:
     content: AsyncContent | None = None
     data: Mapping[str, Any] | pydantic.BaseModel | None = None
     files: Mapping[str, Any] | pydantic.BaseModel | None = None
+    encoding: Mapping[str, Encoding] | None = None
     idempotency_header: str | None = None
     idempotency_key: str | None = None
     security: Security | None = None
@@ -420,7 +424,8 @@ class _BaseClient:
 
         key_header = options.idempotency_header
         key = options.idempotency_key
-        if key_header is None and key is not None:
+        if key_header is None and (key is not None or DEFAULT_IDEMPOTENCY_HEADER in headers):
+            # the caller's key (argument or header) makes any call safe to repeat
             key_header = DEFAULT_IDEMPOTENCY_HEADER
         if key_header is not None:
             key = key or headers.get(key_header) or str(uuid.uuid4())
@@ -442,8 +447,8 @@ class _BaseClient:
             params=params,
             headers=dict(headers.multi_items()),
             content=body,
-            data=urlencoded(options.data) if options.data is not None else None,
-            files=multipart(options.files) if options.files is not None else None,
+            data=urlencoded(options.data, options.encoding) if options.data is not None else None,
+            files=multipart(options.files, options.encoding) if options.files is not None else None,
             idempotency_key=key,
             max_retries=self.max_retries if options.max_retries is None else options.max_retries,
             timeout=self.timeout if options.timeout is None else options.timeout,

@@ -158,6 +158,17 @@ def test_a_callers_key_on_an_undeclared_operation_is_sent_and_makes_it_retryable
     assert [r.headers["idempotency-key"] for r in server.requests] == ["k-9", "k-9"]
 
 
+def test_a_callers_key_header_on_an_undeclared_operation_makes_it_retryable(
+    server: ScriptServer, clock: FakeClock
+) -> None:
+    server.on("POST", "/v1/things", unavailable(), Reply(201, json={}))
+    result = make_client(server.url, clock).request(
+        RequestOptions("POST", "/v1/things", json={}, headers={"idempotency-key": "k1"})
+    )
+    assert [r.headers["idempotency-key"] for r in server.requests] == ["k1", "k1"]
+    assert result.idempotency_key == "k1" and result.retries_taken == 1
+
+
 def test_post_without_key_is_never_retried(server: ScriptServer, clock: FakeClock) -> None:
     server.on("POST", "/v1/emails", unavailable())
     with pytest.raises(ServerError) as caught:
