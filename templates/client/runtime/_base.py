@@ -93,6 +93,7 @@ from ._retry import (
     RETRY_COUNT_HEADER,
     RetryPolicy,
 )
+from ._salvage import salvage
 
 T = TypeVar("T")
 
@@ -240,7 +241,7 @@ class APIResponse:
         except pydantic.ValidationError as exc:
             if any(e.get("type") == "json_invalid" for e in exc.errors()):
                 raise APIResponseValidationError(self.http_response, "is not JSON") from exc
-            raise self._invalid(exc) from exc
+            return self._salvaged(exc, self.json(), type_)
 
     def parse_as(self, annotation: Any) -> Any:
         """`parse` for a type that is no class (`list[models.Pet]`, a union, `Any`): generated
@@ -257,7 +258,25 @@ class APIResponse:
         try:
             return adapter.validate_python(data, context=self._context)
         except pydantic.ValidationError as exc:
-            raise self._invalid(exc) from exc
+            return self._salvaged(exc, data, type_)
+
+    def _salvaged(
+        self, exc: pydantic.ValidationError, data: Any, type_: pydantic.TypeAdapter[T] | type[T]
+    ) -> T:
+        """A 2xx body that breaks its type: raised when strict, else read for what it holds
+        (`_salvage`) with a warning; an error body's breach is always raised."""
+        error = self._invalid(exc)
+        if self.strict or not 200 <= self.status_code < 300:
+            raise error from exc
+        request = self.http_response.request
+        log.warning(
+            "%s %s: %s; returned as it came (strict_response_validation=True raises)",
+            request.method,
+            redact_url(request.url),
+            error,
+        )
+        annotation: Any = Any if isinstance(type_, pydantic.TypeAdapter) else type_
+        return cast(T, salvage(data, annotation, self._context))
 
     @property
     def _context(self) -> dict[str, Any] | None:

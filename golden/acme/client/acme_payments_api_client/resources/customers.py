@@ -166,6 +166,7 @@ class CustomersResource:
         *,
         customer_id: str,
         if_match: str,
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
@@ -187,11 +188,12 @@ class CustomersResource:
             "DELETE",
             "/v1/customers/" + path_segment(customer_id),
             headers=headers,
+            idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
             max_retries=max_retries,
             timeout=timeout,
         )
-        response = self._client.request(options)
+        self._client.request(options)
         return None
 
     def update_customer(
@@ -395,6 +397,7 @@ class AsyncCustomersResource:
         *,
         customer_id: str,
         if_match: str,
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
@@ -416,11 +419,12 @@ class AsyncCustomersResource:
             "DELETE",
             "/v1/customers/" + path_segment(customer_id),
             headers=headers,
+            idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
             max_retries=max_retries,
             timeout=timeout,
         )
-        response = await self._client.request(options)
+        await self._client.request(options)
         return None
 
     async def update_customer(

@@ -73,6 +73,7 @@ class DocumentsResource:
         document_id: str,
         body: models.DocumentInput | dict[str, Any],
         if_match: str,
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
@@ -95,6 +96,7 @@ class DocumentsResource:
             "/documents/" + path_segment(document_id),
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             accept="application/json",
             errors={"412": models.Error},
             max_retries=max_retries,
@@ -108,6 +110,7 @@ class DocumentsResource:
         *,
         document_id: str,
         if_match: str | None = None,
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
@@ -129,11 +132,12 @@ class DocumentsResource:
             "DELETE",
             "/documents/" + path_segment(document_id),
             headers=headers,
+            idempotency_key=idempotency_key,
             errors={"404": models.Error},
             max_retries=max_retries,
             timeout=timeout,
         )
-        response = self._client.request(options)
+        self._client.request(options)
         return None
 
     def patch_document(
@@ -141,6 +145,7 @@ class DocumentsResource:
         *,
         document_id: str,
         body: models.DocumentInput | dict[str, Any],
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
@@ -153,6 +158,9 @@ class DocumentsResource:
 
         Args:
             document_id: path parameter `documentId`
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a PATCH is sent once.
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -161,6 +169,7 @@ class DocumentsResource:
             "/documents/" + path_segment(document_id),
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             accept="application/json",
             errors={"404": models.Error},
             max_retries=max_retries,
@@ -234,6 +243,7 @@ class AsyncDocumentsResource:
         document_id: str,
         body: models.DocumentInput | dict[str, Any],
         if_match: str,
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
@@ -256,6 +266,7 @@ class AsyncDocumentsResource:
             "/documents/" + path_segment(document_id),
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             accept="application/json",
             errors={"412": models.Error},
             max_retries=max_retries,
@@ -269,6 +280,7 @@ class AsyncDocumentsResource:
         *,
         document_id: str,
         if_match: str | None = None,
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
@@ -290,11 +302,12 @@ class AsyncDocumentsResource:
             "DELETE",
             "/documents/" + path_segment(document_id),
             headers=headers,
+            idempotency_key=idempotency_key,
             errors={"404": models.Error},
             max_retries=max_retries,
             timeout=timeout,
         )
-        response = await self._client.request(options)
+        await self._client.request(options)
         return None
 
     async def patch_document(
@@ -302,6 +315,7 @@ class AsyncDocumentsResource:
         *,
         document_id: str,
         body: models.DocumentInput | dict[str, Any],
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
@@ -314,6 +328,9 @@ class AsyncDocumentsResource:
 
         Args:
             document_id: path parameter `documentId`
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a PATCH is sent once.
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -322,6 +339,7 @@ class AsyncDocumentsResource:
             "/documents/" + path_segment(document_id),
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             accept="application/json",
             errors={"404": models.Error},
             max_retries=max_retries,

@@ -38,6 +38,7 @@ class ExportsResource:
         self,
         *,
         body: models.CreateExportRequest | dict[str, Any],
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
@@ -48,6 +49,9 @@ class ExportsResource:
 
         Answers `202` with neither `Location` nor `Retry-After`.
 
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a POST is sent once.
+
         Answers `202 Accepted`: returns a job handle; `.wait()` polls it for the result.
         """
         headers: dict[str, str] = {}
@@ -57,6 +61,7 @@ class ExportsResource:
             "/exports",
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,
@@ -88,6 +93,7 @@ class AsyncExportsResource:
         self,
         *,
         body: models.CreateExportRequest | dict[str, Any],
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
@@ -98,6 +104,9 @@ class AsyncExportsResource:
 
         Answers `202` with neither `Location` nor `Retry-After`.
 
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a POST is sent once.
+
         Answers `202 Accepted`: returns a job handle; `.wait()` polls it for the result.
         """
         headers: dict[str, str] = {}
@@ -107,6 +116,7 @@ class AsyncExportsResource:
             "/exports",
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,

@@ -60,6 +60,7 @@ class WidgetsResource:
         self,
         *,
         body: models.WidgetInput | dict[str, Any],
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
@@ -67,6 +68,9 @@ class WidgetsResource:
         """Create a widget
 
         `POST /widgets`.
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a POST is sent once.
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -75,6 +79,7 @@ class WidgetsResource:
             "/widgets",
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             accept="application/json",
             errors={"400": models.Error},
             max_retries=max_retries,
@@ -117,6 +122,7 @@ class WidgetsResource:
         *,
         widget_id: str,
         body: models.WidgetInput | dict[str, Any],
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
@@ -127,6 +133,9 @@ class WidgetsResource:
 
         Args:
             widget_id: path parameter `widgetId`
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a PATCH is sent once.
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -135,6 +144,7 @@ class WidgetsResource:
             "/widgets/" + path_segment(widget_id),
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             accept="application/json",
             errors={"404": models.Error},
             max_retries=max_retries,
@@ -195,6 +205,7 @@ class AsyncWidgetsResource:
         self,
         *,
         body: models.WidgetInput | dict[str, Any],
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
@@ -202,6 +213,9 @@ class AsyncWidgetsResource:
         """Create a widget
 
         `POST /widgets`.
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a POST is sent once.
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -210,6 +224,7 @@ class AsyncWidgetsResource:
             "/widgets",
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             accept="application/json",
             errors={"400": models.Error},
             max_retries=max_retries,
@@ -252,6 +267,7 @@ class AsyncWidgetsResource:
         *,
         widget_id: str,
         body: models.WidgetInput | dict[str, Any],
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
@@ -262,6 +278,9 @@ class AsyncWidgetsResource:
 
         Args:
             widget_id: path parameter `widgetId`
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a PATCH is sent once.
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -270,6 +289,7 @@ class AsyncWidgetsResource:
             "/widgets/" + path_segment(widget_id),
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             accept="application/json",
             errors={"404": models.Error},
             max_retries=max_retries,

@@ -100,6 +100,7 @@ class OrdersResource:
         order_id: str,
         body: models.OrderUpdate | dict[str, Any],
         if_match: str,
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
@@ -112,6 +113,9 @@ class OrdersResource:
 
         Args:
             order_id: path parameter `orderId`
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a PATCH is sent once.
         """
         headers: dict[str, str] = {}
         if if_match is not None:
@@ -122,6 +126,7 @@ class OrdersResource:
             "/v1/orders/" + path_segment(order_id),
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()},)),
             accept="application/json, application/problem+json",
             max_retries=max_retries,
@@ -220,6 +225,7 @@ class AsyncOrdersResource:
         order_id: str,
         body: models.OrderUpdate | dict[str, Any],
         if_match: str,
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
@@ -232,6 +238,9 @@ class AsyncOrdersResource:
 
         Args:
             order_id: path parameter `orderId`
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a PATCH is sent once.
         """
         headers: dict[str, str] = {}
         if if_match is not None:
@@ -242,6 +251,7 @@ class AsyncOrdersResource:
             "/v1/orders/" + path_segment(order_id),
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()},)),
             accept="application/json, application/problem+json",
             max_retries=max_retries,

@@ -37,6 +37,7 @@ class CompletionsResource:
         self,
         *,
         body: models.CompletionRequest | dict[str, Any],
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
@@ -44,6 +45,9 @@ class CompletionsResource:
         """Complete a prompt
 
         `POST /v1/completions`.
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a POST is sent once.
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -52,6 +56,7 @@ class CompletionsResource:
             "/v1/completions",
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()},)),
             accept="application/json, application/problem+json",
             max_retries=max_retries,
@@ -64,6 +69,7 @@ class CompletionsResource:
         self,
         *,
         body: models.CompletionRequest | dict[str, Any],
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
@@ -71,6 +77,9 @@ class CompletionsResource:
         """Complete a prompt
 
         `POST /v1/completions`; reads the body as it arrives.
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a POST is sent once.
 
         Returns the events as they arrive: `for event in ...` (`event.data`
         parsed). Iterate to the end, or `with` it, to close the connection.
@@ -82,6 +91,7 @@ class CompletionsResource:
             "/v1/completions",
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()},)),
             accept="text/event-stream, application/problem+json",
             max_retries=max_retries,
@@ -115,6 +125,7 @@ class AsyncCompletionsResource:
         self,
         *,
         body: models.CompletionRequest | dict[str, Any],
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
@@ -122,6 +133,9 @@ class AsyncCompletionsResource:
         """Complete a prompt
 
         `POST /v1/completions`.
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a POST is sent once.
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -130,6 +144,7 @@ class AsyncCompletionsResource:
             "/v1/completions",
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()},)),
             accept="application/json, application/problem+json",
             max_retries=max_retries,
@@ -142,6 +157,7 @@ class AsyncCompletionsResource:
         self,
         *,
         body: models.CompletionRequest | dict[str, Any],
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
@@ -149,6 +165,9 @@ class AsyncCompletionsResource:
         """Complete a prompt
 
         `POST /v1/completions`; reads the body as it arrives.
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a POST is sent once.
 
         Returns the events as they arrive: `async for event in ...` (`event.data`
         parsed). Iterate to the end, or `async with` it, to close the connection.
@@ -160,6 +179,7 @@ class AsyncCompletionsResource:
             "/v1/completions",
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()},)),
             accept="text/event-stream, application/problem+json",
             max_retries=max_retries,

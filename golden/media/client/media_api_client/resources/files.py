@@ -104,6 +104,7 @@ class FilesResource:
         self,
         *,
         body: models.FileUpload | Mapping[str, Any],
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
@@ -111,6 +112,9 @@ class FilesResource:
         """Create a file from a form
 
         `POST /v1/files`.
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a POST is sent once.
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -119,6 +123,7 @@ class FilesResource:
             "/v1/files",
             headers=headers,
             files=body,
+            idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()},)),
             accept="application/json, application/problem+json",
             max_retries=max_retries,
@@ -131,6 +136,7 @@ class FilesResource:
         self,
         *,
         body: models.FileSearch | Mapping[str, Any],
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
@@ -138,6 +144,9 @@ class FilesResource:
         """Search files with a URL-encoded form
 
         `POST /v1/files/search`.
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a POST is sent once.
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -146,6 +155,7 @@ class FilesResource:
             "/v1/files/search",
             headers=headers,
             data=body,
+            idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()},)),
             accept="application/json",
             max_retries=max_retries,
@@ -221,6 +231,7 @@ class FilesResource:
         file_id: str,
         body: bytes,
         upload_session: str | None = None,
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
@@ -246,6 +257,7 @@ class FilesResource:
             "/v1/files/" + path_segment(file_id) + "/content",
             headers=headers,
             content=body,
+            idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()},)),
             accept="application/json, application/problem+json",
             max_retries=max_retries,
@@ -376,6 +388,7 @@ class AsyncFilesResource:
         self,
         *,
         body: models.FileUpload | Mapping[str, Any],
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
@@ -383,6 +396,9 @@ class AsyncFilesResource:
         """Create a file from a form
 
         `POST /v1/files`.
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a POST is sent once.
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -391,6 +407,7 @@ class AsyncFilesResource:
             "/v1/files",
             headers=headers,
             files=body,
+            idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()},)),
             accept="application/json, application/problem+json",
             max_retries=max_retries,
@@ -403,6 +420,7 @@ class AsyncFilesResource:
         self,
         *,
         body: models.FileSearch | Mapping[str, Any],
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
@@ -410,6 +428,9 @@ class AsyncFilesResource:
         """Search files with a URL-encoded form
 
         `POST /v1/files/search`.
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a POST is sent once.
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -418,6 +439,7 @@ class AsyncFilesResource:
             "/v1/files/search",
             headers=headers,
             data=body,
+            idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()},)),
             accept="application/json",
             max_retries=max_retries,
@@ -493,6 +515,7 @@ class AsyncFilesResource:
         file_id: str,
         body: bytes,
         upload_session: str | None = None,
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
@@ -518,6 +541,7 @@ class AsyncFilesResource:
             "/v1/files/" + path_segment(file_id) + "/content",
             headers=headers,
             content=body,
+            idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()},)),
             accept="application/json, application/problem+json",
             max_retries=max_retries,

@@ -58,6 +58,7 @@ class AccountResource:
         self,
         *,
         body: models.Account | dict[str, Any] | None = None,
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
@@ -65,6 +66,9 @@ class AccountResource:
         """Change your account's settings
 
         `POST /v1/account` (operationId `PostAccount`).
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a POST is sent once.
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -73,6 +77,7 @@ class AccountResource:
             "/v1/account",
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,
@@ -129,6 +134,7 @@ class AsyncAccountResource:
         self,
         *,
         body: models.Account | dict[str, Any] | None = None,
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
@@ -136,6 +142,9 @@ class AsyncAccountResource:
         """Change your account's settings
 
         `POST /v1/account` (operationId `PostAccount`).
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a POST is sent once.
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -144,6 +153,7 @@ class AsyncAccountResource:
             "/v1/account",
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,

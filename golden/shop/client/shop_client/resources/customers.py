@@ -96,6 +96,7 @@ class CustomersResource:
         self,
         *,
         body: models.CustomerInput | dict[str, Any],
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
@@ -103,6 +104,9 @@ class CustomersResource:
         """Create a customer
 
         `POST /v1/customers` (operationId `PostCustomers`).
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a POST is sent once.
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -111,6 +115,7 @@ class CustomersResource:
             "/v1/customers",
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,
@@ -151,6 +156,7 @@ class CustomersResource:
         *,
         customer: str,
         body: models.CustomerInput | dict[str, Any] | None = None,
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
@@ -161,6 +167,9 @@ class CustomersResource:
 
         Args:
             customer: path parameter `customer`
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a POST is sent once.
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -169,6 +178,7 @@ class CustomersResource:
             "/v1/customers/" + path_segment(customer),
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,
@@ -180,6 +190,7 @@ class CustomersResource:
         self,
         *,
         customer: str,
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
@@ -197,10 +208,11 @@ class CustomersResource:
             "DELETE",
             "/v1/customers/" + path_segment(customer),
             headers=headers,
+            idempotency_key=idempotency_key,
             max_retries=max_retries,
             timeout=timeout,
         )
-        response = self._client.request(options)
+        self._client.request(options)
         return None
 
 
@@ -291,6 +303,7 @@ class AsyncCustomersResource:
         self,
         *,
         body: models.CustomerInput | dict[str, Any],
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
@@ -298,6 +311,9 @@ class AsyncCustomersResource:
         """Create a customer
 
         `POST /v1/customers` (operationId `PostCustomers`).
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a POST is sent once.
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -306,6 +322,7 @@ class AsyncCustomersResource:
             "/v1/customers",
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,
@@ -346,6 +363,7 @@ class AsyncCustomersResource:
         *,
         customer: str,
         body: models.CustomerInput | dict[str, Any] | None = None,
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
@@ -356,6 +374,9 @@ class AsyncCustomersResource:
 
         Args:
             customer: path parameter `customer`
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a POST is sent once.
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -364,6 +385,7 @@ class AsyncCustomersResource:
             "/v1/customers/" + path_segment(customer),
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,
@@ -375,6 +397,7 @@ class AsyncCustomersResource:
         self,
         *,
         customer: str,
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
@@ -392,10 +415,11 @@ class AsyncCustomersResource:
             "DELETE",
             "/v1/customers/" + path_segment(customer),
             headers=headers,
+            idempotency_key=idempotency_key,
             max_retries=max_retries,
             timeout=timeout,
         )
-        response = await self._client.request(options)
+        await self._client.request(options)
         return None
 
 

@@ -65,6 +65,7 @@ class CustomersSourcesResource:
         *,
         customer: str,
         body: models.Source | dict[str, Any],
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
@@ -75,6 +76,9 @@ class CustomersSourcesResource:
 
         Args:
             customer: path parameter `customer`
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a POST is sent once.
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -83,6 +87,7 @@ class CustomersSourcesResource:
             "/v1/customers/" + path_segment(customer) + "/sources",
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,
@@ -96,6 +101,7 @@ class CustomersSourcesResource:
         customer: str,
         id_: str,
         body: models.PostCustomersCustomerSourcesIdVerifyRequest | dict[str, Any] | None = None,
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
@@ -107,6 +113,9 @@ class CustomersSourcesResource:
         Args:
             customer: path parameter `customer`
             id_: path parameter `id`
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a POST is sent once.
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -115,6 +124,7 @@ class CustomersSourcesResource:
             "/v1/customers/" + path_segment(customer) + "/sources/" + path_segment(id_) + "/verify",
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,
@@ -177,6 +187,7 @@ class AsyncCustomersSourcesResource:
         *,
         customer: str,
         body: models.Source | dict[str, Any],
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
@@ -187,6 +198,9 @@ class AsyncCustomersSourcesResource:
 
         Args:
             customer: path parameter `customer`
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a POST is sent once.
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -195,6 +209,7 @@ class AsyncCustomersSourcesResource:
             "/v1/customers/" + path_segment(customer) + "/sources",
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,
@@ -208,6 +223,7 @@ class AsyncCustomersSourcesResource:
         customer: str,
         id_: str,
         body: models.PostCustomersCustomerSourcesIdVerifyRequest | dict[str, Any] | None = None,
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
@@ -219,6 +235,9 @@ class AsyncCustomersSourcesResource:
         Args:
             customer: path parameter `customer`
             id_: path parameter `id`
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a POST is sent once.
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -227,6 +246,7 @@ class AsyncCustomersSourcesResource:
             "/v1/customers/" + path_segment(customer) + "/sources/" + path_segment(id_) + "/verify",
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,

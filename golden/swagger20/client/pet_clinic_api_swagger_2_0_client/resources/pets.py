@@ -145,6 +145,7 @@ class PetsResource:
         pet_id: str,
         body: models.NewPet | dict[str, Any],
         if_match: str,
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
@@ -165,6 +166,7 @@ class PetsResource:
             "/pets/" + path_segment(pet_id),
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             security=Security(({"apiKey": ()},)),
             accept="application/json, application/problem+json",
             errors={"412": models.Problem, "428": models.Problem},
@@ -179,6 +181,7 @@ class PetsResource:
         *,
         pet_id: str,
         body: models.UploadPhotoRequest | Mapping[str, Any],
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
@@ -189,6 +192,9 @@ class PetsResource:
 
         Args:
             pet_id: path parameter `petId`
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a POST is sent once.
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -197,6 +203,7 @@ class PetsResource:
             "/pets/" + path_segment(pet_id) + "/photo",
             headers=headers,
             files=body,
+            idempotency_key=idempotency_key,
             security=Security(({"apiKey": ()},)),
             accept="application/json, application/problem+json",
             max_retries=max_retries,
@@ -341,6 +348,7 @@ class AsyncPetsResource:
         pet_id: str,
         body: models.NewPet | dict[str, Any],
         if_match: str,
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
@@ -361,6 +369,7 @@ class AsyncPetsResource:
             "/pets/" + path_segment(pet_id),
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             security=Security(({"apiKey": ()},)),
             accept="application/json, application/problem+json",
             errors={"412": models.Problem, "428": models.Problem},
@@ -375,6 +384,7 @@ class AsyncPetsResource:
         *,
         pet_id: str,
         body: models.UploadPhotoRequest | Mapping[str, Any],
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
@@ -385,6 +395,9 @@ class AsyncPetsResource:
 
         Args:
             pet_id: path parameter `petId`
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a POST is sent once.
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -393,6 +406,7 @@ class AsyncPetsResource:
             "/pets/" + path_segment(pet_id) + "/photo",
             headers=headers,
             files=body,
+            idempotency_key=idempotency_key,
             security=Security(({"apiKey": ()},)),
             accept="application/json, application/problem+json",
             max_retries=max_retries,

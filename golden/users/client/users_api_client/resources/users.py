@@ -164,6 +164,7 @@ class UsersResource:
         *,
         user_id: str,
         if_match: str,
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
@@ -185,11 +186,12 @@ class UsersResource:
             "DELETE",
             "/v1/users/" + path_segment(user_id),
             headers=headers,
+            idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()},)),
             max_retries=max_retries,
             timeout=timeout,
         )
-        response = self._client.request(options)
+        self._client.request(options)
         return None
 
     def update_user(
@@ -198,6 +200,7 @@ class UsersResource:
         user_id: str,
         body: models.UserUpdate | dict[str, Any],
         if_match: str,
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
@@ -211,6 +214,9 @@ class UsersResource:
 
         Args:
             user_id: path parameter `userId`. Identifier of the user.
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a PATCH is sent once.
         """
         headers: dict[str, str] = {}
         if if_match is not None:
@@ -221,6 +227,7 @@ class UsersResource:
             "/v1/users/" + path_segment(user_id),
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()},)),
             accept="application/json, application/problem+json",
             max_retries=max_retries,
@@ -385,6 +392,7 @@ class AsyncUsersResource:
         *,
         user_id: str,
         if_match: str,
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
@@ -406,11 +414,12 @@ class AsyncUsersResource:
             "DELETE",
             "/v1/users/" + path_segment(user_id),
             headers=headers,
+            idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()},)),
             max_retries=max_retries,
             timeout=timeout,
         )
-        response = await self._client.request(options)
+        await self._client.request(options)
         return None
 
     async def update_user(
@@ -419,6 +428,7 @@ class AsyncUsersResource:
         user_id: str,
         body: models.UserUpdate | dict[str, Any],
         if_match: str,
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
@@ -432,6 +442,9 @@ class AsyncUsersResource:
 
         Args:
             user_id: path parameter `userId`. Identifier of the user.
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a PATCH is sent once.
         """
         headers: dict[str, str] = {}
         if if_match is not None:
@@ -442,6 +455,7 @@ class AsyncUsersResource:
             "/v1/users/" + path_segment(user_id),
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()},)),
             accept="application/json, application/problem+json",
             max_retries=max_retries,
