@@ -17,17 +17,19 @@ Public API:
     object created it.
   Each attempt is logged at DEBUG (method, URL, status, elapsed, retry number; no secret:
   see `_logs`), each retry at INFO.
-- `RequestOptions(method, path, *, params, headers, json, content, data, files,
-  idempotency_header, idempotency_key, security, accept, max_retries, timeout)`: one logical
-  call.
+- `RequestOptions(method, path, *, params, headers, json, content, data, files, encoding,
+  idempotency_header, idempotency_key, security, accept, max_retries, timeout, extra_query,
+  extra_body)`: one logical call.
 - `APIResponse`: `.status_code`, `.headers`, `.etag`, `.replayed`, `.rate_limit`,
   `.not_modified`, `.idempotency_key`, `.retries_taken`, `.security` (what the call
   required: a job handle polls with the same), `.http_response`, `.json()`,
   `.parse(type_)` (a pydantic model class, any type, or a `TypeAdapter`; `.parse_as(annotation)`
   for a type that is no class), `.validate(data,
   type_)` (the same for data already decoded). Parsing is lenient unless the client was made
-  with `strict_response_validation=True` (see `_models`); a body that still does not parse
-  raises `APIResponseValidationError`.
+  with `strict_response_validation=True` (see `_models`); a 2xx body that still does not fit
+  is returned for what it holds, with a warning (`_salvage`), or with strict validation raises
+  `APIResponseValidationError`, as a body that is not JSON always does. A model of the API's
+  gets the response's request id (`model._request_id`).
 - `RESERVED_ATTRIBUTES`: names the base classes use; generated resource attributes must avoid
   them.
 
@@ -80,10 +82,12 @@ from ._errors import (
     APIStatusError,
     APITimeoutError,
     error_from_response,
+    find_request_id,
 )
-from ._forms import Encoding, multipart, urlencoded
+from ._forms import Encoding, form_members, multipart, urlencoded
 from ._logs import log_attempt, redact_url
 from ._models import LENIENT
+from ._models import BaseModel as Model
 from ._query import Styled, encode_query
 from ._ratelimit import RateLimit, parse_rate_limit
 from ._raw import note_response
@@ -152,6 +156,9 @@ class RequestOptions:
     - `errors`: the types of the error bodies the operation declares, by status (`"404"`,
       `"4XX"`, `"default"`): an error's `.parsed` is its body read as that type.
     - `max_retries` / `timeout`: per-call overrides of the client's settings.
+    - `extra_query` / `extra_body`: what the spec does not declare, sent as well: query
+      parameters after the declared ones, members merged into the JSON object or form body
+      (theirs win).
     """
 
     method: str
@@ -170,6 +177,21 @@ class RequestOptions:
     errors: Mapping[str, Any] | None = None
     max_retries: int | None = None
     timeout: TimeoutTypes = None
+    extra_query: Mapping[str, Any] | None = None
+    extra_body: Mapping[str, Any] | None = None
+
+
+def _with_extra(body: Any, extra: Mapping[str, Any] | None, *, form: bool) -> Any:
+    """`body` with the caller's `extra_body` members merged in (a form's as given, a JSON
+    body's as JSON data)."""
+    if not extra:
+        return body
+    if body is None:
+        return dict(extra)
+    members: Any = form_members(body) if form else to_jsonable(body)
+    if not isinstance(members, Mapping):
+        raise TypeError("extra_body needs a body that is an object")
+    return {**members, **extra}
 
 
 class APIResponse:
@@ -237,11 +259,18 @@ class APIResponse:
             return self.validate(None, type_)
         adapter = type_ if isinstance(type_, pydantic.TypeAdapter) else _adapter(type_)
         try:
-            return adapter.validate_json(self.http_response.content, context=self._context)
+            parsed = adapter.validate_json(self.http_response.content, context=self._context)
         except pydantic.ValidationError as exc:
             if any(e.get("type") == "json_invalid" for e in exc.errors()):
                 raise APIResponseValidationError(self.http_response, "is not JSON") from exc
-            return self._salvaged(exc, self.json(), type_)
+            parsed = self._salvaged(exc, self.json(), type_)
+        return self._stamped(parsed)
+
+    def _stamped(self, parsed: T) -> T:
+        """`parsed`, a model of the API's, with the request id of this response."""
+        if isinstance(parsed, Model):
+            parsed._request_id = find_request_id(self.http_response.headers)  # pyright: ignore[reportPrivateUsage]
+        return parsed
 
     def parse_as(self, annotation: Any) -> Any:
         """`parse` for a type that is no class (`list[models.Pet]`, a union, `Any`): generated
@@ -256,9 +285,9 @@ class APIResponse:
         """`data` (decoded from this response's body) validated as `type_`."""
         adapter = type_ if isinstance(type_, pydantic.TypeAdapter) else _adapter(type_)
         try:
-            return adapter.validate_python(data, context=self._context)
+            return self._stamped(adapter.validate_python(data, context=self._context))
         except pydantic.ValidationError as exc:
-            return self._salvaged(exc, data, type_)
+            return self._stamped(self._salvaged(exc, data, type_))
 
     def _salvaged(
         self, exc: pydantic.ValidationError, data: Any, type_: pydantic.TypeAdapter[T] | type[T]
@@ -366,7 +395,16 @@ def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
 
 class _BaseClient:
     """What the sync and async clients share: configuration, request preparation and the
-    decision taken after each attempt. The two loops differ only in how they wait and send."""
+    decision taken after each attempt. The two loops differ only in how they wait and send.
+
+    `with_options(**changes)`: a new client made with this one's constructor arguments, some
+    changed (`timeout=`, `max_retries=`, a credential, ...); a generated client records its
+    arguments in `_arguments` (the base classes' own constructors, when made directly)."""
+
+    _arguments: Mapping[str, Any] = {}
+
+    def with_options(self, **changes: Any) -> Self:
+        return type(self)(**{**self._arguments, **changes})
 
     def __init__(
         self,
@@ -431,10 +469,17 @@ class _BaseClient:
         if options.accept:
             headers["Accept"] = options.accept
         body = content
-        if options.json is not None:
+        data, files, json = options.data, options.files, options.json
+        if data is not None:
+            data = _with_extra(data, options.extra_body, form=True)
+        elif files is not None:
+            files = _with_extra(files, options.extra_body, form=True)
+        elif content is None:
+            json = _with_extra(json, options.extra_body, form=False)
+        if json is not None:
             # Serialised once, so every attempt sends byte-identical JSON.
             body = jsonlib.dumps(
-                to_jsonable(options.json), separators=(",", ":"), ensure_ascii=False
+                to_jsonable(json), separators=(",", ":"), ensure_ascii=False
             ).encode()
             headers["Content-Type"] = "application/json"
         # Optional header parameters arrive as None when the caller did not set them.
@@ -451,7 +496,8 @@ class _BaseClient:
             headers[key_header] = key
 
         params: list[tuple[str, QueryValue]] = []
-        for name, value in (options.params or {}).items():
+        query = {**(options.params or {}), **(options.extra_query or {})}
+        for name, value in query.items():
             if isinstance(value, Styled):
                 params += encode_query(
                     name, to_jsonable(value.value), style=value.style, explode=value.explode
@@ -466,8 +512,8 @@ class _BaseClient:
             params=params,
             headers=dict(headers.multi_items()),
             content=body,
-            data=urlencoded(options.data, options.encoding) if options.data is not None else None,
-            files=multipart(options.files, options.encoding) if options.files is not None else None,
+            data=urlencoded(data, options.encoding) if data is not None else None,
+            files=multipart(files, options.encoding) if files is not None else None,
             idempotency_key=key,
             max_retries=self.max_retries if options.max_retries is None else options.max_retries,
             timeout=self.timeout if options.timeout is None else options.timeout,

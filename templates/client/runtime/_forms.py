@@ -4,6 +4,8 @@ Public API:
 
 - `Encoding(style, explode, content_type)`: how one property of a form body goes on the wire,
   as the operation's `encoding` declares it; generated methods pass them by property name.
+- `form_members(body) -> members`: a form body's members by wire name (a model dumped by
+  alias, unset fields left out; a mapping as it is).
 - `urlencoded(body, encoding) -> fields`: a model (dumped by alias, unset fields left out) or a
   mapping, as the fields httpx sends (`data=`).
 - `multipart(body, encoding) -> parts`: the same as the parts httpx sends (`files=`): form
@@ -64,7 +66,7 @@ class Encoding:
 _NONE = Encoding()
 
 
-def _members(body: Any) -> Mapping[str, Any]:
+def form_members(body: Any) -> Mapping[str, Any]:
     if isinstance(body, pydantic.BaseModel):
         dumped: dict[str, Any] = body.model_dump(by_alias=True, exclude_unset=True)
         return dumped
@@ -160,7 +162,7 @@ def _add(fields: Fields, name: str, value: str) -> None:
 
 def multipart(body: Any, encoding: Mapping[str, Encoding] | None = None) -> Files:
     parts: Files = []
-    for name, value in _members(body).items():
+    for name, value in form_members(body).items():
         how = (encoding or {}).get(name, _NONE)
         items: list[Any] = value if isinstance(value, list) else [value]  # pyright: ignore
         if value is not None and items and all(_is_file(item) for item in items):
@@ -176,7 +178,7 @@ def multipart(body: Any, encoding: Mapping[str, Encoding] | None = None) -> File
 
 def urlencoded(body: Any, encoding: Mapping[str, Encoding] | None = None) -> Fields:
     fields: Fields = {}
-    for name, value in _members(body).items():
+    for name, value in form_members(body).items():
         if value is None:
             continue
         for key, field in _pairs(name, value, (encoding or {}).get(name, _NONE)):
@@ -184,4 +186,4 @@ def urlencoded(body: Any, encoding: Mapping[str, Encoding] | None = None) -> Fie
     return fields
 
 
-__all__ = ["Encoding", "multipart", "text", "urlencoded"]
+__all__ = ["Encoding", "form_members", "multipart", "text", "urlencoded"]

@@ -24,7 +24,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Mapping
 from datetime import datetime
-from typing import Annotated, Any, TypeAlias, TypeVar, get_args
+from typing import Annotated, Any, Literal, TypeAlias, TypeVar, get_args
 
 import pydantic
 from pydantic import GetCoreSchemaHandler
@@ -42,9 +42,23 @@ def is_lenient(info: core_schema.ValidationInfo) -> bool:
 
 
 class BaseModel(pydantic.BaseModel):
-    """pydantic's `BaseModel`, keeping undeclared members (see the module docstring)."""
+    """pydantic's `BaseModel`, keeping undeclared members (see the module docstring).
+
+    `to_dict()` / `to_json()`: the model as the API writes it (wire names, what was set);
+    `_request_id`: the server's id of the request that returned it (`x-request-id` or
+    `request-id`; None for a model built in code), to quote when you report a problem."""
 
     model_config = pydantic.ConfigDict(extra="allow")
+    _request_id: str | None = pydantic.PrivateAttr(default=None)
+
+    def to_dict(self, *, mode: Literal["json", "python"] = "json") -> dict[str, Any]:
+        """The members by wire name, unset ones left out (`mode="python"` keeps datetimes,
+        enums and bytes as objects)."""
+        return self.model_dump(mode=mode, by_alias=True, exclude_unset=True)
+
+    def to_json(self, *, indent: int | None = None) -> str:
+        """`to_dict()` as JSON text."""
+        return self.model_dump_json(indent=indent, by_alias=True, exclude_unset=True)
 
 
 def _serialize_enum(value: Any, info: core_schema.SerializationInfo) -> Any:

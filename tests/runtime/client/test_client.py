@@ -510,3 +510,26 @@ def test_reserved_attribute_names_cover_the_public_surface() -> None:
         "max_retries",
         "timeout",
     } <= RESERVED_ATTRIBUTES
+
+
+def test_extra_query_and_extra_body_are_sent_beside_the_declared(
+    server: ScriptServer, clock: FakeClock
+) -> None:
+    server.on("POST", "/v1/payments", Reply(201, json={}))
+    server.on("POST", "/v1/forms", Reply(201, json={}))
+    client = make_client(server.url, clock)
+    client.request(
+        RequestOptions(
+            "POST",
+            "/v1/payments",
+            params={"a": 1},
+            json=Payment(id="p", amount=1),
+            extra_query={"beta": "on"},
+            extra_body={"amount": 2, "note": "n"},
+        )
+    )
+    client.request(RequestOptions("POST", "/v1/forms", data={"q": "x"}, extra_body={"flag": True}))
+    first, second = server.requests
+    assert first.path == "/v1/payments?a=1&beta=on"
+    assert json.loads(first.body) == {"id": "p", "amount": 2, "note": "n"}
+    assert second.body == b"q=x&flag=true"

@@ -4,6 +4,7 @@ send parses, what is still wrong raises `APIResponseValidationError`; requests s
 from __future__ import annotations
 
 import asyncio
+import json
 from datetime import datetime
 from enum import IntEnum, StrEnum
 from typing import Annotated, Any, Literal
@@ -185,3 +186,19 @@ def test_strict_response_validation(server: ScriptServer, clock: FakeClock) -> N
             assert response.validate([1], adapter) == [1]
 
     asyncio.run(main())
+
+
+def test_models_carry_their_request_id_and_dump_as_the_api_writes_them(
+    server: ScriptServer, clock: FakeClock
+) -> None:
+    sent = {k: v for k, v in NEWER.items() if k != "level"}
+    server.on("GET", "/p/new", Reply(json=sent, headers={"request-id": "req_7"}))
+    with SyncAPIClient(server.url, sleep=clock.sleep, clock=clock) as client:
+        payment = client.request(RequestOptions("GET", "/p/new")).parse(Payment)
+    assert payment._request_id == "req_7"
+    assert payment.to_dict()["createdAt"] == NEWER["createdAt"]
+    assert payment.to_dict()["riskScore"] == 12
+    assert json.loads(payment.to_json()) == payment.to_dict()
+    assert "level" not in payment.to_dict()  # what was not sent is not invented
+    built = Payment.model_validate(NEWER, context=LENIENT)
+    assert built._request_id is None

@@ -43,6 +43,7 @@ class CustomersResource:
         starting_after: str | None = None,
         email: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> SyncPage[models.Customer, models.CustomerList]:
@@ -73,6 +74,7 @@ class CustomersResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         return SyncPage(
             self._client,
@@ -97,6 +99,8 @@ class CustomersResource:
         body: models.CustomerCreate | dict[str, Any],
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Customer:
@@ -120,6 +124,8 @@ class CustomersResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = self._client.request(options)
         return response.parse(models.Customer)
@@ -130,6 +136,7 @@ class CustomersResource:
         customer_id: str,
         if_none_match: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Customer | None:
@@ -155,6 +162,7 @@ class CustomersResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = self._client.request(options)
         if response.not_modified:
@@ -168,6 +176,8 @@ class CustomersResource:
         if_match: str,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> None:
@@ -192,9 +202,10 @@ class CustomersResource:
             security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         self._client.request(options)
-        return None
 
     def update_customer(
         self,
@@ -204,6 +215,8 @@ class CustomersResource:
         if_match: str,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Customer:
@@ -235,6 +248,8 @@ class CustomersResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = self._client.request(options)
         return response.parse(models.Customer)
@@ -270,6 +285,7 @@ class AsyncCustomersResource:
         starting_after: str | None = None,
         email: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> AsyncPaginator[models.Customer, models.CustomerList]:
@@ -300,6 +316,7 @@ class AsyncCustomersResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
 
         async def first_page() -> AsyncPage[models.Customer, models.CustomerList]:
@@ -328,6 +345,8 @@ class AsyncCustomersResource:
         body: models.CustomerCreate | dict[str, Any],
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Customer:
@@ -351,6 +370,8 @@ class AsyncCustomersResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = await self._client.request(options)
         return response.parse(models.Customer)
@@ -361,6 +382,7 @@ class AsyncCustomersResource:
         customer_id: str,
         if_none_match: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Customer | None:
@@ -386,6 +408,7 @@ class AsyncCustomersResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = await self._client.request(options)
         if response.not_modified:
@@ -399,6 +422,8 @@ class AsyncCustomersResource:
         if_match: str,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> None:
@@ -423,9 +448,10 @@ class AsyncCustomersResource:
             security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         await self._client.request(options)
-        return None
 
     async def update_customer(
         self,
@@ -435,6 +461,8 @@ class AsyncCustomersResource:
         if_match: str,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Customer:
@@ -466,6 +494,8 @@ class AsyncCustomersResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = await self._client.request(options)
         return response.parse(models.Customer)

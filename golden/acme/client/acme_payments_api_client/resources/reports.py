@@ -39,6 +39,8 @@ class ReportsResource:
         body: models.ReportRequest | dict[str, Any],
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> JobHandle[models.ReportResult]:
@@ -68,6 +70,8 @@ class ReportsResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = self._client.request(options)
         return JobHandle(self._client, response, models.ReportResult)
@@ -98,6 +102,8 @@ class AsyncReportsResource:
         body: models.ReportRequest | dict[str, Any],
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> AsyncJobHandle[models.ReportResult]:
@@ -127,6 +133,8 @@ class AsyncReportsResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = await self._client.request(options)
         return AsyncJobHandle(self._client, response, models.ReportResult)

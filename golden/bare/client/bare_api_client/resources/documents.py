@@ -37,6 +37,7 @@ class DocumentsResource:
         document_id: str,
         if_none_match: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Document | None:
@@ -61,6 +62,7 @@ class DocumentsResource:
             errors={"404": models.Error},
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = self._client.request(options)
         if response.not_modified:
@@ -75,6 +77,8 @@ class DocumentsResource:
         if_match: str,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Document:
@@ -101,6 +105,8 @@ class DocumentsResource:
             errors={"412": models.Error},
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = self._client.request(options)
         return response.parse(models.Document)
@@ -112,6 +118,8 @@ class DocumentsResource:
         if_match: str | None = None,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> None:
@@ -136,9 +144,10 @@ class DocumentsResource:
             errors={"404": models.Error},
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         self._client.request(options)
-        return None
 
     def patch_document(
         self,
@@ -147,6 +156,8 @@ class DocumentsResource:
         body: models.DocumentInput | dict[str, Any],
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Document:
@@ -174,6 +185,8 @@ class DocumentsResource:
             errors={"404": models.Error},
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = self._client.request(options)
         return response.parse(models.Document)
@@ -207,6 +220,7 @@ class AsyncDocumentsResource:
         document_id: str,
         if_none_match: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Document | None:
@@ -231,6 +245,7 @@ class AsyncDocumentsResource:
             errors={"404": models.Error},
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = await self._client.request(options)
         if response.not_modified:
@@ -245,6 +260,8 @@ class AsyncDocumentsResource:
         if_match: str,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Document:
@@ -271,6 +288,8 @@ class AsyncDocumentsResource:
             errors={"412": models.Error},
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = await self._client.request(options)
         return response.parse(models.Document)
@@ -282,6 +301,8 @@ class AsyncDocumentsResource:
         if_match: str | None = None,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> None:
@@ -306,9 +327,10 @@ class AsyncDocumentsResource:
             errors={"404": models.Error},
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         await self._client.request(options)
-        return None
 
     async def patch_document(
         self,
@@ -317,6 +339,8 @@ class AsyncDocumentsResource:
         body: models.DocumentInput | dict[str, Any],
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Document:
@@ -344,6 +368,8 @@ class AsyncDocumentsResource:
             errors={"404": models.Error},
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = await self._client.request(options)
         return response.parse(models.Document)

@@ -40,6 +40,8 @@ class ExportsResource:
         body: models.CreateExportRequest | dict[str, Any],
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> JobHandle[Any]:
@@ -65,6 +67,8 @@ class ExportsResource:
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = self._client.request(options)
         return JobHandle[Any](self._client, response, pydantic.TypeAdapter[Any](Any))
@@ -95,6 +99,8 @@ class AsyncExportsResource:
         body: models.CreateExportRequest | dict[str, Any],
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> AsyncJobHandle[Any]:
@@ -120,6 +126,8 @@ class AsyncExportsResource:
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = await self._client.request(options)
         return AsyncJobHandle[Any](self._client, response, pydantic.TypeAdapter[Any](Any))

@@ -35,6 +35,7 @@ class OrdersResource:
         *,
         page: int | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> list[models.Order]:
@@ -61,6 +62,7 @@ class OrdersResource:
             errors={"429": models.Error, "503": models.Error},
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = self._client.request(options)
         return cast(list[models.Order], response.parse_as(list[models.Order]))
@@ -71,6 +73,8 @@ class OrdersResource:
         body: models.OrderInput | dict[str, Any],
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Order:
@@ -96,6 +100,8 @@ class OrdersResource:
             errors={"400": models.Error},
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = self._client.request(options)
         return response.parse(models.Order)
@@ -126,6 +132,7 @@ class AsyncOrdersResource:
         *,
         page: int | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> list[models.Order]:
@@ -152,6 +159,7 @@ class AsyncOrdersResource:
             errors={"429": models.Error, "503": models.Error},
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = await self._client.request(options)
         return cast(list[models.Order], response.parse_as(list[models.Order]))
@@ -162,6 +170,8 @@ class AsyncOrdersResource:
         body: models.OrderInput | dict[str, Any],
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Order:
@@ -187,6 +197,8 @@ class AsyncOrdersResource:
             errors={"400": models.Error},
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = await self._client.request(options)
         return response.parse(models.Order)

@@ -39,6 +39,8 @@ class CompletionsResource:
         body: models.CompletionRequest | dict[str, Any],
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Completion:
@@ -61,6 +63,8 @@ class CompletionsResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = self._client.request(options)
         return response.parse(models.Completion)
@@ -71,6 +75,8 @@ class CompletionsResource:
         body: models.CompletionRequest | dict[str, Any],
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> EventStream[models.CompletionChunk]:
@@ -96,6 +102,8 @@ class CompletionsResource:
             accept="text/event-stream, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = self._client.request(options, stream=True)
         return EventStream(response, models.CompletionChunk)
@@ -127,6 +135,8 @@ class AsyncCompletionsResource:
         body: models.CompletionRequest | dict[str, Any],
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Completion:
@@ -149,6 +159,8 @@ class AsyncCompletionsResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = await self._client.request(options)
         return response.parse(models.Completion)
@@ -159,6 +171,8 @@ class AsyncCompletionsResource:
         body: models.CompletionRequest | dict[str, Any],
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> AsyncEventStream[models.CompletionChunk]:
@@ -184,6 +198,8 @@ class AsyncCompletionsResource:
             accept="text/event-stream, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = await self._client.request(options, stream=True)
         return AsyncEventStream(response, models.CompletionChunk)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
+from typing import Any
 
 from .. import models
 from .._runtime import (
@@ -38,6 +39,7 @@ class EventsResource:
         *,
         last_event_id: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> EventStream[models.Event]:
@@ -63,6 +65,7 @@ class EventsResource:
             accept="text/event-stream, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = self._client.request(options, stream=True)
         return EventStream(response, models.Event)
@@ -92,6 +95,7 @@ class AsyncEventsResource:
         *,
         last_event_id: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> AsyncEventStream[models.Event]:
@@ -117,6 +121,7 @@ class AsyncEventsResource:
             accept="text/event-stream, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = await self._client.request(options, stream=True)
         return AsyncEventStream(response, models.Event)

@@ -48,6 +48,7 @@ class FilesResource:
         sort: Literal["name", "size"] | None = None,
         order: Literal["name", "-name", "size", "-size"] | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> SyncPage[models.File, models.FileList]:
@@ -82,6 +83,7 @@ class FilesResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         return SyncPage(
             self._client,
@@ -106,6 +108,8 @@ class FilesResource:
         body: models.FileUpload | Mapping[str, Any],
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.File:
@@ -128,6 +132,8 @@ class FilesResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = self._client.request(options)
         return response.parse(models.File)
@@ -138,6 +144,8 @@ class FilesResource:
         body: models.FileSearch | Mapping[str, Any],
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.FileList:
@@ -160,6 +168,8 @@ class FilesResource:
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = self._client.request(options)
         return response.parse(models.FileList)
@@ -169,6 +179,7 @@ class FilesResource:
         *,
         file_id: str,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> bytes:
@@ -189,6 +200,7 @@ class FilesResource:
             accept="application/octet-stream, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = self._client.request(options)
         return response.http_response.content
@@ -198,6 +210,7 @@ class FilesResource:
         *,
         file_id: str,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> BinaryStream:
@@ -221,6 +234,7 @@ class FilesResource:
             accept="application/octet-stream, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = self._client.request(options, stream=True)
         return BinaryStream(response)
@@ -233,6 +247,8 @@ class FilesResource:
         upload_session: str | None = None,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.File:
@@ -262,6 +278,8 @@ class FilesResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = self._client.request(options)
         return response.parse(models.File)
@@ -270,6 +288,7 @@ class FilesResource:
         self,
         *,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> list[models.File]:
@@ -290,6 +309,7 @@ class FilesResource:
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = self._client.request(options)
         return cast(list[models.File], response.parse_as(list[models.File]))
@@ -328,6 +348,7 @@ class AsyncFilesResource:
         sort: Literal["name", "size"] | None = None,
         order: Literal["name", "-name", "size", "-size"] | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> AsyncPaginator[models.File, models.FileList]:
@@ -362,6 +383,7 @@ class AsyncFilesResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
 
         async def first_page() -> AsyncPage[models.File, models.FileList]:
@@ -390,6 +412,8 @@ class AsyncFilesResource:
         body: models.FileUpload | Mapping[str, Any],
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.File:
@@ -412,6 +436,8 @@ class AsyncFilesResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = await self._client.request(options)
         return response.parse(models.File)
@@ -422,6 +448,8 @@ class AsyncFilesResource:
         body: models.FileSearch | Mapping[str, Any],
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.FileList:
@@ -444,6 +472,8 @@ class AsyncFilesResource:
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = await self._client.request(options)
         return response.parse(models.FileList)
@@ -453,6 +483,7 @@ class AsyncFilesResource:
         *,
         file_id: str,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> bytes:
@@ -473,6 +504,7 @@ class AsyncFilesResource:
             accept="application/octet-stream, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = await self._client.request(options)
         return response.http_response.content
@@ -482,6 +514,7 @@ class AsyncFilesResource:
         *,
         file_id: str,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> AsyncBinaryStream:
@@ -505,6 +538,7 @@ class AsyncFilesResource:
             accept="application/octet-stream, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = await self._client.request(options, stream=True)
         return AsyncBinaryStream(response)
@@ -517,6 +551,8 @@ class AsyncFilesResource:
         upload_session: str | None = None,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.File:
@@ -546,6 +582,8 @@ class AsyncFilesResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = await self._client.request(options)
         return response.parse(models.File)
@@ -554,6 +592,7 @@ class AsyncFilesResource:
         self,
         *,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> list[models.File]:
@@ -574,6 +613,7 @@ class AsyncFilesResource:
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = await self._client.request(options)
         return cast(list[models.File], response.parse_as(list[models.File]))

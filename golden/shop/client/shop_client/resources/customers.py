@@ -47,6 +47,7 @@ class CustomersResource:
         starting_after: str | None = None,
         limit: int | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> SyncPage[models.Customer, models.CustomerList]:
@@ -74,6 +75,7 @@ class CustomersResource:
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         return SyncPage(
             self._client,
@@ -98,6 +100,8 @@ class CustomersResource:
         body: models.CustomerInput | dict[str, Any],
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Customer:
@@ -119,6 +123,8 @@ class CustomersResource:
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = self._client.request(options)
         return response.parse(models.Customer)
@@ -128,6 +134,7 @@ class CustomersResource:
         *,
         customer: str,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Customer:
@@ -147,6 +154,7 @@ class CustomersResource:
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = self._client.request(options)
         return response.parse(models.Customer)
@@ -158,6 +166,8 @@ class CustomersResource:
         body: models.CustomerInput | dict[str, Any] | None = None,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Customer:
@@ -182,6 +192,8 @@ class CustomersResource:
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = self._client.request(options)
         return response.parse(models.Customer)
@@ -192,6 +204,8 @@ class CustomersResource:
         customer: str,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> None:
@@ -211,9 +225,10 @@ class CustomersResource:
             idempotency_key=idempotency_key,
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         self._client.request(options)
-        return None
 
 
 class CustomersResourceWithRawResponse:
@@ -250,6 +265,7 @@ class AsyncCustomersResource:
         starting_after: str | None = None,
         limit: int | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> AsyncPaginator[models.Customer, models.CustomerList]:
@@ -277,6 +293,7 @@ class AsyncCustomersResource:
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
 
         async def first_page() -> AsyncPage[models.Customer, models.CustomerList]:
@@ -305,6 +322,8 @@ class AsyncCustomersResource:
         body: models.CustomerInput | dict[str, Any],
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Customer:
@@ -326,6 +345,8 @@ class AsyncCustomersResource:
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = await self._client.request(options)
         return response.parse(models.Customer)
@@ -335,6 +356,7 @@ class AsyncCustomersResource:
         *,
         customer: str,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Customer:
@@ -354,6 +376,7 @@ class AsyncCustomersResource:
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = await self._client.request(options)
         return response.parse(models.Customer)
@@ -365,6 +388,8 @@ class AsyncCustomersResource:
         body: models.CustomerInput | dict[str, Any] | None = None,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Customer:
@@ -389,6 +414,8 @@ class AsyncCustomersResource:
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = await self._client.request(options)
         return response.parse(models.Customer)
@@ -399,6 +426,8 @@ class AsyncCustomersResource:
         customer: str,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> None:
@@ -418,9 +447,10 @@ class AsyncCustomersResource:
             idempotency_key=idempotency_key,
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         await self._client.request(options)
-        return None
 
 
 class AsyncCustomersResourceWithRawResponse:

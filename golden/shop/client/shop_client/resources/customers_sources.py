@@ -37,6 +37,7 @@ class CustomersSourcesResource:
         *,
         customer: str,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> builtins.list[models.Source]:
@@ -56,6 +57,7 @@ class CustomersSourcesResource:
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = self._client.request(options)
         return cast(list[models.Source], response.parse_as(list[models.Source]))
@@ -67,6 +69,8 @@ class CustomersSourcesResource:
         body: models.Source | dict[str, Any],
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Source:
@@ -91,6 +95,8 @@ class CustomersSourcesResource:
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = self._client.request(options)
         return response.parse(models.Source)
@@ -103,6 +109,8 @@ class CustomersSourcesResource:
         body: models.PostCustomersCustomerSourcesIdVerifyRequest | dict[str, Any] | None = None,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Source:
@@ -128,6 +136,8 @@ class CustomersSourcesResource:
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = self._client.request(options)
         return response.parse(models.Source)
@@ -159,6 +169,7 @@ class AsyncCustomersSourcesResource:
         *,
         customer: str,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> builtins.list[models.Source]:
@@ -178,6 +189,7 @@ class AsyncCustomersSourcesResource:
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = await self._client.request(options)
         return cast(list[models.Source], response.parse_as(list[models.Source]))
@@ -189,6 +201,8 @@ class AsyncCustomersSourcesResource:
         body: models.Source | dict[str, Any],
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Source:
@@ -213,6 +227,8 @@ class AsyncCustomersSourcesResource:
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = await self._client.request(options)
         return response.parse(models.Source)
@@ -225,6 +241,8 @@ class AsyncCustomersSourcesResource:
         body: models.PostCustomersCustomerSourcesIdVerifyRequest | dict[str, Any] | None = None,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Source:
@@ -250,6 +268,8 @@ class AsyncCustomersSourcesResource:
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = await self._client.request(options)
         return response.parse(models.Source)

@@ -41,6 +41,7 @@ class PetsResource:
         legacy_tags: list[str] | None = None,
         limit: int | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> list[models.Pet]:
@@ -71,6 +72,7 @@ class PetsResource:
             errors={"429": models.Problem},
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = self._client.request(options)
         return cast(list[models.Pet], response.parse_as(list[models.Pet]))
@@ -81,6 +83,8 @@ class PetsResource:
         body: models.NewPet | dict[str, Any],
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Pet:
@@ -105,6 +109,8 @@ class PetsResource:
             errors={"409": models.Problem, "422": models.Problem, "429": models.Problem},
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = self._client.request(options)
         return response.parse(models.Pet)
@@ -114,6 +120,7 @@ class PetsResource:
         *,
         pet_id: str,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Pet:
@@ -135,6 +142,7 @@ class PetsResource:
             errors={"404": models.Problem},
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = self._client.request(options)
         return response.parse(models.Pet)
@@ -147,6 +155,8 @@ class PetsResource:
         if_match: str,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Pet:
@@ -172,6 +182,8 @@ class PetsResource:
             errors={"412": models.Problem, "428": models.Problem},
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = self._client.request(options)
         return response.parse(models.Pet)
@@ -183,6 +195,8 @@ class PetsResource:
         body: models.UploadPhotoRequest | Mapping[str, Any],
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Pet:
@@ -208,6 +222,8 @@ class PetsResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = self._client.request(options)
         return response.parse(models.Pet)
@@ -244,6 +260,7 @@ class AsyncPetsResource:
         legacy_tags: list[str] | None = None,
         limit: int | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> list[models.Pet]:
@@ -274,6 +291,7 @@ class AsyncPetsResource:
             errors={"429": models.Problem},
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = await self._client.request(options)
         return cast(list[models.Pet], response.parse_as(list[models.Pet]))
@@ -284,6 +302,8 @@ class AsyncPetsResource:
         body: models.NewPet | dict[str, Any],
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Pet:
@@ -308,6 +328,8 @@ class AsyncPetsResource:
             errors={"409": models.Problem, "422": models.Problem, "429": models.Problem},
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = await self._client.request(options)
         return response.parse(models.Pet)
@@ -317,6 +339,7 @@ class AsyncPetsResource:
         *,
         pet_id: str,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Pet:
@@ -338,6 +361,7 @@ class AsyncPetsResource:
             errors={"404": models.Problem},
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = await self._client.request(options)
         return response.parse(models.Pet)
@@ -350,6 +374,8 @@ class AsyncPetsResource:
         if_match: str,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Pet:
@@ -375,6 +401,8 @@ class AsyncPetsResource:
             errors={"412": models.Problem, "428": models.Problem},
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = await self._client.request(options)
         return response.parse(models.Pet)
@@ -386,6 +414,8 @@ class AsyncPetsResource:
         body: models.UploadPhotoRequest | Mapping[str, Any],
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Pet:
@@ -411,6 +441,8 @@ class AsyncPetsResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = await self._client.request(options)
         return response.parse(models.Pet)

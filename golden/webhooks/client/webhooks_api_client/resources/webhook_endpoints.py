@@ -35,6 +35,7 @@ class WebhookEndpointsResource:
         self,
         *,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.ListWebhookEndpointsResponse:
@@ -52,6 +53,7 @@ class WebhookEndpointsResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = self._client.request(options)
         return response.parse(models.ListWebhookEndpointsResponse)
@@ -62,6 +64,8 @@ class WebhookEndpointsResource:
         body: models.WebhookEndpointCreate | dict[str, Any],
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.WebhookEndpointWithSecret:
@@ -88,6 +92,8 @@ class WebhookEndpointsResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = self._client.request(options)
         return response.parse(models.WebhookEndpointWithSecret)
@@ -117,6 +123,7 @@ class AsyncWebhookEndpointsResource:
         self,
         *,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.ListWebhookEndpointsResponse:
@@ -134,6 +141,7 @@ class AsyncWebhookEndpointsResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = await self._client.request(options)
         return response.parse(models.ListWebhookEndpointsResponse)
@@ -144,6 +152,8 @@ class AsyncWebhookEndpointsResource:
         body: models.WebhookEndpointCreate | dict[str, Any],
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.WebhookEndpointWithSecret:
@@ -170,6 +180,8 @@ class AsyncWebhookEndpointsResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = await self._client.request(options)
         return response.parse(models.WebhookEndpointWithSecret)
