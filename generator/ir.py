@@ -92,6 +92,7 @@ class Encoding:
     style: str = ""  # as declared; "" means OpenAPI's default (`form`)
     explode: bool | None = None  # as declared; None means the style's default
     content_type: str = ""  # `contentType` (a multipart part's type), as declared
+    allow_reserved: bool = False
 
 
 @dataclass(frozen=True, slots=True)

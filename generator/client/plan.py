@@ -52,6 +52,7 @@ from generator.models.build import models_for
 from generator.models.inline import model_schemas
 from generator.render.env import TemplateFiles, operation_view, templates_root
 from generator.render.escape import py_string
+from generator.render.form_encoding import form_encoding
 from generator.render.names import NameAllocator, package_version, safe_identifier, snake_case
 from generator.render.plan_cache import PlanCache, PlanInputs, resource_plans
 from generator.render.pytypes import TypeMapper, is_plain_class, query_shape, query_style
@@ -152,6 +153,7 @@ class OperationPlan:
     security: SecurityPlan | None = None  # what the operation requires (None: nothing declared)
     page: PagePlan | None = None  # a list operation: its page type and `Pagination(...)`
     errors: str = ""  # `{"404": models.Error, ...}`: the declared error bodies' models
+    encoding: str = ""  # a form body's `{"field": Encoding(...)}` (render.form_encoding)
     # what it answers with (JSON, text, bytes, events)
     media: MediaPlan = field(default_factory=lambda: MediaPlan("none", ""))
     stream_name: str = ""  # the `<method>_stream` twin, for bytes and events beside JSON
@@ -341,6 +343,19 @@ class _Planner:
             return "Any", True
         return " | ".join(unique), True
 
+    def form_encoding(self, media: MediaType) -> str:
+        """The form body's `encoding` as the runtime's `Encoding`s by property, a dict
+        expression ("" when no property needs one: `render.form_encoding`)."""
+        entries = []
+        for name, (style, explode, ct) in form_encoding(self.api, media).items():
+            args = [py_string(style)] if style else []
+            if explode is not None:
+                args.append(f"explode={explode}")
+            if ct:
+                args.append(f"content_type={py_string(ct)}")
+            entries.append(f"{py_string(name)}: Encoding({', '.join(args)})")
+        return "{" + ", ".join(entries) + "}" if entries else ""
+
     def form_type(self, media: MediaType) -> str:
         """A form body's type: its model (the runtime sends its fields as form fields and its
         bytes as files) or a plain mapping."""
@@ -385,6 +400,7 @@ class _Planner:
         params = self.params(op)
         body_type: str | None = None
         body_kind = "json"
+        encoding = ""
         body_media = ""
         if op.request_body is not None and op.request_body.content:
             media = next((m for m in op.request_body.content if _is_json(m)), None)
@@ -406,8 +422,10 @@ class _Planner:
                 ct = media.content_type.split(";")[0].strip().lower()
                 if ct == "application/x-www-form-urlencoded":
                     body_kind, body_type = "data", self.form_type(media)
+                    encoding = self.form_encoding(media)
                 elif ct.startswith("multipart/"):
                     body_kind, body_type = "files", self.form_type(media)
+                    encoding = self.form_encoding(media)
                 else:
                     body_kind, body_type = "content", "bytes"
         parse_type, _ = self.response_type(op)
@@ -445,6 +463,7 @@ class _Planner:
             body_required=bool(op.request_body and op.request_body.required),
             body_kind=body_kind,
             body_media_type=body_media,
+            encoding=encoding,
             result=result,
             parse_type=parse_type,
             parse_plain=parse_type is not None and is_plain_class(parse_type),

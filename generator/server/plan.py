@@ -32,11 +32,12 @@ from pathlib import Path
 from typing import Any, cast
 
 from generator.errors import ApiforgeError, Problem
-from generator.ir import Api, Operation, Parameter
+from generator.ir import Api, MediaType, Operation, Parameter
 from generator.models.build import models_for
 from generator.models.inline import model_schemas
 from generator.render.env import TemplateFiles, fingerprint, operation_view, templates_root
 from generator.render.escape import py_literal
+from generator.render.form_encoding import form_encoding, is_form
 from generator.render.names import NameAllocator, package_version, safe_identifier, snake_case
 from generator.render.plan_cache import PlanCache, PlanInputs, resource_plans
 from generator.render.pytypes import (
@@ -118,7 +119,7 @@ class OperationPlan:
     method: str  # upper case
     route_path: str  # the path with Python parameter names
     params: tuple[ParamPlan, ...]
-    body_kind: str | None  # json, raw, None
+    body_kind: str | None  # json, form, raw, None
     body_type: str | None  # handler's body type
     body_annotation: str | None  # endpoint's body parameter annotation
     body_default: str | None
@@ -488,7 +489,12 @@ class _Planner:
         media_types = tuple(dict.fromkeys(m.content_type for m in rb.content))
         media = next((m for m in rb.content if _is_json(m)), None)
         if media is None:
-            return "raw", "bytes", None, None, media_types
+            model = self.form_class(op)
+            if model is None:
+                return "raw", "bytes", None, None, media_types
+            if rb.required:
+                return "form", model, None, None, media_types
+            return "form", f"{model} | None", None, "None", media_types
         schema = media.schema
         inner = self.types.type_of(
             schema.data if schema else None, name=schema.name if schema else None
@@ -522,6 +528,35 @@ class _Planner:
             return f"refuse_nulls({{}}, None, body={body})", {}
         return f"refuse_nulls(_NULLS, {py_literal(root)}, body={body})", rules.table()
 
+    def form_class(self, op: Operation) -> str | None:
+        """What a form body is read into for the handler (`form_values.form_value`), when
+        every media type of the body is a form with a schema: its model class, or for a schema
+        without one (a nested inline form, as Stripe's, gets no model) the validated members
+        as `dict[str, Any]`."""
+        rb = op.request_body
+        if rb is None or not rb.content or not all(is_form(m) for m in rb.content):
+            return None
+        schema = rb.content[0].schema
+        if schema is None:
+            return None
+        model = self.types.type_of(schema.data, name=schema.name)
+        if model.startswith("models.") and is_plain_class(model):
+            return model
+        return "dict[str, Any]" if _resolved(schema, self.api.schemas) else None
+
+    def form_encoding(self, media: MediaType) -> str:
+        """`, encoding={...}` for `require_body`: the form's `encoding` by property, as the
+        runtime's `Encoding`s ("" when no property needs one: `render.form_encoding`)."""
+        entries = []
+        for name, (style, explode, ct) in form_encoding(self.api, media).items():
+            args = [_pystr(style)] if style else []
+            if explode is not None:
+                args.append(f"explode={explode}")
+            if ct:
+                args.append(f"content_type={_pystr(ct)}")
+            entries.append(f"{_pystr(name)}: Encoding({', '.join(args)})")
+        return ", encoding={" + ", ".join(entries) + "}" if entries else ""
+
     def body_check(self, op: Operation) -> str | None:
         """The guard of a body that is not JSON: a form is checked against its schema's type,
         any other body only for being there when it is required."""
@@ -536,7 +571,8 @@ class _Planner:
             model = self.form_fields(_resolved(schema, self.api.schemas) or {}) or model
         if model == "Any" and not rb.required:
             return None
-        return f"require_body({model}, required={rb.required})"
+        encoding = self.form_encoding(form) if form is not None else ""
+        return f"require_body({model}, required={rb.required}{encoding})"
 
     def form_fields(self, schema: Mapping[str, Any]) -> str | None:
         """`form_model({wire name: (type, constraints, required)})` for an inline object."""
@@ -620,6 +656,8 @@ class _Planner:
         name = methods.allocate(op.id, snake_case(op.id, fallback="operation"))
         endpoint = endpoints.allocate(op.id, f"{name}_endpoint")
         body_kind, body_type, body_annotation, body_default, media_types = self.body(op)
+        if body_kind == "form" and kind == "job":  # a job's payload keeps the body's bytes
+            body_kind, body_type, body_default = "raw", "bytes", None
         null_check, null_rules = self.null_check(op, name) if body_kind == "json" else (None, {})
         status, statuses, empty = self.statuses(op)
         response_type = self.response_type(op)
@@ -690,7 +728,7 @@ class _Planner:
             body_annotation=body_annotation,
             body_default=body_default,
             media_types=media_types,
-            body_check=self.body_check(op) if body_kind == "raw" else null_check,
+            body_check=self.body_check(op) if body_kind in ("raw", "form") else null_check,
             null_rules=null_rules,
             result=result,
             response_model=response_model,

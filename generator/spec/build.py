@@ -174,6 +174,7 @@ class Builder:
                 style=_str(entry.get("style")),
                 explode=explode if isinstance(explode, bool) else None,
                 content_type=_str(entry.get("contentType")),
+                allow_reserved=entry.get("allowReserved") is True,
             )
         return found
 

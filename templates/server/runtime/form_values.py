@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar, overload
 
 from pydantic import BaseModel
 from starlette.requests import Request
@@ -112,9 +112,26 @@ def decode_form(
     return conform(data, model)
 
 
-def form_value(request: Request, model: type[M]) -> M:
-    """The form the guard validated, as `model` (the handler's body)."""
-    data: dict[str, Any] = request.scope[FORM_SCOPE_KEY]
+@overload
+def form_value(request: Request, model: type[M]) -> M: ...
+@overload
+def form_value(request: Request, model: type[M], *, required: Literal[False]) -> M | None: ...
+@overload
+def form_value(request: Request, model: type[dict[Any, Any]]) -> dict[str, Any]: ...
+@overload
+def form_value(
+    request: Request, model: type[dict[Any, Any]], *, required: Literal[False]
+) -> dict[str, Any] | None: ...
+def form_value(request: Request, model: type[Any], *, required: bool = True) -> Any:
+    """The form the guard validated, as `model` (the handler's body; `dict`: its members by
+    wire name); None for an optional body that was not sent."""
+    data: Any = request.scope.get(FORM_SCOPE_KEY)
+    if data is None:
+        if required:
+            raise RuntimeError("no form body: the operation's form guard (require_body) runs first")
+        return None
+    if model is dict:
+        return data
     return model.model_validate(data)
 
 
