@@ -12,6 +12,8 @@ runtimes (the client's `_forms.Encoding`, the server's `form_values.Encoding`):
   OpenAPI's default for an object in a form, so the server knows to parse it;
 - anything else: no entry (a scalar as its text, a list as a repeated field).
 
+`encoding_literal(api, media)` is the same as the dict expression generated code passes.
+
 `encoding_gaps(api, media)` lists, with the spec node, what neither side can honour: a
 style OpenAPI does not define for forms (written as `form`), an object in `form` style
 exploded (its members become top-level fields, which the server does not gather back) or in a
@@ -26,6 +28,7 @@ from typing import Any
 
 from generator.ir import Api, MediaType, Where
 from generator.patterns.pagination import resolve
+from generator.render.escape import py_string
 
 FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
 STYLES = ("form", "spaceDelimited", "pipeDelimited", "deepObject")
@@ -75,6 +78,20 @@ def form_encoding(api: Api, media: MediaType) -> dict[str, Entry]:
     return dict(sorted(found.items()))
 
 
+def encoding_literal(api: Api, media: MediaType) -> str:
+    """`form_encoding` as the dict expression generated code passes its runtime,
+    `{"field": Encoding("deepObject", explode=True), ...}` ("" when no property needs one)."""
+    entries = []
+    for name, (style, explode, content_type) in form_encoding(api, media).items():
+        args = [py_string(style)] if style else []
+        if explode is not None:
+            args.append(f"explode={explode}")
+        if content_type:
+            args.append(f"content_type={py_string(content_type)}")
+        entries.append(f"{py_string(name)}: Encoding({', '.join(args)})")
+    return "{" + ", ".join(entries) + "}" if entries else ""
+
+
 def encoding_gaps(api: Api, media: MediaType) -> list[tuple[Where, str]]:
     """What of the body's `encoding` cannot be honoured, with where it is said."""
     if not is_form(media):
@@ -105,4 +122,4 @@ def encoding_gaps(api: Api, media: MediaType) -> list[tuple[Where, str]]:
     return gaps
 
 
-__all__ = ["FORM_TYPES", "Entry", "encoding_gaps", "form_encoding", "is_form"]
+__all__ = ["FORM_TYPES", "Entry", "encoding_gaps", "encoding_literal", "form_encoding", "is_form"]

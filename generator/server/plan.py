@@ -32,12 +32,12 @@ from pathlib import Path
 from typing import Any, cast
 
 from generator.errors import ApiforgeError, Problem
-from generator.ir import Api, MediaType, Operation, Parameter
+from generator.ir import Api, Operation, Parameter
 from generator.models.build import models_for
 from generator.models.inline import model_schemas
 from generator.render.env import TemplateFiles, fingerprint, operation_view, templates_root
 from generator.render.escape import py_literal
-from generator.render.form_encoding import form_encoding, is_form
+from generator.render.form_encoding import encoding_literal, is_form
 from generator.render.names import NameAllocator, package_version, safe_identifier, snake_case
 from generator.render.plan_cache import PlanCache, PlanInputs, resource_plans
 from generator.render.pytypes import (
@@ -544,19 +544,6 @@ class _Planner:
             return model
         return "dict[str, Any]" if _resolved(schema, self.api.schemas) else None
 
-    def form_encoding(self, media: MediaType) -> str:
-        """`, encoding={...}` for `require_body`: the form's `encoding` by property, as the
-        runtime's `Encoding`s ("" when no property needs one: `render.form_encoding`)."""
-        entries = []
-        for name, (style, explode, ct) in form_encoding(self.api, media).items():
-            args = [_pystr(style)] if style else []
-            if explode is not None:
-                args.append(f"explode={explode}")
-            if ct:
-                args.append(f"content_type={_pystr(ct)}")
-            entries.append(f"{_pystr(name)}: Encoding({', '.join(args)})")
-        return ", encoding={" + ", ".join(entries) + "}" if entries else ""
-
     def body_check(self, op: Operation) -> str | None:
         """The guard of a body that is not JSON: a form is checked against its schema's type,
         any other body only for being there when it is required."""
@@ -571,8 +558,10 @@ class _Planner:
             model = self.form_fields(_resolved(schema, self.api.schemas) or {}) or model
         if model == "Any" and not rb.required:
             return None
-        encoding = self.form_encoding(form) if form is not None else ""
-        return f"require_body({model}, required={rb.required}{encoding})"
+        encoding = encoding_literal(self.api, form) if form is not None else ""
+        return f"require_body({model}, required={rb.required}" + (
+            f", encoding={encoding})" if encoding else ")"
+        )
 
     def form_fields(self, schema: Mapping[str, Any]) -> str | None:
         """`form_model({wire name: (type, constraints, required)})` for an inline object."""

@@ -51,8 +51,8 @@ def newer() -> Iterator[ScriptServer]:
 
 def test_a_newer_servers_payment_parses(acme: Any, newer: ScriptServer) -> None:
     with acme.Client(base_url=newer.url, bearer_auth="t") as client:
-        payment = client.payments.get_payment(payment_id="pay_1")
-        page = client.payments.list_payments()
+        payment = client.payments.get(payment_id="pay_1")
+        page = client.payments.list()
     assert payment.status == "partially_refunded"
     assert payment.payment_method.root == NEWER_PAYMENT["paymentMethod"]
     assert payment.created_at.isoformat() == "2026-01-01T10:00:00"
@@ -65,7 +65,7 @@ def test_a_malformed_200_returns_what_came_and_strict_raises(
     acme: Any, newer: ScriptServer, caplog: pytest.LogCaptureFixture
 ) -> None:
     with acme.Client(base_url=newer.url, bearer_auth="t") as client, caplog.at_level("WARNING"):
-        payment = client.payments.get_payment(payment_id="pay_bad")
+        payment = client.payments.get(payment_id="pay_bad")
     assert isinstance(payment, acme.models.Payment)
     assert payment.id == "pay_bad" and payment.amount == "lots"
     assert any("pay_bad" in r.getMessage() and "amount" in r.getMessage() for r in caplog.records)
@@ -73,7 +73,7 @@ def test_a_malformed_200_returns_what_came_and_strict_raises(
         acme.Client(base_url=newer.url, bearer_auth="t", strict_response_validation=True) as client,
         pytest.raises(acme.APIResponseValidationError) as caught,
     ):
-        client.payments.get_payment(payment_id="pay_bad")
+        client.payments.get(payment_id="pay_bad")
     error = caught.value
     assert isinstance(error, acme.APIError) and error.status_code == 200
     assert error.body == {"id": "pay_bad", "amount": "lots"}
@@ -89,7 +89,7 @@ def test_strict_response_validation_refuses_what_it_does_not_know(
             base_url=newer.url, bearer_auth="t", strict_response_validation=True
         ) as client:
             with pytest.raises(acme.APIResponseValidationError, match="3 errors"):
-                await client.payments.get_payment(payment_id="pay_1")
+                await client.payments.get(payment_id="pay_1")
 
     asyncio.run(main())
 

@@ -104,7 +104,7 @@ def test_a_stripe_form_goes_out_as_stripe_reads_it_and_comes_back_whole(
         "invoice_settings": {"custom_fields": [{"name": "PO", "value": "7"}]},
     }
     with module.Client(base_url=url, transport=wire) as client:
-        answer = client.customers.create_customer(body=sent)
+        answer = client.customers.create(body=sent)
     assert urllib.parse.unquote(wire.bodies[0].decode()) == (
         "email=a@b.c&balance=12&address[city]=Paris&address[line1]=1+rue+X"
         "&metadata[order]=42&expand[0]=default_source&expand[1]=sources"
@@ -116,11 +116,11 @@ def test_a_stripe_form_goes_out_as_stripe_reads_it_and_comes_back_whole(
 def test_stripes_unset_and_a_broken_form(forms: tuple[ModuleType, str]) -> None:
     module, url = forms
     with module.Client(base_url=url) as client:
-        assert client.customers.create_customer(body={"email": "x", "metadata": ""}) == {
+        assert client.customers.create(body={"email": "x", "metadata": ""}) == {
             "read": {"email": "x", "metadata": ""}
         }
         with pytest.raises(module.UnprocessableEntity) as caught:
-            client.customers.create_customer(body={"email": "x", "balance": "lots"})
+            client.customers.create(body={"email": "x", "balance": "lots"})
     assert caught.value.problem is not None and "balance" in str(caught.value.body)
 
 
@@ -131,7 +131,7 @@ def test_a_multipart_file_and_a_deep_object_part(
     evidence = tmp_path / "evidence.txt"
     evidence.write_text("receipt")
     with module.Client(base_url=url) as client:
-        answer = client.files.create_file(
+        answer = client.files.create(
             body={
                 "file": evidence,
                 "purpose": "dispute_evidence",

@@ -146,9 +146,10 @@ class RequestOptions:
       property written as `encoding` (by property name) says (`_forms.Encoding`).
     - `idempotency_header`: the header the operation declares for idempotency keys (None if it
       declares none); `idempotency_key`: the caller's key, which wins over a generated one. A
-      caller's key (this argument, or an `Idempotency-Key` among `headers`) on an operation
-      that declares no header is sent as `Idempotency-Key`, and makes a POST or PATCH
-      retryable like one that declares it; without a key they are never sent twice.
+      caller's key (this argument, or a `key_header` among `headers`) on an operation that
+      declares no header is sent as `key_header` (`Idempotency-Key` unless the spec names
+      another), and makes a POST or PATCH retryable like one that declares it; without a key
+      they are never sent twice.
     - `security`: what the operation requires (see `_auth.Security`); None: it declares
       nothing, so no credentials are sent.
     - `accept`: the `Accept` header, the media types the operation declares (None: the
@@ -172,6 +173,7 @@ class RequestOptions:
     encoding: Mapping[str, Encoding] | None = None
     idempotency_header: str | None = None
     idempotency_key: str | None = None
+    key_header: str = DEFAULT_IDEMPOTENCY_HEADER
     security: Security | None = None
     accept: str | None = None
     errors: Mapping[str, Any] | None = None
@@ -488,9 +490,9 @@ class _BaseClient:
 
         key_header = options.idempotency_header
         key = options.idempotency_key
-        if key_header is None and (key is not None or DEFAULT_IDEMPOTENCY_HEADER in headers):
+        if key_header is None and (key is not None or options.key_header in headers):
             # the caller's key (argument or header) makes any call safe to repeat
-            key_header = DEFAULT_IDEMPOTENCY_HEADER
+            key_header = options.key_header
         if key_header is not None:
             key = key or headers.get(key_header) or str(uuid.uuid4())
             headers[key_header] = key

@@ -71,7 +71,8 @@ def form_members(body: Any) -> Mapping[str, Any]:
         dumped: dict[str, Any] = body.model_dump(by_alias=True, exclude_unset=True)
         return dumped
     if isinstance(body, Mapping):
-        return body
+        members: Mapping[str, Any] = body  # pyright: ignore[reportUnknownVariableType]
+        return members
     raise TypeError(f"a form body is a model or a mapping, not {type(body).__name__}")
 
 
@@ -79,13 +80,14 @@ def _is_file(value: Any) -> bool:
     if isinstance(value, bytes | bytearray | memoryview | pathlib.PurePath):
         return True
     if isinstance(value, tuple):
-        return 2 <= len(value) <= 4 and _is_file(value[1])
+        parts: tuple[Any, ...] = value  # pyright: ignore[reportUnknownVariableType]
+        return 2 <= len(parts) <= 4 and _is_file(parts[1])
     return callable(getattr(value, "read", None))
 
 
 def _read(content: Any) -> bytes:
     if isinstance(content, bytes | bytearray | memoryview):
-        return bytes(content)
+        return bytes(content)  # pyright: ignore[reportUnknownArgumentType]
     if isinstance(content, pathlib.PurePath):
         return pathlib.Path(content).read_bytes()
     data = content.read()
@@ -116,7 +118,7 @@ def _part_type(encoding: Encoding) -> str | None:
 
 def _file(name: str, value: Any, encoding: Encoding) -> tuple[str, Any]:
     if isinstance(value, tuple):
-        given: tuple[Any, ...] = value
+        given: tuple[Any, ...] = value  # pyright: ignore[reportUnknownVariableType]
         if len(given) == 2 and _part_type(encoding):
             return name, (given[0], _read(given[1]), _part_type(encoding))
         return name, (given[0], _read(given[1]), *given[2:])

@@ -533,3 +533,14 @@ def test_extra_query_and_extra_body_are_sent_beside_the_declared(
     assert first.path == "/v1/payments?a=1&beta=on"
     assert json.loads(first.body) == {"id": "p", "amount": 2, "note": "n"}
     assert second.body == b"q=x&flag=true"
+
+
+def test_a_callers_key_goes_in_the_header_the_spec_names(
+    server: ScriptServer, clock: FakeClock
+) -> None:
+    server.on("POST", "/v1/things", unavailable(), Reply(201, json={}))
+    make_client(server.url, clock).request(
+        RequestOptions("POST", "/v1/things", json={}, idempotency_key="k2", key_header="X-Req-Key")
+    )
+    assert [r.headers.get("x-req-key") for r in server.requests] == ["k2", "k2"]
+    assert "idempotency-key" not in server.requests[0].headers

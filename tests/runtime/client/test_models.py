@@ -202,3 +202,12 @@ def test_models_carry_their_request_id_and_dump_as_the_api_writes_them(
     assert "level" not in payment.to_dict()  # what was not sent is not invented
     built = Payment.model_validate(NEWER, context=LENIENT)
     assert built._request_id is None
+
+
+def test_models_from_two_responses_are_equal_when_their_members_are() -> None:
+    one = Payment.model_validate(NEWER, context=LENIENT)
+    two = Payment.model_validate(NEWER, context=LENIENT)
+    one._request_id, two._request_id = "req_1", "req_2"
+    assert one == two
+    two.id = "other"
+    assert one != two

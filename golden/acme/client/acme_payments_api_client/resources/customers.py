@@ -36,7 +36,7 @@ class CustomersResource:
         headers, ETag, replay flag, rate limit)."""
         return CustomersResourceWithRawResponse(self)
 
-    def list_customers(
+    def list(
         self,
         *,
         limit: int | None = None,
@@ -49,7 +49,7 @@ class CustomersResource:
     ) -> SyncPage[models.Customer, models.CustomerList]:
         """List customers
 
-        `GET /v1/customers`.
+        `GET /v1/customers` (operationId `listCustomers`).
 
         Args:
             limit: query parameter `limit`. Maximum number of items to return.
@@ -93,7 +93,7 @@ class CustomersResource:
             models.CustomerList,
         )
 
-    def create_customer(
+    def create(
         self,
         *,
         body: models.CustomerCreate | dict[str, Any],
@@ -106,7 +106,7 @@ class CustomersResource:
     ) -> models.Customer:
         """Create a customer
 
-        `POST /v1/customers`.
+        `POST /v1/customers` (operationId `createCustomer`).
 
         Sends an idempotency key (`Idempotency-Key`): yours, or one generated
         once for this call and reused by every retry, so retries are safe.
@@ -130,7 +130,7 @@ class CustomersResource:
         response = self._client.request(options)
         return response.parse(models.Customer)
 
-    def get_customer(
+    def get(
         self,
         *,
         customer_id: str,
@@ -142,7 +142,7 @@ class CustomersResource:
     ) -> models.Customer | None:
         """Get a customer
 
-        `GET /v1/customers/{customerId}`.
+        `GET /v1/customers/{customerId}` (operationId `getCustomer`).
 
         Returns the customer and its `ETag`. Send a cached copy's ETag in `If-None-Match` to get
         `304 Not Modified` without a body when nothing changed.
@@ -169,7 +169,7 @@ class CustomersResource:
             return None
         return response.parse(models.Customer)
 
-    def delete_customer(
+    def delete(
         self,
         *,
         customer_id: str,
@@ -183,7 +183,7 @@ class CustomersResource:
     ) -> None:
         """Delete a customer
 
-        `DELETE /v1/customers/{customerId}`.
+        `DELETE /v1/customers/{customerId}` (operationId `deleteCustomer`).
 
         Deletes the customer if it is still at the version named by `If-Match`.
 
@@ -207,7 +207,7 @@ class CustomersResource:
         )
         self._client.request(options)
 
-    def update_customer(
+    def update(
         self,
         *,
         customer_id: str,
@@ -222,7 +222,7 @@ class CustomersResource:
     ) -> models.Customer:
         """Update a customer
 
-        `PATCH /v1/customers/{customerId}`.
+        `PATCH /v1/customers/{customerId}` (operationId `updateCustomer`).
 
         Changes the given fields. `If-Match` must carry the ETag of the version you read; if the
         customer changed since, the update is refused with `412` and you must re-fetch and retry.
@@ -259,11 +259,11 @@ class CustomersResourceWithRawResponse:
     """`client.customers.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: CustomersResource) -> None:
-        self.list_customers = to_raw(resource.list_customers)
-        self.create_customer = to_raw(resource.create_customer)
-        self.get_customer = to_raw(resource.get_customer)
-        self.delete_customer = to_raw(resource.delete_customer)
-        self.update_customer = to_raw(resource.update_customer)
+        self.list = to_raw(resource.list)
+        self.create = to_raw(resource.create)
+        self.get = to_raw(resource.get)
+        self.delete = to_raw(resource.delete)
+        self.update = to_raw(resource.update)
 
 
 class AsyncCustomersResource:
@@ -278,7 +278,7 @@ class AsyncCustomersResource:
         headers, ETag, replay flag, rate limit)."""
         return AsyncCustomersResourceWithRawResponse(self)
 
-    def list_customers(
+    def list(
         self,
         *,
         limit: int | None = None,
@@ -291,7 +291,7 @@ class AsyncCustomersResource:
     ) -> AsyncPaginator[models.Customer, models.CustomerList]:
         """List customers
 
-        `GET /v1/customers`.
+        `GET /v1/customers` (operationId `listCustomers`).
 
         Args:
             limit: query parameter `limit`. Maximum number of items to return.
@@ -339,7 +339,7 @@ class AsyncCustomersResource:
 
         return AsyncPaginator(first_page)
 
-    async def create_customer(
+    async def create(
         self,
         *,
         body: models.CustomerCreate | dict[str, Any],
@@ -352,7 +352,7 @@ class AsyncCustomersResource:
     ) -> models.Customer:
         """Create a customer
 
-        `POST /v1/customers`.
+        `POST /v1/customers` (operationId `createCustomer`).
 
         Sends an idempotency key (`Idempotency-Key`): yours, or one generated
         once for this call and reused by every retry, so retries are safe.
@@ -376,7 +376,7 @@ class AsyncCustomersResource:
         response = await self._client.request(options)
         return response.parse(models.Customer)
 
-    async def get_customer(
+    async def get(
         self,
         *,
         customer_id: str,
@@ -388,7 +388,7 @@ class AsyncCustomersResource:
     ) -> models.Customer | None:
         """Get a customer
 
-        `GET /v1/customers/{customerId}`.
+        `GET /v1/customers/{customerId}` (operationId `getCustomer`).
 
         Returns the customer and its `ETag`. Send a cached copy's ETag in `If-None-Match` to get
         `304 Not Modified` without a body when nothing changed.
@@ -415,7 +415,7 @@ class AsyncCustomersResource:
             return None
         return response.parse(models.Customer)
 
-    async def delete_customer(
+    async def delete(
         self,
         *,
         customer_id: str,
@@ -429,7 +429,7 @@ class AsyncCustomersResource:
     ) -> None:
         """Delete a customer
 
-        `DELETE /v1/customers/{customerId}`.
+        `DELETE /v1/customers/{customerId}` (operationId `deleteCustomer`).
 
         Deletes the customer if it is still at the version named by `If-Match`.
 
@@ -453,7 +453,7 @@ class AsyncCustomersResource:
         )
         await self._client.request(options)
 
-    async def update_customer(
+    async def update(
         self,
         *,
         customer_id: str,
@@ -468,7 +468,7 @@ class AsyncCustomersResource:
     ) -> models.Customer:
         """Update a customer
 
-        `PATCH /v1/customers/{customerId}`.
+        `PATCH /v1/customers/{customerId}` (operationId `updateCustomer`).
 
         Changes the given fields. `If-Match` must carry the ETag of the version you read; if the
         customer changed since, the update is refused with `412` and you must re-fetch and retry.
@@ -505,11 +505,11 @@ class AsyncCustomersResourceWithRawResponse:
     """`client.customers.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: AsyncCustomersResource) -> None:
-        self.list_customers = async_to_raw(resource.list_customers)
-        self.create_customer = async_to_raw(resource.create_customer)
-        self.get_customer = async_to_raw(resource.get_customer)
-        self.delete_customer = async_to_raw(resource.delete_customer)
-        self.update_customer = async_to_raw(resource.update_customer)
+        self.list = async_to_raw(resource.list)
+        self.create = async_to_raw(resource.create)
+        self.get = async_to_raw(resource.get)
+        self.delete = async_to_raw(resource.delete)
+        self.update = async_to_raw(resource.update)
 
 
 __all__ = [

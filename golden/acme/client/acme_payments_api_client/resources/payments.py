@@ -36,7 +36,7 @@ class PaymentsResource:
         headers, ETag, replay flag, rate limit)."""
         return PaymentsResourceWithRawResponse(self)
 
-    def list_payments(
+    def list(
         self,
         *,
         limit: int | None = None,
@@ -50,7 +50,7 @@ class PaymentsResource:
     ) -> SyncPage[models.Payment, models.PaymentList]:
         """List payments
 
-        `GET /v1/payments`.
+        `GET /v1/payments` (operationId `listPayments`).
 
         Payments, newest first, one page at a time.
 
@@ -98,7 +98,7 @@ class PaymentsResource:
             models.PaymentList,
         )
 
-    def create_payment(
+    def create(
         self,
         *,
         body: models.PaymentCreate | dict[str, Any],
@@ -111,7 +111,7 @@ class PaymentsResource:
     ) -> models.Payment:
         """Create a payment
 
-        `POST /v1/payments`.
+        `POST /v1/payments` (operationId `createPayment`).
 
         Charges a customer. Generate one `Idempotency-Key` per logical payment and send the same
         key on every retry: a lost response then never charges twice.
@@ -138,7 +138,7 @@ class PaymentsResource:
         response = self._client.request(options)
         return response.parse(models.Payment)
 
-    def get_payment(
+    def get(
         self,
         *,
         payment_id: str,
@@ -149,7 +149,7 @@ class PaymentsResource:
     ) -> models.Payment:
         """Get a payment
 
-        `GET /v1/payments/{paymentId}`.
+        `GET /v1/payments/{paymentId}` (operationId `getPayment`).
 
         Args:
             payment_id: path parameter `paymentId`. Identifier of the payment.
@@ -174,9 +174,9 @@ class PaymentsResourceWithRawResponse:
     """`client.payments.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: PaymentsResource) -> None:
-        self.list_payments = to_raw(resource.list_payments)
-        self.create_payment = to_raw(resource.create_payment)
-        self.get_payment = to_raw(resource.get_payment)
+        self.list = to_raw(resource.list)
+        self.create = to_raw(resource.create)
+        self.get = to_raw(resource.get)
 
 
 class AsyncPaymentsResource:
@@ -191,7 +191,7 @@ class AsyncPaymentsResource:
         headers, ETag, replay flag, rate limit)."""
         return AsyncPaymentsResourceWithRawResponse(self)
 
-    def list_payments(
+    def list(
         self,
         *,
         limit: int | None = None,
@@ -205,7 +205,7 @@ class AsyncPaymentsResource:
     ) -> AsyncPaginator[models.Payment, models.PaymentList]:
         """List payments
 
-        `GET /v1/payments`.
+        `GET /v1/payments` (operationId `listPayments`).
 
         Payments, newest first, one page at a time.
 
@@ -257,7 +257,7 @@ class AsyncPaymentsResource:
 
         return AsyncPaginator(first_page)
 
-    async def create_payment(
+    async def create(
         self,
         *,
         body: models.PaymentCreate | dict[str, Any],
@@ -270,7 +270,7 @@ class AsyncPaymentsResource:
     ) -> models.Payment:
         """Create a payment
 
-        `POST /v1/payments`.
+        `POST /v1/payments` (operationId `createPayment`).
 
         Charges a customer. Generate one `Idempotency-Key` per logical payment and send the same
         key on every retry: a lost response then never charges twice.
@@ -297,7 +297,7 @@ class AsyncPaymentsResource:
         response = await self._client.request(options)
         return response.parse(models.Payment)
 
-    async def get_payment(
+    async def get(
         self,
         *,
         payment_id: str,
@@ -308,7 +308,7 @@ class AsyncPaymentsResource:
     ) -> models.Payment:
         """Get a payment
 
-        `GET /v1/payments/{paymentId}`.
+        `GET /v1/payments/{paymentId}` (operationId `getPayment`).
 
         Args:
             payment_id: path parameter `paymentId`. Identifier of the payment.
@@ -333,9 +333,9 @@ class AsyncPaymentsResourceWithRawResponse:
     """`client.payments.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: AsyncPaymentsResource) -> None:
-        self.list_payments = async_to_raw(resource.list_payments)
-        self.create_payment = async_to_raw(resource.create_payment)
-        self.get_payment = async_to_raw(resource.get_payment)
+        self.list = async_to_raw(resource.list)
+        self.create = async_to_raw(resource.create)
+        self.get = async_to_raw(resource.get)
 
 
 __all__ = [

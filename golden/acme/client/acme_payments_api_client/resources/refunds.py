@@ -36,7 +36,7 @@ class RefundsResource:
         headers, ETag, replay flag, rate limit)."""
         return RefundsResourceWithRawResponse(self)
 
-    def list_refunds(
+    def list(
         self,
         *,
         limit: int | None = None,
@@ -49,7 +49,7 @@ class RefundsResource:
     ) -> SyncPage[models.Refund, models.RefundList]:
         """List refunds
 
-        `GET /v1/refunds`.
+        `GET /v1/refunds` (operationId `listRefunds`).
 
         Args:
             limit: query parameter `limit`. Maximum number of items to return.
@@ -93,7 +93,7 @@ class RefundsResource:
             models.RefundList,
         )
 
-    def create_refund(
+    def create(
         self,
         *,
         body: models.RefundCreate | dict[str, Any],
@@ -106,7 +106,7 @@ class RefundsResource:
     ) -> models.Refund:
         """Refund a payment
 
-        `POST /v1/refunds`.
+        `POST /v1/refunds` (operationId `createRefund`).
 
         Returns all or part of a succeeded payment to the customer.
 
@@ -132,7 +132,7 @@ class RefundsResource:
         response = self._client.request(options)
         return response.parse(models.Refund)
 
-    def get_refund(
+    def get(
         self,
         *,
         refund_id: str,
@@ -143,7 +143,7 @@ class RefundsResource:
     ) -> models.Refund:
         """Get a refund
 
-        `GET /v1/refunds/{refundId}`.
+        `GET /v1/refunds/{refundId}` (operationId `getRefund`).
 
         Args:
             refund_id: path parameter `refundId`. Identifier of the refund.
@@ -168,9 +168,9 @@ class RefundsResourceWithRawResponse:
     """`client.refunds.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: RefundsResource) -> None:
-        self.list_refunds = to_raw(resource.list_refunds)
-        self.create_refund = to_raw(resource.create_refund)
-        self.get_refund = to_raw(resource.get_refund)
+        self.list = to_raw(resource.list)
+        self.create = to_raw(resource.create)
+        self.get = to_raw(resource.get)
 
 
 class AsyncRefundsResource:
@@ -185,7 +185,7 @@ class AsyncRefundsResource:
         headers, ETag, replay flag, rate limit)."""
         return AsyncRefundsResourceWithRawResponse(self)
 
-    def list_refunds(
+    def list(
         self,
         *,
         limit: int | None = None,
@@ -198,7 +198,7 @@ class AsyncRefundsResource:
     ) -> AsyncPaginator[models.Refund, models.RefundList]:
         """List refunds
 
-        `GET /v1/refunds`.
+        `GET /v1/refunds` (operationId `listRefunds`).
 
         Args:
             limit: query parameter `limit`. Maximum number of items to return.
@@ -246,7 +246,7 @@ class AsyncRefundsResource:
 
         return AsyncPaginator(first_page)
 
-    async def create_refund(
+    async def create(
         self,
         *,
         body: models.RefundCreate | dict[str, Any],
@@ -259,7 +259,7 @@ class AsyncRefundsResource:
     ) -> models.Refund:
         """Refund a payment
 
-        `POST /v1/refunds`.
+        `POST /v1/refunds` (operationId `createRefund`).
 
         Returns all or part of a succeeded payment to the customer.
 
@@ -285,7 +285,7 @@ class AsyncRefundsResource:
         response = await self._client.request(options)
         return response.parse(models.Refund)
 
-    async def get_refund(
+    async def get(
         self,
         *,
         refund_id: str,
@@ -296,7 +296,7 @@ class AsyncRefundsResource:
     ) -> models.Refund:
         """Get a refund
 
-        `GET /v1/refunds/{refundId}`.
+        `GET /v1/refunds/{refundId}` (operationId `getRefund`).
 
         Args:
             refund_id: path parameter `refundId`. Identifier of the refund.
@@ -321,9 +321,9 @@ class AsyncRefundsResourceWithRawResponse:
     """`client.refunds.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: AsyncRefundsResource) -> None:
-        self.list_refunds = async_to_raw(resource.list_refunds)
-        self.create_refund = async_to_raw(resource.create_refund)
-        self.get_refund = async_to_raw(resource.get_refund)
+        self.list = async_to_raw(resource.list)
+        self.create = async_to_raw(resource.create)
+        self.get = async_to_raw(resource.get)
 
 
 __all__ = [

@@ -33,7 +33,7 @@ class ReportsResource:
         headers, ETag, replay flag, rate limit)."""
         return ReportsResourceWithRawResponse(self)
 
-    def create_report(
+    def create(
         self,
         *,
         body: models.ReportRequest | dict[str, Any],
@@ -46,7 +46,7 @@ class ReportsResource:
     ) -> JobHandle[models.ReportResult]:
         """Start generating a report
 
-        `POST /v1/reports`.
+        `POST /v1/reports` (operationId `createReport`).
 
         Queues a report and answers `202 Accepted` at once. Poll the job at `Location`, no
         sooner than `Retry-After` seconds, or pass `callbackUrl` to receive the `job.finished`
@@ -81,7 +81,7 @@ class ReportsResourceWithRawResponse:
     """`client.reports.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: ReportsResource) -> None:
-        self.create_report = to_raw(resource.create_report)
+        self.create = to_raw(resource.create)
 
 
 class AsyncReportsResource:
@@ -96,7 +96,7 @@ class AsyncReportsResource:
         headers, ETag, replay flag, rate limit)."""
         return AsyncReportsResourceWithRawResponse(self)
 
-    async def create_report(
+    async def create(
         self,
         *,
         body: models.ReportRequest | dict[str, Any],
@@ -109,7 +109,7 @@ class AsyncReportsResource:
     ) -> AsyncJobHandle[models.ReportResult]:
         """Start generating a report
 
-        `POST /v1/reports`.
+        `POST /v1/reports` (operationId `createReport`).
 
         Queues a report and answers `202 Accepted` at once. Poll the job at `Location`, no
         sooner than `Retry-After` seconds, or pass `callbackUrl` to receive the `job.finished`
@@ -144,7 +144,7 @@ class AsyncReportsResourceWithRawResponse:
     """`client.reports.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: AsyncReportsResource) -> None:
-        self.create_report = async_to_raw(resource.create_report)
+        self.create = async_to_raw(resource.create)
 
 
 __all__ = [

@@ -31,7 +31,7 @@ class DocumentsResource:
         headers, ETag, replay flag, rate limit)."""
         return DocumentsResourceWithRawResponse(self)
 
-    def get_document(
+    def get(
         self,
         *,
         document_id: str,
@@ -43,7 +43,7 @@ class DocumentsResource:
     ) -> models.Document | None:
         """Get a document
 
-        `GET /documents/{documentId}`.
+        `GET /documents/{documentId}` (operationId `getDocument`).
 
         Sends an `ETag` and accepts `If-None-Match`, but declares no `304`.
 
@@ -69,7 +69,7 @@ class DocumentsResource:
             return None
         return response.parse(models.Document)
 
-    def replace_document(
+    def replace(
         self,
         *,
         document_id: str,
@@ -84,7 +84,7 @@ class DocumentsResource:
     ) -> models.Document:
         """Replace a document
 
-        `PUT /documents/{documentId}`.
+        `PUT /documents/{documentId}` (operationId `replaceDocument`).
 
         Requires `If-Match` and declares `412`, but not `428`.
 
@@ -111,7 +111,7 @@ class DocumentsResource:
         response = self._client.request(options)
         return response.parse(models.Document)
 
-    def delete_document(
+    def delete(
         self,
         *,
         document_id: str,
@@ -125,7 +125,7 @@ class DocumentsResource:
     ) -> None:
         """Delete a document
 
-        `DELETE /documents/{documentId}`.
+        `DELETE /documents/{documentId}` (operationId `deleteDocument`).
 
         Accepts an optional `If-Match` but declares no `412`.
 
@@ -149,7 +149,7 @@ class DocumentsResource:
         )
         self._client.request(options)
 
-    def patch_document(
+    def patch(
         self,
         *,
         document_id: str,
@@ -163,7 +163,7 @@ class DocumentsResource:
     ) -> models.Document:
         """Change part of a document
 
-        `PATCH /documents/{documentId}`.
+        `PATCH /documents/{documentId}` (operationId `patchDocument`).
 
         No `If-Match`, although the `GET` sends an `ETag`.
 
@@ -196,10 +196,10 @@ class DocumentsResourceWithRawResponse:
     """`client.documents.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: DocumentsResource) -> None:
-        self.get_document = to_raw(resource.get_document)
-        self.replace_document = to_raw(resource.replace_document)
-        self.delete_document = to_raw(resource.delete_document)
-        self.patch_document = to_raw(resource.patch_document)
+        self.get = to_raw(resource.get)
+        self.replace = to_raw(resource.replace)
+        self.delete = to_raw(resource.delete)
+        self.patch = to_raw(resource.patch)
 
 
 class AsyncDocumentsResource:
@@ -214,7 +214,7 @@ class AsyncDocumentsResource:
         headers, ETag, replay flag, rate limit)."""
         return AsyncDocumentsResourceWithRawResponse(self)
 
-    async def get_document(
+    async def get(
         self,
         *,
         document_id: str,
@@ -226,7 +226,7 @@ class AsyncDocumentsResource:
     ) -> models.Document | None:
         """Get a document
 
-        `GET /documents/{documentId}`.
+        `GET /documents/{documentId}` (operationId `getDocument`).
 
         Sends an `ETag` and accepts `If-None-Match`, but declares no `304`.
 
@@ -252,7 +252,7 @@ class AsyncDocumentsResource:
             return None
         return response.parse(models.Document)
 
-    async def replace_document(
+    async def replace(
         self,
         *,
         document_id: str,
@@ -267,7 +267,7 @@ class AsyncDocumentsResource:
     ) -> models.Document:
         """Replace a document
 
-        `PUT /documents/{documentId}`.
+        `PUT /documents/{documentId}` (operationId `replaceDocument`).
 
         Requires `If-Match` and declares `412`, but not `428`.
 
@@ -294,7 +294,7 @@ class AsyncDocumentsResource:
         response = await self._client.request(options)
         return response.parse(models.Document)
 
-    async def delete_document(
+    async def delete(
         self,
         *,
         document_id: str,
@@ -308,7 +308,7 @@ class AsyncDocumentsResource:
     ) -> None:
         """Delete a document
 
-        `DELETE /documents/{documentId}`.
+        `DELETE /documents/{documentId}` (operationId `deleteDocument`).
 
         Accepts an optional `If-Match` but declares no `412`.
 
@@ -332,7 +332,7 @@ class AsyncDocumentsResource:
         )
         await self._client.request(options)
 
-    async def patch_document(
+    async def patch(
         self,
         *,
         document_id: str,
@@ -346,7 +346,7 @@ class AsyncDocumentsResource:
     ) -> models.Document:
         """Change part of a document
 
-        `PATCH /documents/{documentId}`.
+        `PATCH /documents/{documentId}` (operationId `patchDocument`).
 
         No `If-Match`, although the `GET` sends an `ETag`.
 
@@ -379,10 +379,10 @@ class AsyncDocumentsResourceWithRawResponse:
     """`client.documents.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: AsyncDocumentsResource) -> None:
-        self.get_document = async_to_raw(resource.get_document)
-        self.replace_document = async_to_raw(resource.replace_document)
-        self.delete_document = async_to_raw(resource.delete_document)
-        self.patch_document = async_to_raw(resource.patch_document)
+        self.get = async_to_raw(resource.get)
+        self.replace = async_to_raw(resource.replace)
+        self.delete = async_to_raw(resource.delete)
+        self.patch = async_to_raw(resource.patch)
 
 
 __all__ = [

@@ -34,7 +34,7 @@ class ExportsResource:
         headers, ETag, replay flag, rate limit)."""
         return ExportsResourceWithRawResponse(self)
 
-    def create_export(
+    def create(
         self,
         *,
         body: models.CreateExportRequest | dict[str, Any],
@@ -47,7 +47,7 @@ class ExportsResource:
     ) -> JobHandle[Any]:
         """Start an export
 
-        `POST /exports`.
+        `POST /exports` (operationId `createExport`).
 
         Answers `202` with neither `Location` nor `Retry-After`.
 
@@ -78,7 +78,7 @@ class ExportsResourceWithRawResponse:
     """`client.exports.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: ExportsResource) -> None:
-        self.create_export = to_raw(resource.create_export)
+        self.create = to_raw(resource.create)
 
 
 class AsyncExportsResource:
@@ -93,7 +93,7 @@ class AsyncExportsResource:
         headers, ETag, replay flag, rate limit)."""
         return AsyncExportsResourceWithRawResponse(self)
 
-    async def create_export(
+    async def create(
         self,
         *,
         body: models.CreateExportRequest | dict[str, Any],
@@ -106,7 +106,7 @@ class AsyncExportsResource:
     ) -> AsyncJobHandle[Any]:
         """Start an export
 
-        `POST /exports`.
+        `POST /exports` (operationId `createExport`).
 
         Answers `202` with neither `Location` nor `Retry-After`.
 
@@ -137,7 +137,7 @@ class AsyncExportsResourceWithRawResponse:
     """`client.exports.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: AsyncExportsResource) -> None:
-        self.create_export = async_to_raw(resource.create_export)
+        self.create = async_to_raw(resource.create)
 
 
 __all__ = [

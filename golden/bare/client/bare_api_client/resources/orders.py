@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import builtins
 import functools
 from collections.abc import Mapping
 from typing import Any, cast
@@ -30,7 +31,7 @@ class OrdersResource:
         headers, ETag, replay flag, rate limit)."""
         return OrdersResourceWithRawResponse(self)
 
-    def list_orders(
+    def list(
         self,
         *,
         page: int | None = None,
@@ -38,10 +39,10 @@ class OrdersResource:
         extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> list[models.Order]:
+    ) -> builtins.list[models.Order]:
         """List orders
 
-        `GET /orders`.
+        `GET /orders` (operationId `listOrders`).
 
         Publishes the `RateLimit-*` header family (while `GET /quota` uses `X-RateLimit-*`), and
         declares `429` and `503` without `Retry-After`.
@@ -67,7 +68,7 @@ class OrdersResource:
         response = self._client.request(options)
         return cast(list[models.Order], response.parse_as(list[models.Order]))
 
-    def create_order(
+    def create(
         self,
         *,
         body: models.OrderInput | dict[str, Any],
@@ -80,7 +81,7 @@ class OrdersResource:
     ) -> models.Order:
         """Place an order
 
-        `POST /orders`.
+        `POST /orders` (operationId `createOrder`).
 
         Declares an `Idempotency-Key` but neither `409` nor `422`.
 
@@ -111,8 +112,8 @@ class OrdersResourceWithRawResponse:
     """`client.orders.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: OrdersResource) -> None:
-        self.list_orders = to_raw(resource.list_orders)
-        self.create_order = to_raw(resource.create_order)
+        self.list = to_raw(resource.list)
+        self.create = to_raw(resource.create)
 
 
 class AsyncOrdersResource:
@@ -127,7 +128,7 @@ class AsyncOrdersResource:
         headers, ETag, replay flag, rate limit)."""
         return AsyncOrdersResourceWithRawResponse(self)
 
-    async def list_orders(
+    async def list(
         self,
         *,
         page: int | None = None,
@@ -135,10 +136,10 @@ class AsyncOrdersResource:
         extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> list[models.Order]:
+    ) -> builtins.list[models.Order]:
         """List orders
 
-        `GET /orders`.
+        `GET /orders` (operationId `listOrders`).
 
         Publishes the `RateLimit-*` header family (while `GET /quota` uses `X-RateLimit-*`), and
         declares `429` and `503` without `Retry-After`.
@@ -164,7 +165,7 @@ class AsyncOrdersResource:
         response = await self._client.request(options)
         return cast(list[models.Order], response.parse_as(list[models.Order]))
 
-    async def create_order(
+    async def create(
         self,
         *,
         body: models.OrderInput | dict[str, Any],
@@ -177,7 +178,7 @@ class AsyncOrdersResource:
     ) -> models.Order:
         """Place an order
 
-        `POST /orders`.
+        `POST /orders` (operationId `createOrder`).
 
         Declares an `Idempotency-Key` but neither `409` nor `422`.
 
@@ -208,8 +209,8 @@ class AsyncOrdersResourceWithRawResponse:
     """`client.orders.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: AsyncOrdersResource) -> None:
-        self.list_orders = async_to_raw(resource.list_orders)
-        self.create_order = async_to_raw(resource.create_order)
+        self.list = async_to_raw(resource.list)
+        self.create = async_to_raw(resource.create)
 
 
 __all__ = [

@@ -30,7 +30,7 @@ class QuotaResource:
         headers, ETag, replay flag, rate limit)."""
         return QuotaResourceWithRawResponse(self)
 
-    def get_quota(
+    def get(
         self,
         *,
         extra_headers: Mapping[str, str] | None = None,
@@ -40,7 +40,7 @@ class QuotaResource:
     ) -> models.GetQuotaResponse:
         """Get the caller's quota
 
-        `GET /quota`.
+        `GET /quota` (operationId `getQuota`).
 
         Publishes `X-RateLimit-*` headers but never declares a `429`.
         """
@@ -63,7 +63,7 @@ class QuotaResourceWithRawResponse:
     """`client.quota.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: QuotaResource) -> None:
-        self.get_quota = to_raw(resource.get_quota)
+        self.get = to_raw(resource.get)
 
 
 class AsyncQuotaResource:
@@ -78,7 +78,7 @@ class AsyncQuotaResource:
         headers, ETag, replay flag, rate limit)."""
         return AsyncQuotaResourceWithRawResponse(self)
 
-    async def get_quota(
+    async def get(
         self,
         *,
         extra_headers: Mapping[str, str] | None = None,
@@ -88,7 +88,7 @@ class AsyncQuotaResource:
     ) -> models.GetQuotaResponse:
         """Get the caller's quota
 
-        `GET /quota`.
+        `GET /quota` (operationId `getQuota`).
 
         Publishes `X-RateLimit-*` headers but never declares a `429`.
         """
@@ -111,7 +111,7 @@ class AsyncQuotaResourceWithRawResponse:
     """`client.quota.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: AsyncQuotaResource) -> None:
-        self.get_quota = async_to_raw(resource.get_quota)
+        self.get = async_to_raw(resource.get)
 
 
 __all__ = [

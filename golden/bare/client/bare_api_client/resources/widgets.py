@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import builtins
 import functools
 from collections.abc import Mapping
 from typing import Any, cast
@@ -31,17 +32,17 @@ class WidgetsResource:
         headers, ETag, replay flag, rate limit)."""
         return WidgetsResourceWithRawResponse(self)
 
-    def list_widgets(
+    def list(
         self,
         *,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> list[models.Widget]:
+    ) -> builtins.list[models.Widget]:
         """List widgets
 
-        `GET /widgets`.
+        `GET /widgets` (operationId `listWidgets`).
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -58,7 +59,7 @@ class WidgetsResource:
         response = self._client.request(options)
         return cast(list[models.Widget], response.parse_as(list[models.Widget]))
 
-    def create_widget(
+    def create(
         self,
         *,
         body: models.WidgetInput | dict[str, Any],
@@ -71,7 +72,7 @@ class WidgetsResource:
     ) -> models.Widget:
         """Create a widget
 
-        `POST /widgets`.
+        `POST /widgets` (operationId `createWidget`).
 
         Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
         without one, a POST is sent once.
@@ -94,7 +95,7 @@ class WidgetsResource:
         response = self._client.request(options)
         return response.parse(models.Widget)
 
-    def get_widget(
+    def get(
         self,
         *,
         widget_id: str,
@@ -105,7 +106,7 @@ class WidgetsResource:
     ) -> models.Widget:
         """Get a widget
 
-        `GET /widgets/{widgetId}`.
+        `GET /widgets/{widgetId}` (operationId `getWidget`).
 
         Args:
             widget_id: path parameter `widgetId`
@@ -125,7 +126,7 @@ class WidgetsResource:
         response = self._client.request(options)
         return response.parse(models.Widget)
 
-    def update_widget(
+    def update(
         self,
         *,
         widget_id: str,
@@ -139,7 +140,7 @@ class WidgetsResource:
     ) -> models.Widget:
         """Update a widget
 
-        `PATCH /widgets/{widgetId}`.
+        `PATCH /widgets/{widgetId}` (operationId `updateWidget`).
 
         Args:
             widget_id: path parameter `widgetId`
@@ -170,10 +171,10 @@ class WidgetsResourceWithRawResponse:
     """`client.widgets.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: WidgetsResource) -> None:
-        self.list_widgets = to_raw(resource.list_widgets)
-        self.create_widget = to_raw(resource.create_widget)
-        self.get_widget = to_raw(resource.get_widget)
-        self.update_widget = to_raw(resource.update_widget)
+        self.list = to_raw(resource.list)
+        self.create = to_raw(resource.create)
+        self.get = to_raw(resource.get)
+        self.update = to_raw(resource.update)
 
 
 class AsyncWidgetsResource:
@@ -188,17 +189,17 @@ class AsyncWidgetsResource:
         headers, ETag, replay flag, rate limit)."""
         return AsyncWidgetsResourceWithRawResponse(self)
 
-    async def list_widgets(
+    async def list(
         self,
         *,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> list[models.Widget]:
+    ) -> builtins.list[models.Widget]:
         """List widgets
 
-        `GET /widgets`.
+        `GET /widgets` (operationId `listWidgets`).
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -215,7 +216,7 @@ class AsyncWidgetsResource:
         response = await self._client.request(options)
         return cast(list[models.Widget], response.parse_as(list[models.Widget]))
 
-    async def create_widget(
+    async def create(
         self,
         *,
         body: models.WidgetInput | dict[str, Any],
@@ -228,7 +229,7 @@ class AsyncWidgetsResource:
     ) -> models.Widget:
         """Create a widget
 
-        `POST /widgets`.
+        `POST /widgets` (operationId `createWidget`).
 
         Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
         without one, a POST is sent once.
@@ -251,7 +252,7 @@ class AsyncWidgetsResource:
         response = await self._client.request(options)
         return response.parse(models.Widget)
 
-    async def get_widget(
+    async def get(
         self,
         *,
         widget_id: str,
@@ -262,7 +263,7 @@ class AsyncWidgetsResource:
     ) -> models.Widget:
         """Get a widget
 
-        `GET /widgets/{widgetId}`.
+        `GET /widgets/{widgetId}` (operationId `getWidget`).
 
         Args:
             widget_id: path parameter `widgetId`
@@ -282,7 +283,7 @@ class AsyncWidgetsResource:
         response = await self._client.request(options)
         return response.parse(models.Widget)
 
-    async def update_widget(
+    async def update(
         self,
         *,
         widget_id: str,
@@ -296,7 +297,7 @@ class AsyncWidgetsResource:
     ) -> models.Widget:
         """Update a widget
 
-        `PATCH /widgets/{widgetId}`.
+        `PATCH /widgets/{widgetId}` (operationId `updateWidget`).
 
         Args:
             widget_id: path parameter `widgetId`
@@ -327,10 +328,10 @@ class AsyncWidgetsResourceWithRawResponse:
     """`client.widgets.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: AsyncWidgetsResource) -> None:
-        self.list_widgets = async_to_raw(resource.list_widgets)
-        self.create_widget = async_to_raw(resource.create_widget)
-        self.get_widget = async_to_raw(resource.get_widget)
-        self.update_widget = async_to_raw(resource.update_widget)
+        self.list = async_to_raw(resource.list)
+        self.create = async_to_raw(resource.create)
+        self.get = async_to_raw(resource.get)
+        self.update = async_to_raw(resource.update)
 
 
 __all__ = [

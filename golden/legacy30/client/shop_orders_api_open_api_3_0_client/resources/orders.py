@@ -32,7 +32,7 @@ class OrdersResource:
         headers, ETag, replay flag, rate limit)."""
         return OrdersResourceWithRawResponse(self)
 
-    def create_order(
+    def create(
         self,
         *,
         body: models.OrderCreate | dict[str, Any],
@@ -45,7 +45,7 @@ class OrdersResource:
     ) -> models.Order:
         """Place an order
 
-        `POST /v1/orders`.
+        `POST /v1/orders` (operationId `createOrder`).
 
         Sends an idempotency key (`Idempotency-Key`): yours, or one generated
         once for this call and reused by every retry, so retries are safe.
@@ -69,7 +69,7 @@ class OrdersResource:
         response = self._client.request(options)
         return response.parse(models.Order)
 
-    def get_order(
+    def get(
         self,
         *,
         order_id: str,
@@ -80,7 +80,7 @@ class OrdersResource:
     ) -> models.Order:
         """Get an order
 
-        `GET /v1/orders/{orderId}`.
+        `GET /v1/orders/{orderId}` (operationId `getOrder`).
 
         Args:
             order_id: path parameter `orderId`
@@ -100,7 +100,7 @@ class OrdersResource:
         response = self._client.request(options)
         return response.parse(models.Order)
 
-    def update_order(
+    def update(
         self,
         *,
         order_id: str,
@@ -115,7 +115,7 @@ class OrdersResource:
     ) -> models.Order:
         """Update an order
 
-        `PATCH /v1/orders/{orderId}`.
+        `PATCH /v1/orders/{orderId}` (operationId `updateOrder`).
 
         Requires the order's current `ETag` in `If-Match`.
 
@@ -150,9 +150,9 @@ class OrdersResourceWithRawResponse:
     """`client.orders.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: OrdersResource) -> None:
-        self.create_order = to_raw(resource.create_order)
-        self.get_order = to_raw(resource.get_order)
-        self.update_order = to_raw(resource.update_order)
+        self.create = to_raw(resource.create)
+        self.get = to_raw(resource.get)
+        self.update = to_raw(resource.update)
 
 
 class AsyncOrdersResource:
@@ -167,7 +167,7 @@ class AsyncOrdersResource:
         headers, ETag, replay flag, rate limit)."""
         return AsyncOrdersResourceWithRawResponse(self)
 
-    async def create_order(
+    async def create(
         self,
         *,
         body: models.OrderCreate | dict[str, Any],
@@ -180,7 +180,7 @@ class AsyncOrdersResource:
     ) -> models.Order:
         """Place an order
 
-        `POST /v1/orders`.
+        `POST /v1/orders` (operationId `createOrder`).
 
         Sends an idempotency key (`Idempotency-Key`): yours, or one generated
         once for this call and reused by every retry, so retries are safe.
@@ -204,7 +204,7 @@ class AsyncOrdersResource:
         response = await self._client.request(options)
         return response.parse(models.Order)
 
-    async def get_order(
+    async def get(
         self,
         *,
         order_id: str,
@@ -215,7 +215,7 @@ class AsyncOrdersResource:
     ) -> models.Order:
         """Get an order
 
-        `GET /v1/orders/{orderId}`.
+        `GET /v1/orders/{orderId}` (operationId `getOrder`).
 
         Args:
             order_id: path parameter `orderId`
@@ -235,7 +235,7 @@ class AsyncOrdersResource:
         response = await self._client.request(options)
         return response.parse(models.Order)
 
-    async def update_order(
+    async def update(
         self,
         *,
         order_id: str,
@@ -250,7 +250,7 @@ class AsyncOrdersResource:
     ) -> models.Order:
         """Update an order
 
-        `PATCH /v1/orders/{orderId}`.
+        `PATCH /v1/orders/{orderId}` (operationId `updateOrder`).
 
         Requires the order's current `ETag` in `If-Match`.
 
@@ -285,9 +285,9 @@ class AsyncOrdersResourceWithRawResponse:
     """`client.orders.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: AsyncOrdersResource) -> None:
-        self.create_order = async_to_raw(resource.create_order)
-        self.get_order = async_to_raw(resource.get_order)
-        self.update_order = async_to_raw(resource.update_order)
+        self.create = async_to_raw(resource.create)
+        self.get = async_to_raw(resource.get)
+        self.update = async_to_raw(resource.update)
 
 
 __all__ = [

@@ -33,7 +33,7 @@ class CompletionsResource:
         headers, ETag, replay flag, rate limit)."""
         return CompletionsResourceWithRawResponse(self)
 
-    def create_completion(
+    def create(
         self,
         *,
         body: models.CompletionRequest | dict[str, Any],
@@ -46,7 +46,7 @@ class CompletionsResource:
     ) -> models.Completion:
         """Complete a prompt
 
-        `POST /v1/completions`.
+        `POST /v1/completions` (operationId `createCompletion`).
 
         Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
         without one, a POST is sent once.
@@ -69,7 +69,7 @@ class CompletionsResource:
         response = self._client.request(options)
         return response.parse(models.Completion)
 
-    def create_completion_stream(
+    def create_stream(
         self,
         *,
         body: models.CompletionRequest | dict[str, Any],
@@ -82,7 +82,7 @@ class CompletionsResource:
     ) -> EventStream[models.CompletionChunk]:
         """Complete a prompt
 
-        `POST /v1/completions`; reads the body as it arrives.
+        `POST /v1/completions` (operationId `createCompletion`); reads the body as it arrives.
 
         Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
         without one, a POST is sent once.
@@ -113,8 +113,8 @@ class CompletionsResourceWithRawResponse:
     """`client.completions.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: CompletionsResource) -> None:
-        self.create_completion = to_raw(resource.create_completion)
-        self.create_completion_stream = to_raw(resource.create_completion_stream)
+        self.create = to_raw(resource.create)
+        self.create_stream = to_raw(resource.create_stream)
 
 
 class AsyncCompletionsResource:
@@ -129,7 +129,7 @@ class AsyncCompletionsResource:
         headers, ETag, replay flag, rate limit)."""
         return AsyncCompletionsResourceWithRawResponse(self)
 
-    async def create_completion(
+    async def create(
         self,
         *,
         body: models.CompletionRequest | dict[str, Any],
@@ -142,7 +142,7 @@ class AsyncCompletionsResource:
     ) -> models.Completion:
         """Complete a prompt
 
-        `POST /v1/completions`.
+        `POST /v1/completions` (operationId `createCompletion`).
 
         Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
         without one, a POST is sent once.
@@ -165,7 +165,7 @@ class AsyncCompletionsResource:
         response = await self._client.request(options)
         return response.parse(models.Completion)
 
-    async def create_completion_stream(
+    async def create_stream(
         self,
         *,
         body: models.CompletionRequest | dict[str, Any],
@@ -178,7 +178,7 @@ class AsyncCompletionsResource:
     ) -> AsyncEventStream[models.CompletionChunk]:
         """Complete a prompt
 
-        `POST /v1/completions`; reads the body as it arrives.
+        `POST /v1/completions` (operationId `createCompletion`); reads the body as it arrives.
 
         Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
         without one, a POST is sent once.
@@ -209,8 +209,8 @@ class AsyncCompletionsResourceWithRawResponse:
     """`client.completions.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: AsyncCompletionsResource) -> None:
-        self.create_completion = async_to_raw(resource.create_completion)
-        self.create_completion_stream = async_to_raw(resource.create_completion_stream)
+        self.create = async_to_raw(resource.create)
+        self.create_stream = async_to_raw(resource.create_stream)
 
 
 __all__ = [

@@ -34,7 +34,7 @@ class EventsResource:
         headers, ETag, replay flag, rate limit)."""
         return EventsResourceWithRawResponse(self)
 
-    def stream_events(
+    def stream(
         self,
         *,
         last_event_id: str | None = None,
@@ -45,7 +45,7 @@ class EventsResource:
     ) -> EventStream[models.Event]:
         """Follow events as they happen
 
-        `GET /v1/events`.
+        `GET /v1/events` (operationId `streamEvents`).
 
         Args:
             last_event_id: header parameter `Last-Event-ID`. Resume after this event.
@@ -75,7 +75,7 @@ class EventsResourceWithRawResponse:
     """`client.events.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: EventsResource) -> None:
-        self.stream_events = to_raw(resource.stream_events)
+        self.stream = to_raw(resource.stream)
 
 
 class AsyncEventsResource:
@@ -90,7 +90,7 @@ class AsyncEventsResource:
         headers, ETag, replay flag, rate limit)."""
         return AsyncEventsResourceWithRawResponse(self)
 
-    async def stream_events(
+    async def stream(
         self,
         *,
         last_event_id: str | None = None,
@@ -101,7 +101,7 @@ class AsyncEventsResource:
     ) -> AsyncEventStream[models.Event]:
         """Follow events as they happen
 
-        `GET /v1/events`.
+        `GET /v1/events` (operationId `streamEvents`).
 
         Args:
             last_event_id: header parameter `Last-Event-ID`. Resume after this event.
@@ -131,7 +131,7 @@ class AsyncEventsResourceWithRawResponse:
     """`client.events.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: AsyncEventsResource) -> None:
-        self.stream_events = async_to_raw(resource.stream_events)
+        self.stream = async_to_raw(resource.stream)
 
 
 __all__ = [

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import builtins
 import functools
 from collections.abc import Mapping
 from typing import Any, Literal, cast
@@ -40,7 +41,7 @@ class FilesResource:
         headers, ETag, replay flag, rate limit)."""
         return FilesResourceWithRawResponse(self)
 
-    def list_files(
+    def list(
         self,
         *,
         offset: int | None = None,
@@ -54,7 +55,7 @@ class FilesResource:
     ) -> SyncPage[models.File, models.FileList]:
         """List files
 
-        `GET /v1/files`.
+        `GET /v1/files` (operationId `listFiles`).
 
         Args:
             offset: query parameter `offset`
@@ -102,7 +103,7 @@ class FilesResource:
             models.FileList,
         )
 
-    def create_file(
+    def create(
         self,
         *,
         body: models.FileUpload | Mapping[str, Any],
@@ -115,7 +116,7 @@ class FilesResource:
     ) -> models.File:
         """Create a file from a form
 
-        `POST /v1/files`.
+        `POST /v1/files` (operationId `createFile`).
 
         Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
         without one, a POST is sent once.
@@ -138,7 +139,7 @@ class FilesResource:
         response = self._client.request(options)
         return response.parse(models.File)
 
-    def search_files(
+    def search(
         self,
         *,
         body: models.FileSearch | Mapping[str, Any],
@@ -151,7 +152,7 @@ class FilesResource:
     ) -> models.FileList:
         """Search files with a URL-encoded form
 
-        `POST /v1/files/search`.
+        `POST /v1/files/search` (operationId `searchFiles`).
 
         Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
         without one, a POST is sent once.
@@ -174,7 +175,7 @@ class FilesResource:
         response = self._client.request(options)
         return response.parse(models.FileList)
 
-    def download_file(
+    def download(
         self,
         *,
         file_id: str,
@@ -185,7 +186,7 @@ class FilesResource:
     ) -> bytes:
         """Download a file
 
-        `GET /v1/files/{fileId}/content`.
+        `GET /v1/files/{fileId}/content` (operationId `downloadFile`).
 
         Args:
             file_id: path parameter `fileId`
@@ -205,7 +206,7 @@ class FilesResource:
         response = self._client.request(options)
         return response.http_response.content
 
-    def download_file_stream(
+    def download_stream(
         self,
         *,
         file_id: str,
@@ -216,7 +217,7 @@ class FilesResource:
     ) -> BinaryStream:
         """Download a file
 
-        `GET /v1/files/{fileId}/content`; reads the body as it arrives.
+        `GET /v1/files/{fileId}/content` (operationId `downloadFile`); reads the body as it arrives.
 
         Args:
             file_id: path parameter `fileId`
@@ -239,7 +240,7 @@ class FilesResource:
         response = self._client.request(options, stream=True)
         return BinaryStream(response)
 
-    def upload_file(
+    def upload(
         self,
         *,
         file_id: str,
@@ -254,7 +255,7 @@ class FilesResource:
     ) -> models.File:
         """Upload a file's bytes
 
-        `PUT /v1/files/{fileId}/content`.
+        `PUT /v1/files/{fileId}/content` (operationId `uploadFile`).
 
         Args:
             file_id: path parameter `fileId`
@@ -284,17 +285,17 @@ class FilesResource:
         response = self._client.request(options)
         return response.parse(models.File)
 
-    def list_legacy_files(
+    def list_legacy(
         self,
         *,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> list[models.File]:
+    ) -> builtins.list[models.File]:
         """List files (the old way)
 
-        `GET /v1/legacy/files` (deprecated).
+        `GET /v1/legacy/files` (operationId `listLegacyFiles`) (deprecated).
 
         Replaced by `GET /v1/files`.
         """
@@ -319,13 +320,13 @@ class FilesResourceWithRawResponse:
     """`client.files.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: FilesResource) -> None:
-        self.list_files = to_raw(resource.list_files)
-        self.create_file = to_raw(resource.create_file)
-        self.search_files = to_raw(resource.search_files)
-        self.download_file = to_raw(resource.download_file)
-        self.download_file_stream = to_raw(resource.download_file_stream)
-        self.upload_file = to_raw(resource.upload_file)
-        self.list_legacy_files = to_raw(resource.list_legacy_files)
+        self.list = to_raw(resource.list)
+        self.create = to_raw(resource.create)
+        self.search = to_raw(resource.search)
+        self.download = to_raw(resource.download)
+        self.download_stream = to_raw(resource.download_stream)
+        self.upload = to_raw(resource.upload)
+        self.list_legacy = to_raw(resource.list_legacy)
 
 
 class AsyncFilesResource:
@@ -340,7 +341,7 @@ class AsyncFilesResource:
         headers, ETag, replay flag, rate limit)."""
         return AsyncFilesResourceWithRawResponse(self)
 
-    def list_files(
+    def list(
         self,
         *,
         offset: int | None = None,
@@ -354,7 +355,7 @@ class AsyncFilesResource:
     ) -> AsyncPaginator[models.File, models.FileList]:
         """List files
 
-        `GET /v1/files`.
+        `GET /v1/files` (operationId `listFiles`).
 
         Args:
             offset: query parameter `offset`
@@ -406,7 +407,7 @@ class AsyncFilesResource:
 
         return AsyncPaginator(first_page)
 
-    async def create_file(
+    async def create(
         self,
         *,
         body: models.FileUpload | Mapping[str, Any],
@@ -419,7 +420,7 @@ class AsyncFilesResource:
     ) -> models.File:
         """Create a file from a form
 
-        `POST /v1/files`.
+        `POST /v1/files` (operationId `createFile`).
 
         Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
         without one, a POST is sent once.
@@ -442,7 +443,7 @@ class AsyncFilesResource:
         response = await self._client.request(options)
         return response.parse(models.File)
 
-    async def search_files(
+    async def search(
         self,
         *,
         body: models.FileSearch | Mapping[str, Any],
@@ -455,7 +456,7 @@ class AsyncFilesResource:
     ) -> models.FileList:
         """Search files with a URL-encoded form
 
-        `POST /v1/files/search`.
+        `POST /v1/files/search` (operationId `searchFiles`).
 
         Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
         without one, a POST is sent once.
@@ -478,7 +479,7 @@ class AsyncFilesResource:
         response = await self._client.request(options)
         return response.parse(models.FileList)
 
-    async def download_file(
+    async def download(
         self,
         *,
         file_id: str,
@@ -489,7 +490,7 @@ class AsyncFilesResource:
     ) -> bytes:
         """Download a file
 
-        `GET /v1/files/{fileId}/content`.
+        `GET /v1/files/{fileId}/content` (operationId `downloadFile`).
 
         Args:
             file_id: path parameter `fileId`
@@ -509,7 +510,7 @@ class AsyncFilesResource:
         response = await self._client.request(options)
         return response.http_response.content
 
-    async def download_file_stream(
+    async def download_stream(
         self,
         *,
         file_id: str,
@@ -520,7 +521,7 @@ class AsyncFilesResource:
     ) -> AsyncBinaryStream:
         """Download a file
 
-        `GET /v1/files/{fileId}/content`; reads the body as it arrives.
+        `GET /v1/files/{fileId}/content` (operationId `downloadFile`); reads the body as it arrives.
 
         Args:
             file_id: path parameter `fileId`
@@ -543,7 +544,7 @@ class AsyncFilesResource:
         response = await self._client.request(options, stream=True)
         return AsyncBinaryStream(response)
 
-    async def upload_file(
+    async def upload(
         self,
         *,
         file_id: str,
@@ -558,7 +559,7 @@ class AsyncFilesResource:
     ) -> models.File:
         """Upload a file's bytes
 
-        `PUT /v1/files/{fileId}/content`.
+        `PUT /v1/files/{fileId}/content` (operationId `uploadFile`).
 
         Args:
             file_id: path parameter `fileId`
@@ -588,17 +589,17 @@ class AsyncFilesResource:
         response = await self._client.request(options)
         return response.parse(models.File)
 
-    async def list_legacy_files(
+    async def list_legacy(
         self,
         *,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> list[models.File]:
+    ) -> builtins.list[models.File]:
         """List files (the old way)
 
-        `GET /v1/legacy/files` (deprecated).
+        `GET /v1/legacy/files` (operationId `listLegacyFiles`) (deprecated).
 
         Replaced by `GET /v1/files`.
         """
@@ -623,13 +624,13 @@ class AsyncFilesResourceWithRawResponse:
     """`client.files.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: AsyncFilesResource) -> None:
-        self.list_files = async_to_raw(resource.list_files)
-        self.create_file = async_to_raw(resource.create_file)
-        self.search_files = async_to_raw(resource.search_files)
-        self.download_file = async_to_raw(resource.download_file)
-        self.download_file_stream = async_to_raw(resource.download_file_stream)
-        self.upload_file = async_to_raw(resource.upload_file)
-        self.list_legacy_files = async_to_raw(resource.list_legacy_files)
+        self.list = async_to_raw(resource.list)
+        self.create = async_to_raw(resource.create)
+        self.search = async_to_raw(resource.search)
+        self.download = async_to_raw(resource.download)
+        self.download_stream = async_to_raw(resource.download_stream)
+        self.upload = async_to_raw(resource.upload)
+        self.list_legacy = async_to_raw(resource.list_legacy)
 
 
 __all__ = [

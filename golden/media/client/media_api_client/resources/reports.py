@@ -32,7 +32,7 @@ class ReportsResource:
         headers, ETag, replay flag, rate limit)."""
         return ReportsResourceWithRawResponse(self)
 
-    def export_report(
+    def export(
         self,
         *,
         report_id: str,
@@ -43,7 +43,7 @@ class ReportsResource:
     ) -> str:
         """Export a report as CSV
 
-        `GET /v1/reports/{reportId}/export`.
+        `GET /v1/reports/{reportId}/export` (operationId `exportReport`).
 
         Args:
             report_id: path parameter `reportId`
@@ -69,7 +69,7 @@ class ReportsResourceWithRawResponse:
     """`client.reports.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: ReportsResource) -> None:
-        self.export_report = to_raw(resource.export_report)
+        self.export = to_raw(resource.export)
 
 
 class AsyncReportsResource:
@@ -84,7 +84,7 @@ class AsyncReportsResource:
         headers, ETag, replay flag, rate limit)."""
         return AsyncReportsResourceWithRawResponse(self)
 
-    async def export_report(
+    async def export(
         self,
         *,
         report_id: str,
@@ -95,7 +95,7 @@ class AsyncReportsResource:
     ) -> str:
         """Export a report as CSV
 
-        `GET /v1/reports/{reportId}/export`.
+        `GET /v1/reports/{reportId}/export` (operationId `exportReport`).
 
         Args:
             report_id: path parameter `reportId`
@@ -121,7 +121,7 @@ class AsyncReportsResourceWithRawResponse:
     """`client.reports.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: AsyncReportsResource) -> None:
-        self.export_report = async_to_raw(resource.export_report)
+        self.export = async_to_raw(resource.export)
 
 
 __all__ = [

@@ -36,7 +36,7 @@ class PaymentsResource:
         headers, ETag, replay flag, rate limit)."""
         return PaymentsResourceWithRawResponse(self)
 
-    def list_payments(
+    def list(
         self,
         *,
         limit: int | None = None,
@@ -49,7 +49,7 @@ class PaymentsResource:
     ) -> SyncPage[models.Payment, models.PaymentList]:
         """List payments
 
-        `GET /v1/payments`.
+        `GET /v1/payments` (operationId `listPayments`).
 
         Payments, newest first, one page at a time.
 
@@ -95,7 +95,7 @@ class PaymentsResource:
             models.PaymentList,
         )
 
-    def create_payment(
+    def create(
         self,
         *,
         body: models.PaymentCreate | dict[str, Any],
@@ -108,7 +108,7 @@ class PaymentsResource:
     ) -> models.Payment:
         """Create a payment
 
-        `POST /v1/payments`.
+        `POST /v1/payments` (operationId `createPayment`).
 
         Charges a customer. Send a fresh `Idempotency-Key` (a UUID) per logical payment and reuse
         it on every retry of that payment, so that a lost response never charges twice.
@@ -135,7 +135,7 @@ class PaymentsResource:
         response = self._client.request(options)
         return response.parse(models.Payment)
 
-    def get_payment(
+    def get(
         self,
         *,
         payment_id: str,
@@ -146,7 +146,7 @@ class PaymentsResource:
     ) -> models.Payment:
         """Get a payment
 
-        `GET /v1/payments/{paymentId}`.
+        `GET /v1/payments/{paymentId}` (operationId `getPayment`).
 
         Args:
             payment_id: path parameter `paymentId`. Identifier of the payment.
@@ -171,9 +171,9 @@ class PaymentsResourceWithRawResponse:
     """`client.payments.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: PaymentsResource) -> None:
-        self.list_payments = to_raw(resource.list_payments)
-        self.create_payment = to_raw(resource.create_payment)
-        self.get_payment = to_raw(resource.get_payment)
+        self.list = to_raw(resource.list)
+        self.create = to_raw(resource.create)
+        self.get = to_raw(resource.get)
 
 
 class AsyncPaymentsResource:
@@ -188,7 +188,7 @@ class AsyncPaymentsResource:
         headers, ETag, replay flag, rate limit)."""
         return AsyncPaymentsResourceWithRawResponse(self)
 
-    def list_payments(
+    def list(
         self,
         *,
         limit: int | None = None,
@@ -201,7 +201,7 @@ class AsyncPaymentsResource:
     ) -> AsyncPaginator[models.Payment, models.PaymentList]:
         """List payments
 
-        `GET /v1/payments`.
+        `GET /v1/payments` (operationId `listPayments`).
 
         Payments, newest first, one page at a time.
 
@@ -251,7 +251,7 @@ class AsyncPaymentsResource:
 
         return AsyncPaginator(first_page)
 
-    async def create_payment(
+    async def create(
         self,
         *,
         body: models.PaymentCreate | dict[str, Any],
@@ -264,7 +264,7 @@ class AsyncPaymentsResource:
     ) -> models.Payment:
         """Create a payment
 
-        `POST /v1/payments`.
+        `POST /v1/payments` (operationId `createPayment`).
 
         Charges a customer. Send a fresh `Idempotency-Key` (a UUID) per logical payment and reuse
         it on every retry of that payment, so that a lost response never charges twice.
@@ -291,7 +291,7 @@ class AsyncPaymentsResource:
         response = await self._client.request(options)
         return response.parse(models.Payment)
 
-    async def get_payment(
+    async def get(
         self,
         *,
         payment_id: str,
@@ -302,7 +302,7 @@ class AsyncPaymentsResource:
     ) -> models.Payment:
         """Get a payment
 
-        `GET /v1/payments/{paymentId}`.
+        `GET /v1/payments/{paymentId}` (operationId `getPayment`).
 
         Args:
             payment_id: path parameter `paymentId`. Identifier of the payment.
@@ -327,9 +327,9 @@ class AsyncPaymentsResourceWithRawResponse:
     """`client.payments.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: AsyncPaymentsResource) -> None:
-        self.list_payments = async_to_raw(resource.list_payments)
-        self.create_payment = async_to_raw(resource.create_payment)
-        self.get_payment = async_to_raw(resource.get_payment)
+        self.list = async_to_raw(resource.list)
+        self.create = async_to_raw(resource.create)
+        self.get = async_to_raw(resource.get)
 
 
 __all__ = [

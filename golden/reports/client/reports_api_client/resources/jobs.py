@@ -32,7 +32,7 @@ class JobsResource:
         headers, ETag, replay flag, rate limit)."""
         return JobsResourceWithRawResponse(self)
 
-    def get_job(
+    def get(
         self,
         *,
         job_id: str,
@@ -43,7 +43,7 @@ class JobsResource:
     ) -> models.Job:
         """Get a job's status
 
-        `GET /v1/jobs/{jobId}`.
+        `GET /v1/jobs/{jobId}` (operationId `getJob`).
 
         Poll this until `status` is `completed`, `failed` or `cancelled`.
 
@@ -65,7 +65,7 @@ class JobsResource:
         response = self._client.request(options)
         return response.parse(models.Job)
 
-    def cancel_job(
+    def cancel(
         self,
         *,
         job_id: str,
@@ -78,7 +78,7 @@ class JobsResource:
     ) -> models.Job:
         """Cancel a job
 
-        `DELETE /v1/jobs/{jobId}`.
+        `DELETE /v1/jobs/{jobId}` (operationId `cancelJob`).
 
         Cancels a job that is `queued` or `running`. A finished job cannot be cancelled (`409`).
 
@@ -107,8 +107,8 @@ class JobsResourceWithRawResponse:
     """`client.jobs.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: JobsResource) -> None:
-        self.get_job = to_raw(resource.get_job)
-        self.cancel_job = to_raw(resource.cancel_job)
+        self.get = to_raw(resource.get)
+        self.cancel = to_raw(resource.cancel)
 
 
 class AsyncJobsResource:
@@ -123,7 +123,7 @@ class AsyncJobsResource:
         headers, ETag, replay flag, rate limit)."""
         return AsyncJobsResourceWithRawResponse(self)
 
-    async def get_job(
+    async def get(
         self,
         *,
         job_id: str,
@@ -134,7 +134,7 @@ class AsyncJobsResource:
     ) -> models.Job:
         """Get a job's status
 
-        `GET /v1/jobs/{jobId}`.
+        `GET /v1/jobs/{jobId}` (operationId `getJob`).
 
         Poll this until `status` is `completed`, `failed` or `cancelled`.
 
@@ -156,7 +156,7 @@ class AsyncJobsResource:
         response = await self._client.request(options)
         return response.parse(models.Job)
 
-    async def cancel_job(
+    async def cancel(
         self,
         *,
         job_id: str,
@@ -169,7 +169,7 @@ class AsyncJobsResource:
     ) -> models.Job:
         """Cancel a job
 
-        `DELETE /v1/jobs/{jobId}`.
+        `DELETE /v1/jobs/{jobId}` (operationId `cancelJob`).
 
         Cancels a job that is `queued` or `running`. A finished job cannot be cancelled (`409`).
 
@@ -198,8 +198,8 @@ class AsyncJobsResourceWithRawResponse:
     """`client.jobs.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: AsyncJobsResource) -> None:
-        self.get_job = async_to_raw(resource.get_job)
-        self.cancel_job = async_to_raw(resource.cancel_job)
+        self.get = async_to_raw(resource.get)
+        self.cancel = async_to_raw(resource.cancel)
 
 
 __all__ = [

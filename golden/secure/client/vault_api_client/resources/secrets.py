@@ -32,7 +32,7 @@ class SecretsResource:
         headers, ETag, replay flag, rate limit)."""
         return SecretsResourceWithRawResponse(self)
 
-    def list_secrets(
+    def list(
         self,
         *,
         extra_headers: Mapping[str, str] | None = None,
@@ -42,7 +42,7 @@ class SecretsResource:
     ) -> models.SecretList:
         """List the caller's secrets
 
-        `GET /v1/secrets`.
+        `GET /v1/secrets` (operationId `listSecrets`).
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -59,7 +59,7 @@ class SecretsResource:
         response = self._client.request(options)
         return response.parse(models.SecretList)
 
-    def put_secret(
+    def put(
         self,
         *,
         name: str,
@@ -73,7 +73,7 @@ class SecretsResource:
     ) -> models.Secret:
         """Store a secret
 
-        `PUT /v1/secrets/{name}`.
+        `PUT /v1/secrets/{name}` (operationId `putSecret`).
 
         Args:
             name: path parameter `name`
@@ -101,8 +101,8 @@ class SecretsResourceWithRawResponse:
     """`client.secrets.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: SecretsResource) -> None:
-        self.list_secrets = to_raw(resource.list_secrets)
-        self.put_secret = to_raw(resource.put_secret)
+        self.list = to_raw(resource.list)
+        self.put = to_raw(resource.put)
 
 
 class AsyncSecretsResource:
@@ -117,7 +117,7 @@ class AsyncSecretsResource:
         headers, ETag, replay flag, rate limit)."""
         return AsyncSecretsResourceWithRawResponse(self)
 
-    async def list_secrets(
+    async def list(
         self,
         *,
         extra_headers: Mapping[str, str] | None = None,
@@ -127,7 +127,7 @@ class AsyncSecretsResource:
     ) -> models.SecretList:
         """List the caller's secrets
 
-        `GET /v1/secrets`.
+        `GET /v1/secrets` (operationId `listSecrets`).
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -144,7 +144,7 @@ class AsyncSecretsResource:
         response = await self._client.request(options)
         return response.parse(models.SecretList)
 
-    async def put_secret(
+    async def put(
         self,
         *,
         name: str,
@@ -158,7 +158,7 @@ class AsyncSecretsResource:
     ) -> models.Secret:
         """Store a secret
 
-        `PUT /v1/secrets/{name}`.
+        `PUT /v1/secrets/{name}` (operationId `putSecret`).
 
         Args:
             name: path parameter `name`
@@ -186,8 +186,8 @@ class AsyncSecretsResourceWithRawResponse:
     """`client.secrets.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: AsyncSecretsResource) -> None:
-        self.list_secrets = async_to_raw(resource.list_secrets)
-        self.put_secret = async_to_raw(resource.put_secret)
+        self.list = async_to_raw(resource.list)
+        self.put = async_to_raw(resource.put)
 
 
 __all__ = [

@@ -31,7 +31,7 @@ class TransfersResource:
         headers, ETag, replay flag, rate limit)."""
         return TransfersResourceWithRawResponse(self)
 
-    def create_transfer(
+    def create(
         self,
         *,
         body: models.TransferCreate | dict[str, Any],
@@ -44,7 +44,7 @@ class TransfersResource:
     ) -> models.Transfer:
         """Move money between two accounts
 
-        `POST /v1/transfers`.
+        `POST /v1/transfers` (operationId `createTransfer`).
 
         Sends an idempotency key (`Idempotency-Key`): yours, or one generated
         once for this call and reused by every retry, so retries are safe.
@@ -73,7 +73,7 @@ class TransfersResourceWithRawResponse:
     """`client.transfers.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: TransfersResource) -> None:
-        self.create_transfer = to_raw(resource.create_transfer)
+        self.create = to_raw(resource.create)
 
 
 class AsyncTransfersResource:
@@ -88,7 +88,7 @@ class AsyncTransfersResource:
         headers, ETag, replay flag, rate limit)."""
         return AsyncTransfersResourceWithRawResponse(self)
 
-    async def create_transfer(
+    async def create(
         self,
         *,
         body: models.TransferCreate | dict[str, Any],
@@ -101,7 +101,7 @@ class AsyncTransfersResource:
     ) -> models.Transfer:
         """Move money between two accounts
 
-        `POST /v1/transfers`.
+        `POST /v1/transfers` (operationId `createTransfer`).
 
         Sends an idempotency key (`Idempotency-Key`): yours, or one generated
         once for this call and reused by every retry, so retries are safe.
@@ -130,7 +130,7 @@ class AsyncTransfersResourceWithRawResponse:
     """`client.transfers.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: AsyncTransfersResource) -> None:
-        self.create_transfer = async_to_raw(resource.create_transfer)
+        self.create = async_to_raw(resource.create)
 
 
 __all__ = [

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import builtins
 import functools
 from collections.abc import Mapping
 from typing import Any, Literal, cast
@@ -33,21 +34,21 @@ class PetsResource:
         headers, ETag, replay flag, rate limit)."""
         return PetsResourceWithRawResponse(self)
 
-    def list_pets(
+    def list(
         self,
         *,
-        species: list[Literal["cat", "dog", "bird"]] | None = None,
-        fields: list[str] | None = None,
-        legacy_tags: list[str] | None = None,
+        species: builtins.list[Literal["cat", "dog", "bird"]] | None = None,
+        fields: builtins.list[str] | None = None,
+        legacy_tags: builtins.list[str] | None = None,
         limit: int | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> list[models.Pet]:
+    ) -> builtins.list[models.Pet]:
         """List pets
 
-        `GET /pets`.
+        `GET /pets` (operationId `listPets`).
 
         Args:
             species: query parameter `species`
@@ -77,7 +78,7 @@ class PetsResource:
         response = self._client.request(options)
         return cast(list[models.Pet], response.parse_as(list[models.Pet]))
 
-    def create_pet(
+    def create(
         self,
         *,
         body: models.NewPet | dict[str, Any],
@@ -90,7 +91,7 @@ class PetsResource:
     ) -> models.Pet:
         """Register a pet
 
-        `POST /pets`.
+        `POST /pets` (operationId `createPet`).
 
         Sends an idempotency key (`Idempotency-Key`): yours, or one generated
         once for this call and reused by every retry, so retries are safe.
@@ -115,7 +116,7 @@ class PetsResource:
         response = self._client.request(options)
         return response.parse(models.Pet)
 
-    def get_pet(
+    def get(
         self,
         *,
         pet_id: str,
@@ -126,7 +127,7 @@ class PetsResource:
     ) -> models.Pet:
         """Get a pet
 
-        `GET /pets/{petId}`.
+        `GET /pets/{petId}` (operationId `getPet`).
 
         Args:
             pet_id: path parameter `petId`
@@ -147,7 +148,7 @@ class PetsResource:
         response = self._client.request(options)
         return response.parse(models.Pet)
 
-    def update_pet(
+    def update(
         self,
         *,
         pet_id: str,
@@ -162,7 +163,7 @@ class PetsResource:
     ) -> models.Pet:
         """Replace a pet
 
-        `PUT /pets/{petId}`.
+        `PUT /pets/{petId}` (operationId `updatePet`).
 
         Args:
             pet_id: path parameter `petId`
@@ -233,10 +234,10 @@ class PetsResourceWithRawResponse:
     """`client.pets.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: PetsResource) -> None:
-        self.list_pets = to_raw(resource.list_pets)
-        self.create_pet = to_raw(resource.create_pet)
-        self.get_pet = to_raw(resource.get_pet)
-        self.update_pet = to_raw(resource.update_pet)
+        self.list = to_raw(resource.list)
+        self.create = to_raw(resource.create)
+        self.get = to_raw(resource.get)
+        self.update = to_raw(resource.update)
         self.upload_photo = to_raw(resource.upload_photo)
 
 
@@ -252,21 +253,21 @@ class AsyncPetsResource:
         headers, ETag, replay flag, rate limit)."""
         return AsyncPetsResourceWithRawResponse(self)
 
-    async def list_pets(
+    async def list(
         self,
         *,
-        species: list[Literal["cat", "dog", "bird"]] | None = None,
-        fields: list[str] | None = None,
-        legacy_tags: list[str] | None = None,
+        species: builtins.list[Literal["cat", "dog", "bird"]] | None = None,
+        fields: builtins.list[str] | None = None,
+        legacy_tags: builtins.list[str] | None = None,
         limit: int | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> list[models.Pet]:
+    ) -> builtins.list[models.Pet]:
         """List pets
 
-        `GET /pets`.
+        `GET /pets` (operationId `listPets`).
 
         Args:
             species: query parameter `species`
@@ -296,7 +297,7 @@ class AsyncPetsResource:
         response = await self._client.request(options)
         return cast(list[models.Pet], response.parse_as(list[models.Pet]))
 
-    async def create_pet(
+    async def create(
         self,
         *,
         body: models.NewPet | dict[str, Any],
@@ -309,7 +310,7 @@ class AsyncPetsResource:
     ) -> models.Pet:
         """Register a pet
 
-        `POST /pets`.
+        `POST /pets` (operationId `createPet`).
 
         Sends an idempotency key (`Idempotency-Key`): yours, or one generated
         once for this call and reused by every retry, so retries are safe.
@@ -334,7 +335,7 @@ class AsyncPetsResource:
         response = await self._client.request(options)
         return response.parse(models.Pet)
 
-    async def get_pet(
+    async def get(
         self,
         *,
         pet_id: str,
@@ -345,7 +346,7 @@ class AsyncPetsResource:
     ) -> models.Pet:
         """Get a pet
 
-        `GET /pets/{petId}`.
+        `GET /pets/{petId}` (operationId `getPet`).
 
         Args:
             pet_id: path parameter `petId`
@@ -366,7 +367,7 @@ class AsyncPetsResource:
         response = await self._client.request(options)
         return response.parse(models.Pet)
 
-    async def update_pet(
+    async def update(
         self,
         *,
         pet_id: str,
@@ -381,7 +382,7 @@ class AsyncPetsResource:
     ) -> models.Pet:
         """Replace a pet
 
-        `PUT /pets/{petId}`.
+        `PUT /pets/{petId}` (operationId `updatePet`).
 
         Args:
             pet_id: path parameter `petId`
@@ -452,10 +453,10 @@ class AsyncPetsResourceWithRawResponse:
     """`client.pets.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: AsyncPetsResource) -> None:
-        self.list_pets = async_to_raw(resource.list_pets)
-        self.create_pet = async_to_raw(resource.create_pet)
-        self.get_pet = async_to_raw(resource.get_pet)
-        self.update_pet = async_to_raw(resource.update_pet)
+        self.list = async_to_raw(resource.list)
+        self.create = async_to_raw(resource.create)
+        self.get = async_to_raw(resource.get)
+        self.update = async_to_raw(resource.update)
         self.upload_photo = async_to_raw(resource.upload_photo)
 
 

@@ -36,7 +36,7 @@ class UsersResource:
         headers, ETag, replay flag, rate limit)."""
         return UsersResourceWithRawResponse(self)
 
-    def list_users(
+    def list(
         self,
         *,
         limit: int | None = None,
@@ -48,7 +48,7 @@ class UsersResource:
     ) -> SyncPage[models.User, models.UserList]:
         """List users
 
-        `GET /v1/users`.
+        `GET /v1/users` (operationId `listUsers`).
 
         Args:
             limit: query parameter `limit`. Maximum number of users to return.
@@ -90,7 +90,7 @@ class UsersResource:
             models.UserList,
         )
 
-    def create_user(
+    def create(
         self,
         *,
         body: models.UserCreate | dict[str, Any],
@@ -103,7 +103,7 @@ class UsersResource:
     ) -> models.User:
         """Create a user
 
-        `POST /v1/users`.
+        `POST /v1/users` (operationId `createUser`).
 
         Creates a user. Retries with the same `Idempotency-Key` replay the first response.
 
@@ -129,7 +129,7 @@ class UsersResource:
         response = self._client.request(options)
         return response.parse(models.User)
 
-    def get_user(
+    def get(
         self,
         *,
         user_id: str,
@@ -141,7 +141,7 @@ class UsersResource:
     ) -> models.User | None:
         """Get a user
 
-        `GET /v1/users/{userId}`.
+        `GET /v1/users/{userId}` (operationId `getUser`).
 
         Returns the user and its current `ETag`. Send `If-None-Match` to revalidate a cached copy.
 
@@ -167,7 +167,7 @@ class UsersResource:
             return None
         return response.parse(models.User)
 
-    def delete_user(
+    def delete(
         self,
         *,
         user_id: str,
@@ -181,7 +181,7 @@ class UsersResource:
     ) -> None:
         """Delete a user
 
-        `DELETE /v1/users/{userId}`.
+        `DELETE /v1/users/{userId}` (operationId `deleteUser`).
 
         Deletes the user if it is still at the version named by `If-Match`.
 
@@ -205,7 +205,7 @@ class UsersResource:
         )
         self._client.request(options)
 
-    def update_user(
+    def update(
         self,
         *,
         user_id: str,
@@ -220,7 +220,7 @@ class UsersResource:
     ) -> models.User:
         """Update a user
 
-        `PATCH /v1/users/{userId}`.
+        `PATCH /v1/users/{userId}` (operationId `updateUser`).
 
         Changes the given fields. `If-Match` must carry the ETag from the last `GET`; if the user
         changed since, the update is refused with `412` and the client must re-fetch and retry.
@@ -256,11 +256,11 @@ class UsersResourceWithRawResponse:
     """`client.users.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: UsersResource) -> None:
-        self.list_users = to_raw(resource.list_users)
-        self.create_user = to_raw(resource.create_user)
-        self.get_user = to_raw(resource.get_user)
-        self.delete_user = to_raw(resource.delete_user)
-        self.update_user = to_raw(resource.update_user)
+        self.list = to_raw(resource.list)
+        self.create = to_raw(resource.create)
+        self.get = to_raw(resource.get)
+        self.delete = to_raw(resource.delete)
+        self.update = to_raw(resource.update)
 
 
 class AsyncUsersResource:
@@ -275,7 +275,7 @@ class AsyncUsersResource:
         headers, ETag, replay flag, rate limit)."""
         return AsyncUsersResourceWithRawResponse(self)
 
-    def list_users(
+    def list(
         self,
         *,
         limit: int | None = None,
@@ -287,7 +287,7 @@ class AsyncUsersResource:
     ) -> AsyncPaginator[models.User, models.UserList]:
         """List users
 
-        `GET /v1/users`.
+        `GET /v1/users` (operationId `listUsers`).
 
         Args:
             limit: query parameter `limit`. Maximum number of users to return.
@@ -333,7 +333,7 @@ class AsyncUsersResource:
 
         return AsyncPaginator(first_page)
 
-    async def create_user(
+    async def create(
         self,
         *,
         body: models.UserCreate | dict[str, Any],
@@ -346,7 +346,7 @@ class AsyncUsersResource:
     ) -> models.User:
         """Create a user
 
-        `POST /v1/users`.
+        `POST /v1/users` (operationId `createUser`).
 
         Creates a user. Retries with the same `Idempotency-Key` replay the first response.
 
@@ -372,7 +372,7 @@ class AsyncUsersResource:
         response = await self._client.request(options)
         return response.parse(models.User)
 
-    async def get_user(
+    async def get(
         self,
         *,
         user_id: str,
@@ -384,7 +384,7 @@ class AsyncUsersResource:
     ) -> models.User | None:
         """Get a user
 
-        `GET /v1/users/{userId}`.
+        `GET /v1/users/{userId}` (operationId `getUser`).
 
         Returns the user and its current `ETag`. Send `If-None-Match` to revalidate a cached copy.
 
@@ -410,7 +410,7 @@ class AsyncUsersResource:
             return None
         return response.parse(models.User)
 
-    async def delete_user(
+    async def delete(
         self,
         *,
         user_id: str,
@@ -424,7 +424,7 @@ class AsyncUsersResource:
     ) -> None:
         """Delete a user
 
-        `DELETE /v1/users/{userId}`.
+        `DELETE /v1/users/{userId}` (operationId `deleteUser`).
 
         Deletes the user if it is still at the version named by `If-Match`.
 
@@ -448,7 +448,7 @@ class AsyncUsersResource:
         )
         await self._client.request(options)
 
-    async def update_user(
+    async def update(
         self,
         *,
         user_id: str,
@@ -463,7 +463,7 @@ class AsyncUsersResource:
     ) -> models.User:
         """Update a user
 
-        `PATCH /v1/users/{userId}`.
+        `PATCH /v1/users/{userId}` (operationId `updateUser`).
 
         Changes the given fields. `If-Match` must carry the ETag from the last `GET`; if the user
         changed since, the update is refused with `412` and the client must re-fetch and retry.
@@ -499,11 +499,11 @@ class AsyncUsersResourceWithRawResponse:
     """`client.users.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: AsyncUsersResource) -> None:
-        self.list_users = async_to_raw(resource.list_users)
-        self.create_user = async_to_raw(resource.create_user)
-        self.get_user = async_to_raw(resource.get_user)
-        self.delete_user = async_to_raw(resource.delete_user)
-        self.update_user = async_to_raw(resource.update_user)
+        self.list = async_to_raw(resource.list)
+        self.create = async_to_raw(resource.create)
+        self.get = async_to_raw(resource.get)
+        self.delete = async_to_raw(resource.delete)
+        self.update = async_to_raw(resource.update)
 
 
 __all__ = [

@@ -31,7 +31,7 @@ class WebhookEndpointsResource:
         headers, ETag, replay flag, rate limit)."""
         return WebhookEndpointsResourceWithRawResponse(self)
 
-    def list_webhook_endpoints(
+    def list(
         self,
         *,
         extra_headers: Mapping[str, str] | None = None,
@@ -41,7 +41,7 @@ class WebhookEndpointsResource:
     ) -> models.ListWebhookEndpointsResponse:
         """List webhook endpoints
 
-        `GET /v1/webhook-endpoints`.
+        `GET /v1/webhook-endpoints` (operationId `listWebhookEndpoints`).
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -58,7 +58,7 @@ class WebhookEndpointsResource:
         response = self._client.request(options)
         return response.parse(models.ListWebhookEndpointsResponse)
 
-    def create_webhook_endpoint(
+    def create(
         self,
         *,
         body: models.WebhookEndpointCreate | dict[str, Any],
@@ -71,7 +71,7 @@ class WebhookEndpointsResource:
     ) -> models.WebhookEndpointWithSecret:
         """Register a webhook endpoint
 
-        `POST /v1/webhook-endpoints`.
+        `POST /v1/webhook-endpoints` (operationId `createWebhookEndpoint`).
 
         Registers a URL for the given event types. The response carries the endpoint's signing
         secret; it is shown only once.
@@ -103,8 +103,8 @@ class WebhookEndpointsResourceWithRawResponse:
     """`client.webhook_endpoints.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: WebhookEndpointsResource) -> None:
-        self.list_webhook_endpoints = to_raw(resource.list_webhook_endpoints)
-        self.create_webhook_endpoint = to_raw(resource.create_webhook_endpoint)
+        self.list = to_raw(resource.list)
+        self.create = to_raw(resource.create)
 
 
 class AsyncWebhookEndpointsResource:
@@ -119,7 +119,7 @@ class AsyncWebhookEndpointsResource:
         headers, ETag, replay flag, rate limit)."""
         return AsyncWebhookEndpointsResourceWithRawResponse(self)
 
-    async def list_webhook_endpoints(
+    async def list(
         self,
         *,
         extra_headers: Mapping[str, str] | None = None,
@@ -129,7 +129,7 @@ class AsyncWebhookEndpointsResource:
     ) -> models.ListWebhookEndpointsResponse:
         """List webhook endpoints
 
-        `GET /v1/webhook-endpoints`.
+        `GET /v1/webhook-endpoints` (operationId `listWebhookEndpoints`).
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -146,7 +146,7 @@ class AsyncWebhookEndpointsResource:
         response = await self._client.request(options)
         return response.parse(models.ListWebhookEndpointsResponse)
 
-    async def create_webhook_endpoint(
+    async def create(
         self,
         *,
         body: models.WebhookEndpointCreate | dict[str, Any],
@@ -159,7 +159,7 @@ class AsyncWebhookEndpointsResource:
     ) -> models.WebhookEndpointWithSecret:
         """Register a webhook endpoint
 
-        `POST /v1/webhook-endpoints`.
+        `POST /v1/webhook-endpoints` (operationId `createWebhookEndpoint`).
 
         Registers a URL for the given event types. The response carries the endpoint's signing
         secret; it is shown only once.
@@ -191,8 +191,8 @@ class AsyncWebhookEndpointsResourceWithRawResponse:
     """`client.webhook_endpoints.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: AsyncWebhookEndpointsResource) -> None:
-        self.list_webhook_endpoints = async_to_raw(resource.list_webhook_endpoints)
-        self.create_webhook_endpoint = async_to_raw(resource.create_webhook_endpoint)
+        self.list = async_to_raw(resource.list)
+        self.create = async_to_raw(resource.create)
 
 
 __all__ = [
