@@ -183,8 +183,8 @@ class AsyncAccountResourceWithRawResponse:
 
 
 __all__ = [
-    "AsyncAccountResource",
-    "AsyncAccountResourceWithRawResponse",
     "AccountResource",
     "AccountResourceWithRawResponse",
+    "AsyncAccountResource",
+    "AsyncAccountResourceWithRawResponse",
 ]
