@@ -43,7 +43,7 @@ def backoff_bounds(retries_taken: int) -> tuple[float, float]:
 
 
 class Run:
-    """One fault run: logical create_payment calls through the proxy with `plan`, by a client
+    """One fault run: logical `payments.create` calls through the proxy with `plan`, by a client
     whose attempts are recorded (`wire`) and whose waits go through `waits`."""
 
     def __init__(
