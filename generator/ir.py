@@ -85,6 +85,17 @@ class Parameter:
 
 
 @dataclass(frozen=True, slots=True)
+class Encoding:
+    """One entry of a form body's `encoding`: how one property of the body goes on the wire."""
+
+    where: Where
+    style: str = ""  # as declared; "" means OpenAPI's default (`form`)
+    explode: bool | None = None  # as declared; None means the style's default
+    content_type: str = ""  # `contentType` (a multipart part's type), as declared
+    allow_reserved: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class MediaType:
     """One `content` entry: a media type, its schema and its examples."""
 
@@ -94,6 +105,7 @@ class MediaType:
     examples: tuple[Any, ...] = ()  # `example`, then each `examples` entry's `value`
     #: the names of the `examples` entries, for the last `len(example_names)` of `examples`
     example_names: tuple[str, ...] = ()
+    encoding: Mapping[str, Encoding] = field(default_factory=dict)  # by property name
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,7 @@ choices (`plan.py`, `media.py`, `auth.py`, `pytypes.query_style`):
 - a query parameter with a style OpenAPI does not define for queries: sent as `form`;
 - a request body with several media types: the method sends one (JSON first, else the first);
 - a request body the client sends as raw bytes although it declares a schema (XML, …);
+- a form body's `encoding` the client or the server cannot honour (`render.form_encoding`);
 - a success response with a schema in a text type (XML, YAML, …): returned as `str`, unparsed;
 - a security scheme the client cannot send itself (mutualTLS, http digest, …): configure
   it on the `http_client`;
@@ -29,6 +30,7 @@ from generator.client.media import is_text
 from generator.client.method_names import client_methods
 from generator.ir import Api, Operation, Parameter, Where
 from generator.log import logger
+from generator.render.form_encoding import encoding_gaps
 from generator.schemas import essence, first_json, is_json
 
 _log = logger()
@@ -77,7 +79,7 @@ def _parameter_gaps(op: Operation, p: Parameter) -> list[Gap]:
     return gaps
 
 
-def _body_gaps(op: Operation) -> list[Gap]:
+def _body_gaps(api: Api, op: Operation) -> list[Gap]:
     body = op.request_body
     if body is None or not body.content:
         return []
@@ -103,6 +105,7 @@ def _body_gaps(op: Operation) -> list[Gap]:
                 "`body` is raw bytes",
             )
         )
+    gaps += [Gap(where, op.label, what) for where, what in encoding_gaps(api, chosen)]
     return gaps
 
 
@@ -145,7 +148,7 @@ def client_gaps(api: Api) -> list[Gap]:
         gaps.extend(names.get(op.label, ()))
         for p in op.parameters:
             gaps.extend(_parameter_gaps(op, p))
-        gaps.extend(_body_gaps(op))
+        gaps.extend(_body_gaps(api, op))
         gaps.extend(_response_gaps(op))
     return gaps
 

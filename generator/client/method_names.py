@@ -15,8 +15,10 @@
   - a last segment that is a call, not a thing: a custom method (`/{spec}:rollback`) or a
     phrase led by a verb (`/sendMessage`) → the call (`rollback`, `send_message`);
   - HEAD, OPTIONS and TRACE have no such name.
-- A tagged operation keeps snake_case of its operationId: people wrote it, and it means
-  something.
+- A tagged operation keeps snake_case of its operationId (people wrote it, and it means
+  something), without the resource's own name where it repeats it (`trimmed_name`):
+  `issues/list-for-repo` on `client.issues` → `list_for_repo`, `createPayment` on
+  `client.payments` → `create`. So does an untagged one that no rule above names.
 - `x-apiforge-method-name: <identifier>` on an operation names it, tagged or not. A value that
   is not a plain identifier (a keyword, a builtin, `_`-led…) is ignored, with a located warning
   (`gaps`).
@@ -152,7 +154,8 @@ _LIST_FIELDS = frozenset({"data", "items", "results", "entries", "records", "val
 @dataclass(frozen=True)
 class MethodName:
     name: str  # the method's name on its resource
-    source: str  # "extension", "crud", "action" or "operation_id" (also every fallback)
+    # "extension", "crud", "action", "trimmed" or "operation_id" (also every fallback)
+    source: str
     wanted: str = ""  # the name it wanted and could not have ("" when it got it)
 
 
@@ -243,6 +246,29 @@ def derived_name(
 
 def _fallback(op: Operation) -> str:
     return snake_case(op.id, fallback="operation")
+
+
+def _singular(word: str) -> str:
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith(("ses", "xes", "ches", "shes")):
+        return word[:-2]
+    return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
+
+
+def trimmed_name(op: Operation, resource: str) -> str:
+    """The operationId's name without the resource's own name where it repeats it: as a
+    prefix (`issues/list-for-repo` on `issues` → `list_for_repo`, `repos/get` → `get`) or
+    else as a suffix (`createPayment` on `payments` → `create`, `listPayments` → `list`);
+    "" when it does not repeat it or nothing usable is left."""
+    name = _fallback(op)
+    for word in dict.fromkeys((resource, _singular(resource))):
+        if not word:
+            continue
+        for left in (name.removeprefix(word + "_"), name.removesuffix("_" + word)):
+            if left != name and plain_identifier(left) and not left[0].isdigit():
+                return left
+    return ""
 
 
 def name_methods(
@@ -336,8 +362,12 @@ def _client_methods(api: Api, reserved: frozenset[str]) -> ClientMethods:
                 problems.append(NameProblem(op.where.child(EXTENSION), op.label, problem))
             if stated is not None:
                 wanted[op.id] = (stated, "extension")
-            elif not op.tags:
-                name, kind = derived_name(op, actions=actions, collections=collections)
+            else:
+                name, kind = ("", "")
+                if not op.tags:
+                    name, kind = derived_name(op, actions=actions, collections=collections)
+                if not name and resource.path:
+                    name, kind = trimmed_name(op, resource.path[-1]), "trimmed"
                 if name:
                     wanted[op.id] = (name, kind)
         taken = (*CLASS_SCOPE_NAMES, *RESOURCE_NAMES, *resource.children)

@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import ast
 import functools
+import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 from generator.client.auth import (
     AuthPlan,
@@ -50,8 +51,12 @@ from generator.errors import ApiforgeError, Problem
 from generator.ir import Api, MediaType, Operation, Parameter, Webhook
 from generator.models.build import models_for
 from generator.models.inline import model_schemas
+from generator.patterns.idempotency import DEFAULT_HEADER as DEFAULT_IDEMPOTENCY_HEADER
+from generator.patterns.idempotency import key_header
+from generator.patterns.pagination import resolve
 from generator.render.env import TemplateFiles, operation_view, templates_root
 from generator.render.escape import py_string
+from generator.render.form_encoding import encoding_literal
 from generator.render.names import NameAllocator, package_version, safe_identifier, snake_case
 from generator.render.plan_cache import PlanCache, PlanInputs, resource_plans
 from generator.render.pytypes import TypeMapper, is_plain_class, query_shape, query_style
@@ -153,6 +158,10 @@ class OperationPlan:
     security: SecurityPlan | None = None  # what the operation requires (None: nothing declared)
     page: PagePlan | None = None  # a list operation: its page type and `Pagination(...)`
     errors: str = ""  # `{"404": models.Error, ...}`: the declared error bodies' models
+    encoding: str = ""  # a form body's `{"field": Encoding(...)}` (render.form_encoding)
+    body_example: str = "{}"  # the README's `body=`: the required members with example values
+    # where a caller's `idempotency_key=` goes when the operation declares no header
+    key_header: str = DEFAULT_IDEMPOTENCY_HEADER
     # what it answers with (JSON, text, bytes, events)
     media: MediaPlan = field(default_factory=lambda: MediaPlan("none", ""))
     stream_name: str = ""  # the `<method>_stream` twin, for bytes and events beside JSON
@@ -239,6 +248,41 @@ def _example(type_expr: str) -> str:
         "float": "1.0",
         "bool": "True",
     }.get(base, "[]" if base.startswith("list[") else "{}" if base.startswith("dict[") else '"..."')
+
+
+def _value_example(api: Api, schema: Any) -> str:
+    """A Python literal for one property in a README example: its `example`, `default` or
+    first enum value when it is plain JSON, else a placeholder of its type."""
+    data = resolve(api, schema)
+    for value in (data.get("example"), data.get("default"), *(data.get("enum") or [None])[:1]):
+        if isinstance(value, bool):
+            return str(value)
+        if isinstance(value, str | int | float) and value != "":
+            return json.dumps(value)  # a Python literal too, in the README's quotes
+    declared = data.get("type")
+    kind = declared[0] if isinstance(declared, list) and declared else declared
+    for union in ("oneOf", "anyOf"):
+        if kind is None and isinstance(data.get(union), list) and data[union]:
+            return _value_example(api, data[union][0])
+    if kind is None and "properties" in data:
+        return "{}"
+    return {"integer": "1", "number": "1.0", "boolean": "True", "array": "[]", "object": "{}"}.get(
+        str(kind), '"..."'
+    )
+
+
+def body_example(api: Api, media: MediaType | None) -> str:
+    """`{"name": value, ...}` of a body's required members, for the README ("{}" when it has
+    none or no object schema)."""
+    if media is None or media.schema is None:
+        return "{}"
+    data = resolve(api, media.schema.data)
+    props = data.get("properties")
+    if not isinstance(props, dict):
+        return "{}"
+    required = [r for r in data.get("required") or () if r in props]
+    members = [f"{json.dumps(str(name))}: {_value_example(api, props[name])}" for name in required]
+    return "{" + ", ".join(members[:6]) + "}"
 
 
 def _literal_example(type_expr: str) -> str:
@@ -385,7 +429,10 @@ class _Planner:
         params = self.params(op)
         body_type: str | None = None
         body_kind = "json"
+        encoding = ""
         body_media = ""
+        content = op.request_body.content if op.request_body else ()
+        chosen = next((m for m in content if _is_json(m)), content[0] if content else None)
         if op.request_body is not None and op.request_body.content:
             media = first_json(op.request_body.content)
             if media is not None:
@@ -406,8 +453,10 @@ class _Planner:
                 ct = media.content_type.split(";")[0].strip().lower()
                 if ct == "application/x-www-form-urlencoded":
                     body_kind, body_type = "data", self.form_type(media)
+                    encoding = encoding_literal(self.api, media)
                 elif ct.startswith("multipart/"):
                     body_kind, body_type = "files", self.form_type(media)
+                    encoding = encoding_literal(self.api, media)
                 else:
                     body_kind, body_type = "content", "bytes"
         parse_type, _ = self.response_type(op)
@@ -445,6 +494,9 @@ class _Planner:
             body_required=bool(op.request_body and op.request_body.required),
             body_kind=body_kind,
             body_media_type=body_media,
+            encoding=encoding,
+            key_header=key_header(self.api, op),
+            body_example=body_example(self.api, chosen) if body_type else "{}",
             result=result,
             parse_type=parse_type,
             parse_plain=parse_type is not None and is_plain_class(parse_type),

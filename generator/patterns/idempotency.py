@@ -13,6 +13,21 @@ if TYPE_CHECKING:
     from generator.lint.model import Finding
 
 HEADER_NAMES = ("idempotency-key", "x-idempotency-key")
+DEFAULT_HEADER = "Idempotency-Key"
+EXTENSION = "x-apiforge-idempotency-header"  # on an operation, its path item or the root
+
+
+def key_header(api: Api, op: Operation) -> str:
+    """The header a caller's idempotency key is sent in: the one the operation declares, else
+    `x-apiforge-idempotency-header` (the operation's, then the document's), else
+    `Idempotency-Key`."""
+    if op.patterns.idempotency is not None:
+        return op.patterns.idempotency.header
+    for source in (op.extensions, api.extensions):
+        named = source.get(EXTENSION)
+        if isinstance(named, str) and named.strip():
+            return named.strip()
+    return DEFAULT_HEADER
 
 
 def detect(op: Operation) -> IdempotencySpec | None:

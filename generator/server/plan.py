@@ -34,6 +34,7 @@ from generator.ir import Api, Operation, Parameter
 from generator.models.build import models_for
 from generator.models.inline import model_schemas
 from generator.render.escape import py_literal
+from generator.render.form_encoding import encoding_literal, is_form
 from generator.render.names import NameAllocator, package_version, safe_identifier, snake_case
 from generator.render.plan_cache import PlanCache, PlanInputs, resource_plans
 from generator.render.pytypes import (
@@ -368,7 +369,12 @@ class _Planner:
         media_types = tuple(dict.fromkeys(m.content_type for m in rb.content))
         media = first_json(rb.content)
         if media is None:
-            return "raw", "bytes", None, None, media_types
+            model = self.form_class(op)
+            if model is None:
+                return "raw", "bytes", None, None, media_types
+            if rb.required:
+                return "form", model, None, None, media_types
+            return "form", f"{model} | None", None, "None", media_types
         schema = media.schema
         inner = self.types.type_of(
             schema.data if schema else None, name=schema.name if schema else None
@@ -402,6 +408,22 @@ class _Planner:
             return f"refuse_nulls({{}}, None, body={body})", {}
         return f"refuse_nulls(_NULLS, {py_literal(root)}, body={body})", rules.table()
 
+    def form_class(self, op: Operation) -> str | None:
+        """What a form body is read into for the handler (`form_values.form_value`), when
+        every media type of the body is a form with a schema: its model class, or for a schema
+        without one (a nested inline form, as Stripe's, gets no model) the validated members
+        as `dict[str, Any]`."""
+        rb = op.request_body
+        if rb is None or not rb.content or not all(is_form(m) for m in rb.content):
+            return None
+        schema = rb.content[0].schema
+        if schema is None:
+            return None
+        model = self.types.type_of(schema.data, name=schema.name)
+        if model.startswith("models.") and is_plain_class(model):
+            return model
+        return "dict[str, Any]" if _resolved(schema, self.api.schemas) else None
+
     def body_check(self, op: Operation) -> str | None:
         """The guard of a body that is not JSON: a form is checked against its schema's type,
         any other body only for being there when it is required."""
@@ -416,7 +438,10 @@ class _Planner:
             model = self.form_fields(_resolved(schema, self.api.schemas) or {}) or model
         if model == "Any" and not rb.required:
             return None
-        return f"require_body({model}, required={rb.required})"
+        encoding = encoding_literal(self.api, form) if form is not None else ""
+        return f"require_body({model}, required={rb.required}" + (
+            f", encoding={encoding})" if encoding else ")"
+        )
 
     def form_fields(self, schema: Mapping[str, Any]) -> str | None:
         """`form_model({wire name: (type, constraints, required)})` for an inline object."""
@@ -500,6 +525,8 @@ class _Planner:
         name = methods.allocate(op.id, snake_case(op.id, fallback="operation"))
         endpoint = endpoints.allocate(op.id, f"{name}_endpoint")
         body_kind, body_type, body_annotation, body_default, media_types = self.body(op)
+        if body_kind == "form" and kind == "job":  # a job's payload keeps the body's bytes
+            body_kind, body_type, body_default = "raw", "bytes", None
         null_check, null_rules = self.null_check(op, name) if body_kind == "json" else (None, {})
         status, statuses, empty = self.statuses(op)
         response_type = self.response_type(op)
@@ -570,7 +597,7 @@ class _Planner:
             body_annotation=body_annotation,
             body_default=body_default,
             media_types=media_types,
-            body_check=self.body_check(op) if body_kind == "raw" else null_check,
+            body_check=self.body_check(op) if body_kind in ("raw", "form") else null_check,
             null_rules=null_rules,
             result=result,
             response_model=response_model,

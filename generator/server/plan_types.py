@@ -45,7 +45,7 @@ class OperationPlan:
     method: str  # upper case
     route_path: str  # the path with Python parameter names
     params: tuple[ParamPlan, ...]
-    body_kind: str | None  # json, raw, None
+    body_kind: str | None  # json, form, raw, None
     body_type: str | None  # handler's body type
     body_annotation: str | None  # endpoint's body parameter annotation
     body_default: str | None

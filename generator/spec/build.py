@@ -15,6 +15,7 @@ from generator.errors import ApiforgeError
 from generator.ir import (
     HTTP_METHODS,
     Api,
+    Encoding,
     Header,
     HttpMethod,
     MediaType,
@@ -155,9 +156,27 @@ class Builder:
                     self.schema(_key(at, "schema"), body.get("schema")),
                     at,
                     *self.examples(at, body),
+                    self.encoding(at, body),
                 )
             )
         return tuple(media)
+
+    def encoding(self, where: Where, body: Mapping[str, Any]) -> dict[str, Encoding]:
+        """A media type's `encoding`, by property name (entries that are not objects are left
+        out: validation names them)."""
+        found: dict[str, Encoding] = {}
+        for name, entry in sorted(_dict(body.get("encoding")).items()):
+            if not isinstance(entry, dict):
+                continue
+            explode = entry.get("explode")
+            found[_str(name)] = Encoding(
+                _key(where, "encoding/" + _escaped(name)),
+                style=_str(entry.get("style")),
+                explode=explode if isinstance(explode, bool) else None,
+                content_type=_str(entry.get("contentType")),
+                allow_reserved=entry.get("allowReserved") is True,
+            )
+        return found
 
     def examples(
         self, where: Where, body: Mapping[str, Any]

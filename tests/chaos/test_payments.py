@@ -61,9 +61,7 @@ def pay(acme: ModuleType, client: Any, outcome: Outcome) -> None:
     for _ in range(1 + RECOVERIES):
         outcome.calls += 1
         try:
-            raw = client.payments.with_raw_response.create_payment(
-                body=body, idempotency_key=outcome.key
-            )
+            raw = client.payments.with_raw_response.create(body=body, idempotency_key=outcome.key)
         except acme.APIError as exc:  # every failure the client raises is typed
             outcome.errors.append(f"{type(exc).__name__}:{getattr(exc, 'status_code', None) or ''}")
             continue

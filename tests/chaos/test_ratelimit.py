@@ -62,9 +62,7 @@ class Measured:
 
 def hammer(acme: ModuleType, served: Served) -> Measured:
     with acme.Client(base_url=served.url, bearer_auth="chaos-rate-setup") as setup:
-        payment = setup.payments.create_payment(
-            body=payment_body(), idempotency_key=str(uuid.uuid4())
-        )
+        payment = setup.payments.create(body=payment_body(), idempotency_key=str(uuid.uuid4()))
     path = f"/v1/payments/{payment.id}"
     lock = threading.Lock()
     outcomes: Counter[str] = Counter()
@@ -74,14 +72,14 @@ def hammer(acme: ModuleType, served: Served) -> Measured:
         for _ in range(CLIENTS)
     ]
     t_ref = time.time()
-    clients[0].payments.get_payment(payment_id=payment.id)  # the first hit opens the window
+    clients[0].payments.get(payment_id=payment.id)  # the first hit opens the window
     deadline = t_ref + RATE_WINDOWS * WINDOW - 0.02
 
     def worker(client: object) -> None:
         seen: Counter[str] = Counter()
         while time.time() < deadline:
             try:
-                client.payments.get_payment(payment_id=payment.id)  # type: ignore[attr-defined]
+                client.payments.get(payment_id=payment.id)  # type: ignore[attr-defined]
                 seen["allowed"] += 1
             except acme.RateLimited:
                 seen["limited"] += 1

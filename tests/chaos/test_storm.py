@@ -66,7 +66,7 @@ def increment(acme: ModuleType, client: Any, customer_id: str, tally: Tally) -> 
         raw = again(
             acme,
             tally,
-            lambda: client.customers.with_raw_response.get_customer(customer_id=customer_id),
+            lambda: client.customers.with_raw_response.get(customer_id=customer_id),
         )
         return raw.parsed, raw.etag
 
@@ -78,7 +78,7 @@ def increment(acme: ModuleType, client: Any, customer_id: str, tally: Tally) -> 
         return again(
             acme,
             tally,
-            lambda: client.customers.update_customer(
+            lambda: client.customers.update(
                 customer_id=customer_id,
                 body={"metadata": {"counter": str(value)}},
                 if_match=etag,
@@ -95,7 +95,7 @@ def test_concurrent_increments_lose_nothing_through_faults(
     acme: ModuleType, acme_server: Served
 ) -> None:
     with acme.Client(base_url=acme_server.url, bearer_auth="chaos-storm") as direct:
-        created = direct.customers.create_customer(
+        created = direct.customers.create(
             body={"email": "storm@example.com", "name": "Storm", "metadata": {"counter": "0"}}
         )
     customer_id, first_version = created.id, created.version
@@ -129,7 +129,7 @@ def test_concurrent_increments_lose_nothing_through_faults(
     elapsed = time.monotonic() - started
 
     with acme.Client(base_url=acme_server.url, bearer_auth="chaos-storm") as direct:
-        final = direct.customers.get_customer(customer_id=customer_id)
+        final = direct.customers.get(customer_id=customer_id)
     expected = STORM_CLIENTS * STORM_INCREMENTS
     counter = int(final.metadata.root["counter"])
     exchanges = [e for w in wires for e in w.exchanges]

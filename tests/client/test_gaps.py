@@ -57,6 +57,27 @@ paths:
         - {name: tag, in: query, schema: {type: array, items: {type: string}}}
       responses:
         '200': {description: ok, content: {application/json: {schema: {type: object}}}}
+  /forms:
+    post:
+      operationId: postForm
+      requestBody:
+        content:
+          application/x-www-form-urlencoded:
+            encoding:
+              point: {style: form, explode: true}
+              tags: {style: matrix}
+              ghost: {style: deepObject}
+              note: {allowReserved: true}
+              address: {style: deepObject}
+            schema:
+              type: object
+              properties:
+                point: {type: object, properties: {x: {type: integer}}}
+                tags: {type: array, items: {type: string}}
+                note: {type: string}
+                address: {type: object, properties: {city: {type: string}}}
+      responses:
+        '204': {description: ok}
 components:
   securitySchemes:
     mtls: {type: mutualTLS}
@@ -64,7 +85,11 @@ components:
 
 EXPECTED = [
     # (line of the spec node, subject, what)
-    (50, "security scheme `mtls`", "mutualTLS: the client sends no credential"),
+    (71, "security scheme `mtls`", "mutualTLS: the client sends no credential"),
+    (57, "POST /forms", "the encoding of form field `ghost` names no property of the body"),
+    (58, "POST /forms", "the encoding of form field `note`: `allowReserved` is ignored"),
+    (55, "POST /forms", "the encoding of form field `point`: an object in `form` style"),
+    (56, "POST /forms", "the encoding of form field `tags`: style `matrix` is sent as `form`"),
     (8, "POST /items/{ids}", "path parameter `ids` is an array: the method takes it as one"),
     (8, "POST /items/{ids}", "path parameter `ids` has style `label`: sent as a plain value"),
     (13, "POST /items/{ids}", "header parameter `X-Tags` is an array"),
@@ -97,7 +122,7 @@ def test_inspect_lists_them(tmp_path: Path) -> None:
     assert [(g["subject"], g["what"][:30]) for g in data["client_gaps"]] == [
         (subject, what[:30]) for _, subject, what in EXPECTED
     ]
-    assert data["client_gaps"][1]["where"] == f"{spec}#/paths/~1items~1{{ids}}/post/parameters/0"
+    assert data["client_gaps"][5]["where"] == f"{spec}#/paths/~1items~1{{ids}}/post/parameters/0"
     table = runner.invoke(main, ["inspect", str(spec)]).output
     assert f"The generated client cannot express ({len(EXPECTED)}):" in table
     assert f"  {spec}:33: PUT /report: request body `application/xml` has a schema" in table

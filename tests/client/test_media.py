@@ -89,13 +89,13 @@ def server() -> Iterator[StreamServer]:
 
 def test_bytes_a_streamed_file_and_text(media: Any, server: StreamServer, tmp_path: Path) -> None:
     with media.Client(base_url=server.url, bearer_auth="t") as client:
-        assert client.files.download_file(file_id="f1") == FILE
-        with client.files.download_file_stream(file_id="f1") as stream:
+        assert client.files.download(file_id="f1") == FILE
+        with client.files.download_stream(file_id="f1") as stream:
             assert isinstance(stream, media.BinaryStream)
             assert stream.write_to(tmp_path / "f1.bin") == len(FILE)
         with pytest.raises(media.NotFound):
-            client.files.download_file_stream(file_id="missing")
-        assert client.reports.export_report(report_id="r1") == CSV
+            client.files.download_stream(file_id="missing")
+        assert client.reports.export(report_id="r1") == CSV
     assert (tmp_path / "f1.bin").read_bytes() == FILE
     accepts = [r.headers["accept"] for r in server.requests]
     assert accepts == [
@@ -108,14 +108,14 @@ def test_bytes_a_streamed_file_and_text(media: Any, server: StreamServer, tmp_pa
 
 def test_events_sync_and_async(media: Any, server: StreamServer) -> None:
     with media.Client(base_url=server.url, bearer_auth="t") as client:
-        with client.events.stream_events() as stream:
+        with client.events.stream() as stream:
             seen = [(e.id, e.data.type) for e in stream]
         assert seen == [("0", "file.created"), ("1", "file.deleted"), ("2", "file.archived")]
         assert isinstance(stream, media.EventStream)
 
     async def main() -> list[str]:
         async with media.AsyncClient(base_url=server.url, bearer_auth="t") as client:
-            stream = await client.events.stream_events(last_event_id="0")
+            stream = await client.events.stream(last_event_id="0")
             return [event.data.id async for event in stream]
 
     assert asyncio.run(main()) == ["e0", "e1", "e2"]
@@ -125,8 +125,8 @@ def test_events_sync_and_async(media: Any, server: StreamServer) -> None:
 
 def test_one_operation_answering_json_or_events(media: Any, server: StreamServer) -> None:
     with media.Client(base_url=server.url, bearer_auth="t") as client:
-        whole = client.completions.create_completion(body={"prompt": "hi"})
-        chunks = client.completions.create_completion_stream(body={"prompt": "hi", "stream": True})
+        whole = client.completions.create(body={"prompt": "hi"})
+        chunks = client.completions.create_stream(body={"prompt": "hi", "stream": True})
         text = "".join(event.data.delta for event in chunks)
     assert whole.text == text == "Hello world"
     json_call, events_call = server.requests
@@ -156,7 +156,7 @@ def test_servers_and_their_variables(media: Any, server: StreamServer) -> None:
     # a variable reaches the wire: the local server on the test server's port
     port = server.url.rsplit(":", 1)[1]
     with media.Client(server=1, port=port, bearer_auth="t") as client:
-        assert client.reports.export_report(report_id="r1") == CSV
+        assert client.reports.export(report_id="r1") == CSV
     assert server.requests[-1].headers["host"] == f"localhost:{port}"
 
 
@@ -211,14 +211,14 @@ def test_deprecated_operations_and_parameters_warn_at_the_callers_line(
         with pytest.warns(
             DeprecationWarning, match=r"GET /v1/legacy/files \(listLegacyFiles\)"
         ) as op:
-            client.files.list_legacy_files()
+            client.files.list_legacy()
         with pytest.warns(DeprecationWarning, match="query parameter `sort` of GET /v1/files"):
-            client.files.list_files(sort="name")
+            client.files.list(sort="name")
         import warnings
 
         with warnings.catch_warnings():
             warnings.simplefilter("error")
-            client.files.list_files(order="-size")  # not deprecated: no warning
+            client.files.list(order="-size")  # not deprecated: no warning
     assert op[0].filename == __file__  # the caller's line, not the generated code's
 
 
@@ -239,7 +239,7 @@ def test_an_error_says_what_the_body_says_and_its_request_id(
         media.Client(base_url=server.url, bearer_auth="t") as client,
         pytest.raises(media.NotFound) as caught,
     ):
-        client.reports.export_report(report_id="r9")
+        client.reports.export(report_id="r9")
     error = caught.value
     assert str(error) == "HTTP 404: Report r9 does not exist. (request id req_7)"
     assert error.request_id == "req_7"
@@ -255,7 +255,7 @@ def test_requests_are_logged_at_debug_without_secrets(
     caplog.set_level(logging.DEBUG, logger=media.__name__)
     secret = "bt-secret-51d0"
     with media.Client(base_url=server.url, bearer_auth=secret) as client:
-        client.reports.export_report(
+        client.reports.export(
             report_id="r1", extra_headers={"Cookie": "sid=ck-secret", "X-Trace": "t1"}
         )
     lines = [r.getMessage() for r in caplog.records if r.name == media.__name__]
@@ -276,7 +276,7 @@ def test_the_environment_variable_switches_logging_on(
         "import httpx, media_api_client as m\n"
         "t = httpx.MockTransport(lambda r: httpx.Response(200, text='a,b'))\n"
         "c = m.Client(base_url='https://user:pw-secret@api.test', transport=t, bearer_auth='tok-9')\n"
-        "c.reports.export_report(report_id='r1', extra_headers={'X-Api-Token': 'xt-secret'})\n"
+        "c.reports.export(report_id='r1', extra_headers={'X-Api-Token': 'xt-secret'})\n"
     )
     env = {**os.environ, "PYTHONPATH": str(out.out), "MEDIA_API_CLIENT_LOG": "debug"}
     done = subprocess.run(
@@ -307,7 +307,7 @@ def test_an_upload_sends_its_content_type_and_cookie_parameter(
 
     server.routes["/v1/files/f1/content"] = upload
     with media.Client(base_url=server.url, bearer_auth="t") as client:
-        done = client.files.upload_file(file_id="f1", body=b"abc", upload_session="s 1;x")
+        done = client.files.upload(file_id="f1", body=b"abc", upload_session="s 1;x")
     assert done.size == 3
     sent = server.requests[-1]
     assert (sent.method, sent.body) == ("PUT", b"abc")
@@ -352,13 +352,11 @@ def test_forms_arrive_as_the_server_expects(media: Any, server: StreamServer) ->
         model = media.models.FileUpload(
             name="r.csv", size=4, kind="document", tags=["a", "b"], content=b"1,2\n"
         )
-        assert client.files.create_file(body=model).id == "f9"
-        client.files.create_file(
+        assert client.files.create(body=model).id == "f9"
+        client.files.create(
             body={"name": "x", "content": ("x.png", b"\x89PNG", "image/png"), "note": None}
         )
-        client.files.search_files(
-            body=media.models.FileSearch(q="q r", kinds=["a", "b"], archived=False)
-        )
+        client.files.search(body=media.models.FileSearch(q="q r", kinds=["a", "b"], archived=False))
     first, second, search = server.requests
     assert first.headers["content-type"].startswith("multipart/form-data; boundary=")
     assert _parts(first.headers["content-type"], first.body) == [

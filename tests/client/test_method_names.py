@@ -157,11 +157,12 @@ def test_operations_are_named_by_what_they_do_to_their_resource(tmp_path: Path) 
         # a call (RPC style, a custom method): named by it
         "post_sendMessage": "client.send_message.send_message",
         "RollbackSpec": "client.specs.spec_rollback.rollback",
-        # a singleton: one thing, no parameter; HEAD has no such name
+        # a singleton: one thing, no parameter
         "GetAccount": "client.account.retrieve",
         "PostAccount": "client.account.update",
         "DeleteAccount": "client.account.delete",
-        "HeadAccount": "client.account.head_account",
+        # HEAD has no such name: its operationId's, without the resource's own name
+        "HeadAccount": "client.account.head",
         # a keyword, a name every resource class has: the operationId's name
         "PostTransfersTransferReturn": "client.transfers.post_transfers_transfer_return",
         "PostTransfersRaw": "client.transfers.post_transfers_raw",
@@ -189,8 +190,9 @@ def test_operations_are_named_by_what_they_do_to_their_resource(tmp_path: Path) 
         "GetOrder": "client.orders.retrieve",
         "PostOrder": "client.orders.update",
         "PostOrderList": "client.orders.post_order_list",
-        # tagged: the operationId's name, unless the extension says otherwise
-        "listReports": "client.reports.list_reports",
+        # tagged: the operationId's name without the resource's own name, unless the
+        # extension says otherwise
+        "listReports": "client.reports.list",
         "runReport": "client.reports.run",
     }
 
@@ -500,3 +502,31 @@ def test_inspect_shows_each_client_method_and_the_unusable_extensions(tmp_path: 
     )
     operations = {o["id"]: o for o in json.loads(as_json.stdout)["operations"]}
     assert operations["PostChargesChargeCapture"]["client"] == "client.charges.capture"
+
+
+def test_a_name_repeating_its_resource_drops_it_unless_that_collides(tmp_path: Path) -> None:
+    spec = """openapi: 3.1.0
+info: {title: Trim, version: 1.0.0}
+paths:
+  /repos/{owner}/{repo}/issues:
+    get: {operationId: issues/list-for-repo, tags: [issues], responses: {'200': {description: ok}}}
+    post: {operationId: issues/create, tags: [issues], responses: {'201': {description: ok}}}
+  /issues:
+    get: {operationId: issues/list, tags: [issues], responses: {'200': {description: ok}}}
+  /user/issues:
+    get: {operationId: listIssues, tags: [issues], responses: {'200': {description: ok}}}
+  /payments:
+    post: {operationId: createPayment, tags: [payments], responses: {'201': {description: ok}}}
+  /repos/{owner}/{repo}:
+    get: {operationId: repos/get, tags: [repos], responses: {'200': {description: ok}}}
+"""
+    names = _names(spec, tmp_path)
+    assert names == {
+        "issues/list-for-repo": "client.issues.list_for_repo",
+        "issues/create": "client.issues.create",
+        # `issues/list` and `listIssues` both want `list`: both keep their operationId's name
+        "issues/list": "client.issues.issues_list",
+        "listIssues": "client.issues.list_issues",
+        "createPayment": "client.payments.create",
+        "repos/get": "client.repos.get",
+    }

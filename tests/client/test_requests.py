@@ -59,7 +59,7 @@ def test_create_payment_retries_with_one_idempotency_key(acme: Any) -> None:
     )
     sleeps: list[float] = []
     with make_client(acme, rec, sleeps) as client:
-        raw = client.payments.with_raw_response.create_payment(
+        raw = client.payments.with_raw_response.create(
             body=acme.models.PaymentCreate(
                 amount=5000,
                 currency=acme.models.Currency("usd"),
@@ -91,7 +91,7 @@ def test_create_payment_retries_with_one_idempotency_key(acme: Any) -> None:
 def test_callers_idempotency_key_and_plain_dict_body(acme: Any) -> None:
     rec = Recorder(httpx.Response(201, json=PAYMENT))
     with make_client(acme, rec) as client:
-        payment = client.payments.create_payment(
+        payment = client.payments.create(
             body={"amount": 1, "currency": "eur", "customerId": "c", "paymentMethod": {}},
             idempotency_key="my-key",
             extra_headers={"X-Trace": "1"},
@@ -109,8 +109,8 @@ def test_query_path_and_not_retrying_unsafe_post(acme: Any) -> None:
         httpx.Response(200, json=PAYMENT),
     )
     with make_client(acme, rec, base_url="http://testserver/api") as client:
-        page = client.payments.list_payments(limit=5, status="succeeded")
-        one = client.payments.get_payment(payment_id="pay/../1 x")
+        page = client.payments.list(limit=5, status="succeeded")
+        one = client.payments.get(payment_id="pay/../1 x")
     assert page.items[0].id == "pay_1" and page.body.data[0].id == "pay_1"
     assert one.amount == 5000 and not page.has_next_page()
     first, second = rec.requests
@@ -130,26 +130,26 @@ def test_etag_if_match_and_if_none_match(acme: Any) -> None:
         httpx.Response(204),
     )
     with make_client(acme, rec) as client:
-        raw = client.customers.with_raw_response.get_customer(customer_id="cus_1")
+        raw = client.customers.with_raw_response.get(customer_id="cus_1")
         assert raw.etag == '"v1"' and raw.parsed.name == "Alice"
-        assert client.customers.get_customer(customer_id="cus_1", if_none_match=raw.etag) is None
+        assert client.customers.get(customer_id="cus_1", if_none_match=raw.etag) is None
         assert rec.requests[1].headers["If-None-Match"] == '"v1"'
 
         def read() -> tuple[Any, str | None]:
-            got = client.customers.with_raw_response.get_customer(customer_id="cus_1")
+            got = client.customers.with_raw_response.get(customer_id="cus_1")
             return got.parsed, got.etag
 
         with pytest.raises(acme.PreconditionFailed):
-            client.customers.update_customer(customer_id="cus_1", if_match='"v1"', body={"x": 1})
+            client.customers.update(customer_id="cus_1", if_match='"v1"', body={"x": 1})
         updated = acme.read_modify_write(
             read,
             lambda c: {"name": "Bob"},
-            lambda change, etag: client.customers.update_customer(
+            lambda change, etag: client.customers.update(
                 customer_id="cus_1", body=change, if_match=etag
             ),
         )
         assert updated.name == "Bob"
-        assert client.customers.delete_customer(customer_id="cus_1", if_match='"v3"') is None
+        assert client.customers.delete(customer_id="cus_1", if_match='"v3"') is None
     assert rec.requests[2].headers["If-Match"] == '"v1"'
     assert rec.requests[4].headers["If-Match"] == '"v2"'
     assert rec.requests[4].method == "PATCH"
@@ -165,7 +165,7 @@ def test_202_returns_a_job_handle(acme: Any) -> None:
     )
     sleeps: list[float] = []
     with make_client(acme, rec, sleeps, clock=lambda: 1000.0) as client:
-        handle = client.reports.create_report(
+        handle = client.reports.create(
             body={"type": "sales", "startDate": "2026-01-01", "endDate": "2026-01-31"}
         )
         assert isinstance(handle, acme.JobHandle)
@@ -182,14 +182,14 @@ def test_errors_are_typed(acme: Any) -> None:
         httpx.Response(404, json=problem, headers={"Content-Type": "application/problem+json"})
     )
     with make_client(acme, rec) as client, pytest.raises(acme.NotFound) as info:
-        client.payments.get_payment(payment_id="x")
+        client.payments.get(payment_id="x")
     assert info.value.problem.title == "nope"
 
 
 def test_api_key_auth(acme: Any) -> None:
     rec = Recorder(httpx.Response(200, json=PAYMENT))
     with acme.Client(api_key_auth="k1", transport=httpx.MockTransport(rec)) as client:
-        client.payments.get_payment(payment_id="p")
+        client.payments.get(payment_id="p")
     assert rec.requests[0].headers["X-API-Key"] == "k1"
     assert "Authorization" not in rec.requests[0].headers
     assert rec.requests[0].headers["User-Agent"].startswith("acme_payments_api_client/")
@@ -213,7 +213,7 @@ def test_async_client(acme: Any) -> None:
         async with acme.AsyncClient(
             bearer_auth="t", transport=httpx.MockTransport(handler), sleep=sleep
         ) as client:
-            return await client.payments.create_payment(
+            return await client.payments.create(
                 body={"amount": 1, "currency": "usd", "customerId": "c", "paymentMethod": {}}
             )
 

@@ -189,18 +189,18 @@ from {package} import AsyncClient, Client, Raw, models, SyncPage
 
 
 def sync(client: Client) -> None:
-    raw: Raw[models.Payment] = client.payments.with_raw_response.get_payment(payment_id="p")
+    raw: Raw[models.Payment] = client.payments.with_raw_response.get(payment_id="p")
     page: Raw[SyncPage[models.Payment, models.PaymentList]] = (
-        client.payments.with_raw_response.list_payments(limit=1)
+        client.payments.with_raw_response.list(limit=1)
     )
     print(raw.parsed.id, page.parsed.has_next_page())
-    client.payments.with_raw_response.get_payment(paymentid="p")  # ERROR: unknown keyword
+    client.payments.with_raw_response.get(paymentid="p")  # ERROR: unknown keyword
 
 
 async def asynchronous(client: AsyncClient) -> None:
-    raw = await client.payments.with_raw_response.get_payment(payment_id="p")
+    raw = await client.payments.with_raw_response.get(payment_id="p")
     reveal_type(raw)
-    first = await client.payments.with_raw_response.list_payments()
+    first = await client.payments.with_raw_response.list()
     reveal_type(first)
 """
 

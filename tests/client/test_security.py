@@ -51,13 +51,13 @@ ROUTES: dict[tuple[str, str], Reply] = {
 }
 # operation → (how to call it, the request it makes)
 CALLS: dict[str, tuple[Callable[[Any], Any], str]] = {
-    "list_secrets": (lambda c: c.secrets.list_secrets(), "GET /v1/secrets"),
+    "list_secrets": (lambda c: c.secrets.list(), "GET /v1/secrets"),
     "put_secret": (
-        lambda c: c.secrets.put_secret(name="db", body={"value": "v"}),
+        lambda c: c.secrets.put(name="db", body={"value": "v"}),
         "PUT /v1/secrets/db",
     ),
     "create_transfer": (
-        lambda c: c.transfers.create_transfer(body={"amount": 5}),
+        lambda c: c.transfers.create(body={"amount": 5}),
         "POST /v1/transfers",
     ),
     "get_status": (lambda c: c.meta.get_status(), "GET /v1/status"),
@@ -238,7 +238,7 @@ def test_oauth_token_fetched_once_by_eight_threads(vault: Any, server: ScriptSer
 
         def call() -> None:
             barrier.wait()
-            results.append(client.secrets.put_secret(name="db", body={"value": "v"}))
+            results.append(client.secrets.put(name="db", body={"value": "v"}))
 
         threads = [threading.Thread(target=call) for _ in range(8)]
         for thread in threads:
@@ -266,17 +266,17 @@ def test_oauth_token_fetched_once_by_eight_tasks_and_refreshed_once_after_a_401(
 
     async def main() -> None:
         async with vault.AsyncClient(base_url=server.url, oauth=grant) as client:
-            calls = [client.secrets.put_secret(name="db", body={"value": "v"}) for _ in range(8)]
+            calls = [client.secrets.put(name="db", body={"value": "v"}) for _ in range(8)]
             await asyncio.gather(*calls)
             assert len(tokens) == 1
             accepted.clear()
             accepted.add("Bearer tok-2")  # the server revokes tok-1
-            secret = await client.secrets.put_secret(name="db", body={"value": "v"})
+            secret = await client.secrets.put(name="db", body={"value": "v"})
             assert secret.owner == "ada"
             assert len(tokens) == 2
             accepted.clear()  # and now rejects everything: one refresh, then the 401
             with pytest.raises(vault.Unauthorized) as info:
-                await client.secrets.put_secret(name="db", body={"value": "v"})
+                await client.secrets.put(name="db", body={"value": "v"})
             assert len(tokens) == 3
             assert not any(s in str(info.value) or s in repr(info.value) for s in SECRETS)
 

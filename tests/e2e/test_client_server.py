@@ -26,14 +26,14 @@ def test_idempotent_create_is_replayed_for_a_retried_call(
     client = make_client(wire, waits)
     key = str(uuid.uuid4())
     body = acme.models.PaymentCreate.model_validate(payment_body(amount=4200))
-    first = client.payments.with_raw_response.create_payment(body=body, idempotency_key=key)
+    first = client.payments.with_raw_response.create(body=body, idempotency_key=key)
     assert (first.status_code, first.replayed, first.retries_taken) == (201, False, 0)
     assert isinstance(first.parsed, acme.models.Payment)
     assert first.parsed.amount == 4200
     assert first.headers["location"] == f"/v1/payments/{first.parsed.id}"
 
     # the caller retries the logical call with the same key: the stored response, not a rerun
-    again = client.payments.with_raw_response.create_payment(body=body, idempotency_key=key)
+    again = client.payments.with_raw_response.create(body=body, idempotency_key=key)
     assert (again.status_code, again.replayed) == (201, True)
     assert again.parsed == first.parsed
     assert again.response.http_response.content == first.response.http_response.content
@@ -41,13 +41,13 @@ def test_idempotent_create_is_replayed_for_a_retried_call(
 
     # the same key with another body is a client bug: a typed 422, not retried, no effect
     with pytest.raises(acme.IdempotencyConflict) as conflict:
-        client.payments.create_payment(body=payment_body(amount=1), idempotency_key=key)
+        client.payments.create(body=payment_body(amount=1), idempotency_key=key)
     assert conflict.value.status_code == 422
     assert conflict.value.problem.type == PROBLEMS + "idempotency-conflict"
     assert server.ledger.executions([key]) == {key: 1}
 
     # without a caller's key the client makes one (a UUID) and sends it
-    generated = client.payments.with_raw_response.create_payment(body=body)
+    generated = client.payments.with_raw_response.create(body=body)
     assert uuid.UUID(generated.idempotency_key)
     assert server.ledger.executions([generated.idempotency_key]) == {generated.idempotency_key: 1}
     sent = [e.idempotency_key for e in wire.exchanges]
@@ -65,7 +65,7 @@ def test_429_is_honoured_waiting_exactly_retry_after(
     limited = None
     for _ in range(10):  # exhaust the quota: a typed error carrying Retry-After
         try:
-            client.payments.list_payments(max_retries=0)
+            client.payments.list(max_retries=0)
         except acme.RateLimited as exc:
             limited = exc
             break
@@ -78,7 +78,7 @@ def test_429_is_honoured_waiting_exactly_retry_after(
     honoured = None
     for _ in range(5):  # the same call with retries: waits what the server said, then succeeds
         start = len(wire.exchanges)
-        raw = client.payments.with_raw_response.list_payments(max_retries=3)
+        raw = client.payments.with_raw_response.list(max_retries=3)
         if raw.retries_taken:
             honoured = wire.exchanges[start:]
             break
@@ -95,20 +95,16 @@ def test_a_list_is_iterated_across_its_pages_sync_and_async(
 ) -> None:
     customer = "cus_" + uuid.uuid4().hex[:26].upper()
     client = make_client(Wire(), Waits())
-    made = {
-        client.payments.create_payment(body=payment_body(customer=customer)).id for _ in range(7)
-    }
-    page = client.payments.list_payments(customer_id=customer, limit=3)
+    made = {client.payments.create(body=payment_body(customer=customer)).id for _ in range(7)}
+    page = client.payments.list(customer_id=customer, limit=3)
     assert isinstance(page, acme.SyncPage) and len(page.items) == 3 and page.has_next_page()
     assert [len(p.items) for p in page.iter_pages()] == [3, 3, 1]
     assert {p.id for p in page} == made  # every item of every page, each fetched once more
 
     async def main() -> tuple[set[str], int]:
         async with acme.AsyncClient(base_url=server.url, bearer_auth="e2e-async") as aclient:
-            seen = {
-                p.id async for p in aclient.payments.list_payments(customer_id=customer, limit=3)
-            }
-            first = await aclient.payments.list_payments(customer_id=customer, limit=3)
+            seen = {p.id async for p in aclient.payments.list(customer_id=customer, limit=3)}
+            first = await aclient.payments.list(customer_id=customer, limit=3)
             return seen, len(first.items)
 
     seen, first_size = asyncio.run(main())
@@ -120,29 +116,26 @@ def test_etag_get_304_update_412_and_read_modify_write(
 ) -> None:
     wire, waits = Wire(), Waits()
     client = make_client(wire, waits)
-    created = client.customers.with_raw_response.create_customer(
+    created = client.customers.with_raw_response.create(
         body={"email": "alice@example.com", "name": "Alice Martin"}
     )
     cid, v1 = created.parsed.id, created.etag
     assert v1 == '"v1"' and created.parsed.version == 1
 
-    read = client.customers.with_raw_response.get_customer(customer_id=cid)
+    read = client.customers.with_raw_response.get(customer_id=cid)
     assert (read.etag, read.parsed.name) == ('"v1"', "Alice Martin")
-    assert client.customers.get_customer(customer_id=cid, if_none_match=v1) is None
+    assert client.customers.get(customer_id=cid, if_none_match=v1) is None
     assert wire.exchanges[-1].status == 304
 
-    updated = client.customers.with_raw_response.update_customer(
+    updated = client.customers.with_raw_response.update(
         customer_id=cid, body={"name": "Alice M."}, if_match=v1
     )
     assert (updated.etag, updated.parsed.name, updated.parsed.version) == ('"v2"', "Alice M.", 2)
-    assert (
-        client.customers.with_raw_response.get_customer(customer_id=cid, if_none_match=v1).etag
-        == '"v2"'
-    )
+    assert client.customers.with_raw_response.get(customer_id=cid, if_none_match=v1).etag == '"v2"'
 
     before = len(wire.exchanges)
     with pytest.raises(acme.PreconditionFailed) as stale:
-        client.customers.update_customer(customer_id=cid, body={"name": "Lost"}, if_match=v1)
+        client.customers.update(customer_id=cid, body={"name": "Lost"}, if_match=v1)
     assert stale.value.problem.type == PROBLEMS + "precondition-failed"
     assert len(wire.exchanges) == before + 1  # a 412 is not retried: it needs a fresh read
 
@@ -152,14 +145,14 @@ def test_etag_get_304_update_412_and_read_modify_write(
     def fetch() -> tuple[Any, str | None]:
         if cached:
             return cached.pop()
-        fresh = client.customers.with_raw_response.get_customer(customer_id=cid)
+        fresh = client.customers.with_raw_response.get(customer_id=cid)
         return fresh.parsed, fresh.etag
 
     before = len(wire.exchanges)
     result = acme.read_modify_write(
         fetch,
         lambda customer: {"tags": [*customer.tags, "vip"]},
-        lambda change, etag: client.customers.with_raw_response.update_customer(
+        lambda change, etag: client.customers.with_raw_response.update(
             customer_id=cid, body=change, if_match=etag
         ),
     )
@@ -167,9 +160,9 @@ def test_etag_get_304_update_412_and_read_modify_write(
     assert steps == [("PATCH", 412), ("GET", 200), ("PATCH", 200)]
     assert (result.etag, result.parsed.tags, result.parsed.name) == ('"v3"', ["vip"], "Alice M.")
 
-    assert client.customers.delete_customer(customer_id=cid, if_match=result.etag) is None
+    assert client.customers.delete(customer_id=cid, if_match=result.etag) is None
     with pytest.raises(acme.NotFound):
-        client.customers.get_customer(customer_id=cid)
+        client.customers.get(customer_id=cid)
 
 
 def test_202_job_is_awaited_to_its_typed_result_or_typed_failure(
@@ -177,7 +170,7 @@ def test_202_job_is_awaited_to_its_typed_result_or_typed_failure(
 ) -> None:
     wire, waits = Wire(), Waits(real=True)
     client = make_client(wire, waits)
-    handle = client.reports.create_report(body=REPORT)
+    handle = client.reports.create(body=REPORT)
     assert isinstance(handle, acme.JobHandle)
     assert handle.status == "queued" and handle.id is not None
     assert handle.location.endswith(f"/v1/jobs/{handle.id}")
@@ -187,7 +180,7 @@ def test_202_job_is_awaited_to_its_typed_result_or_typed_failure(
     assert handle.status == "completed"
     assert waits.slept and set(waits.slept) == {1.0}  # Retry-After of the 202 and each poll
 
-    failing = client.reports.create_report(body={**REPORT, "type": "refunds"})
+    failing = client.reports.create(body={**REPORT, "type": "refunds"})
     with pytest.raises(acme.JobFailed) as failed:
         failing.wait(timeout=30)
     problem = failed.value.problem
@@ -203,7 +196,7 @@ def test_async_client_awaits_a_job(acme: ModuleType, server: Server) -> None:
         async with acme.AsyncClient(
             base_url=server.url, bearer_auth="e2e-async", sleep=waits.asleep, clock=waits.clock
         ) as client:
-            handle = await client.reports.create_report(body={**REPORT, "type": "payments"})
+            handle = await client.reports.create(body={**REPORT, "type": "payments"})
             assert isinstance(handle, acme.AsyncJobHandle)
             return await handle.wait(timeout=30)
 
@@ -215,14 +208,14 @@ def test_problem_details_become_typed_errors(acme: ModuleType, make_client: Make
     wire, waits = Wire(), Waits()
     client = make_client(wire, waits)
     with pytest.raises(acme.NotFound) as missing:
-        client.payments.get_payment(payment_id="pay_" + "0" * 26)
+        client.payments.get(payment_id="pay_" + "0" * 26)
     problem = missing.value.problem
     assert (problem.status, problem.type) == (404, PROBLEMS + "not-found")
     assert problem.detail == f"No payment pay_{'0' * 26}."
     assert problem.instance == f"/v1/payments/pay_{'0' * 26}"
 
     with pytest.raises(acme.UnprocessableEntity) as invalid:
-        client.customers.create_customer(body={"email": 42})
+        client.customers.create(body={"email": 42})
     assert not isinstance(invalid.value, acme.IdempotencyConflict)
     problem = invalid.value.problem
     assert (problem.status, problem.type) == (422, PROBLEMS + "validation-error")
@@ -231,7 +224,7 @@ def test_problem_details_become_typed_errors(acme: ModuleType, make_client: Make
 
     # listPayments declares 400 and not 422: its validation errors answer 400
     with pytest.raises(acme.BadRequest) as query:
-        client.payments.list_payments(limit=1000)
+        client.payments.list(limit=1000)
     assert query.value.problem.get("errors")[0]["location"] == ["query", "limit"]
     # none of these is worth a retry
     assert wire.statuses() == [404, 422, 400] and waits.slept == []
@@ -241,7 +234,7 @@ def test_a_delivered_webhook_verifies_to_its_typed_event(
     acme: ModuleType, make_client: MakeClient, receiver: Receiver
 ) -> None:
     client = make_client(Wire(), Waits())
-    payment = client.payments.create_payment(body=payment_body(amount=777))
+    payment = client.payments.create(body=payment_body(amount=777))
 
     def is_ours(body: bytes) -> bool:
         event = json.loads(body)
@@ -272,7 +265,7 @@ def test_a_job_callback_verifies_to_its_typed_event(
     acme: ModuleType, make_client: MakeClient, receiver: Receiver
 ) -> None:
     client = make_client(Wire(), Waits(real=True))
-    handle = client.reports.create_report(body={**REPORT, "callbackUrl": receiver.url})
+    handle = client.reports.create(body={**REPORT, "callbackUrl": receiver.url})
     handle.wait(timeout=30)
     headers, body = receiver.wait_for(lambda b: json.loads(b)["data"].get("id") == handle.id)
     event = acme.webhooks.verify_job_finished(body, headers, WEBHOOK_SECRET)

@@ -43,7 +43,7 @@ def backoff_bounds(retries_taken: int) -> tuple[float, float]:
 
 
 class Run:
-    """One fault run: logical create_payment calls through the proxy with `plan`, by a client
+    """One fault run: logical `payments.create` calls through the proxy with `plan`, by a client
     whose attempts are recorded (`wire`) and whose waits go through `waits`."""
 
     def __init__(
@@ -71,7 +71,7 @@ class Run:
         for _ in range(n):
             key = str(uuid.uuid4())
             self.keys.append(key)
-            raw = self.client.payments.with_raw_response.create_payment(
+            raw = self.client.payments.with_raw_response.create(
                 body=payment_body(), idempotency_key=key
             )
             self.raws.append(raw)
@@ -286,7 +286,7 @@ def test_409_in_progress_is_retried_after_retry_after(
     key = str(uuid.uuid4())
     run.keys.append(key)
     run.raws.append(
-        run.client.payments.with_raw_response.create_payment(
+        run.client.payments.with_raw_response.create(
             body={**payment_body(), "metadata": {"handlerDelay": "2"}}, idempotency_key=key
         )
     )
@@ -341,7 +341,7 @@ def test_async_client_survives_a_dropped_response(
         async with acme.AsyncClient(
             base_url=proxy.url, bearer_auth="e2e-token", sleep=waits.asleep, jitter=lambda: 0.0
         ) as client:
-            return await client.payments.with_raw_response.create_payment(body=payment_body())
+            return await client.payments.with_raw_response.create(body=payment_body())
 
     raw = asyncio.run(main())
     stats = proxy.stats.snapshot()
@@ -372,9 +372,9 @@ def test_safe_methods_are_retried_through_resets(
     proxy.reset(FaultPlan([Fault.reset(after=True), Fault.reset()], match=reads))
     wire, waits = Wire(), Waits()
     client = make_client(wire, waits, base_url=proxy.url)
-    page = client.payments.with_raw_response.list_payments(limit=1)
-    created = client.customers.create_customer(body={"email": "b@example.com", "name": "B"})
-    got = client.customers.with_raw_response.get_customer(customer_id=created.id)
+    page = client.payments.with_raw_response.list(limit=1)
+    created = client.customers.create(body={"email": "b@example.com", "name": "B"})
+    got = client.customers.with_raw_response.get(customer_id=created.id)
     assert page.retries_taken == 1 and got.retries_taken == 1
     assert got.etag == '"v1"'
     assert waits.slept == [0.5, 0.5]

@@ -454,19 +454,19 @@ def test_the_generated_client_sends_what_the_generated_server_requires(
             oauth="oauth-write",
             oidc="oidc-audit",
         ) as client:
-            assert client.secrets.list_secrets().names == ["alice"]
-            assert client.secrets.put_secret(name="db", body={"value": "x"}).owner == "bob"
-            assert client.transfers.create_transfer(body={"amount": 3}).owner == "bob"
+            assert client.secrets.list().names == ["alice"]
+            assert client.secrets.put(name="db", body={"value": "x"}).owner == "bob"
+            assert client.transfers.create(body={"amount": 3}).owner == "bob"
             assert client.meta.get_status().ok is True
             assert client.meta.who_am_i().principal == "alice"
             assert client.meta.get_session().principal == "bob"
             assert client.meta.list_exports().principal == "bob"
             assert client.meta.get_audit().principal == "frank"
         with pkg.Client(base_url=vault, oauth="oauth-write") as oauth_only:
-            assert oauth_only.secrets.put_secret(name="db", body={"value": "x"}).owner == "dave"
+            assert oauth_only.secrets.put(name="db", body={"value": "x"}).owner == "dave"
             assert oauth_only.meta.who_am_i().principal is None  # public: nothing to send
             with pytest.raises(pkg.MissingCredentials):
-                oauth_only.secrets.list_secrets()
+                oauth_only.secrets.list()
     finally:
         sys.path.remove(str(out))
 

@@ -129,7 +129,7 @@ def test_client_and_server_agree_on_deep_objects(running: tuple[str, ModuleType,
         {"type": "invoice"},
     ]
     with package.Client(base_url=base) as client:
-        got = client.orders.list_orders(
+        got = client.orders.list(
             filter_={"status": "open", "customer": "cus_1"},
             created={"gte": 1700000000, "lte": 1800000000},
             lines=lines,
@@ -143,10 +143,10 @@ def test_client_and_server_agree_on_deep_objects(running: tuple[str, ModuleType,
             ],
             "limit": 10,
         }
-        scalar = client.orders.list_orders(created=1700000000, limit=5)
+        scalar = client.orders.list(created=1700000000, limit=5)
         assert scalar == {"filter": None, "created": 1700000000, "lines": None, "limit": 5}
         with pytest.raises(package.UnprocessableEntity) as caught:
-            client.orders.list_orders(created={"gte": "soon"})
+            client.orders.list(created={"gte": "soon"})
     problem = caught.value.problem
     assert problem is not None and problem.type.endswith("/validation-error")
 

@@ -10,6 +10,7 @@ Generated code imports everything it needs from here:
 - `_jobs`: `JobHandle`, `AsyncJobHandle`; `_concurrency`: `read_modify_write` (+ async);
 - `_webhooks`: `verify_webhook` and two signing helpers for tests;
 - `_query`: `Styled`, `encode_query` (objects and arrays of objects in the query string);
+  `_forms`: `Encoding` (how a form body's property is written, `multipart` / `urlencoded`);
   `_params`: path, header and cookie parameter values;
 - `_raw`: `Raw`, `to_raw`, `async_to_raw` (each resource's `with_raw_response`);
 - `_pagination`: `Pagination`, `SyncPage`, `AsyncPage`, `AsyncPaginator` (list operations);
@@ -71,6 +72,7 @@ from ._errors import (
     WebhookVerificationError,
     error_from_response,
 )
+from ._forms import Encoding
 from ._jobs import JOB_STATES, TERMINAL_STATES, AsyncJobHandle, JobHandle
 from ._pagination import AsyncPage, AsyncPaginator, Pagination, SyncPage
 from ._params import cookie_value, header_value, path_segment
@@ -124,6 +126,7 @@ __all__ = [
     "Conflict",
     "Credentials",
     "CredentialsError",
+    "Encoding",
     "EventStream",
     "Forbidden",
     "IdempotencyConflict",

@@ -17,17 +17,19 @@ Public API:
     object created it.
   Each attempt is logged at DEBUG (method, URL, status, elapsed, retry number; no secret:
   see `_logs`), each retry at INFO.
-- `RequestOptions(method, path, *, params, headers, json, content, data, files,
-  idempotency_header, idempotency_key, security, accept, max_retries, timeout)`: one logical
-  call.
+- `RequestOptions(method, path, *, params, headers, json, content, data, files, encoding,
+  idempotency_header, idempotency_key, security, accept, max_retries, timeout, extra_query,
+  extra_body)`: one logical call.
 - `APIResponse`: `.status_code`, `.headers`, `.etag`, `.replayed`, `.rate_limit`,
   `.not_modified`, `.idempotency_key`, `.retries_taken`, `.security` (what the call
   required: a job handle polls with the same), `.http_response`, `.json()`,
   `.parse(type_)` (a pydantic model class, any type, or a `TypeAdapter`; `.parse_as(annotation)`
   for a type that is no class), `.validate(data,
   type_)` (the same for data already decoded). Parsing is lenient unless the client was made
-  with `strict_response_validation=True` (see `_models`); a body that still does not parse
-  raises `APIResponseValidationError`.
+  with `strict_response_validation=True` (see `_models`); a 2xx body that still does not fit
+  is returned for what it holds, with a warning (`_salvage`), or with strict validation raises
+  `APIResponseValidationError`, as a body that is not JSON always does. A model of the API's
+  gets the response's request id (`model._request_id`).
 - `RESERVED_ATTRIBUTES`: names the base classes use; generated resource attributes must avoid
   them.
 
@@ -82,10 +84,12 @@ from ._errors import (
     APIStatusError,
     APITimeoutError,
     error_from_response,
+    find_request_id,
 )
-from ._forms import multipart, urlencoded
+from ._forms import Encoding, form_members, multipart, urlencoded
 from ._logs import log_attempt, redact_url
 from ._models import LENIENT
+from ._models import BaseModel as Model
 from ._query import Styled, encode_query
 from ._ratelimit import RateLimit, parse_rate_limit
 from ._raw import note_response
@@ -95,6 +99,7 @@ from ._retry import (
     RETRY_COUNT_HEADER,
     RetryPolicy,
 )
+from ._salvage import salvage
 
 T = TypeVar("T")
 
@@ -139,10 +144,14 @@ class RequestOptions:
     - `json`: the body as JSON data or pydantic models (models are dumped by alias, unset
       fields left out); None means no JSON body. `content`: raw bytes, str, a file or a
       (async) byte stream; `data` / `files`: a URL-encoded form and a multipart body, each a
-      model or a mapping (see `_forms`: fields, files with their name and content type).
+      model or a mapping (see `_forms`: fields, files with their name and content type), each
+      property written as `encoding` (by property name) says (`_forms.Encoding`).
     - `idempotency_header`: the header the operation declares for idempotency keys (None if it
       declares none); `idempotency_key`: the caller's key, which wins over a generated one. A
-      caller's key on an operation that declares no header is sent as `Idempotency-Key`.
+      caller's key (this argument, or a `key_header` among `headers`) on an operation that
+      declares no header is sent as `key_header` (`Idempotency-Key` unless the spec names
+      another), and makes a POST or PATCH retryable like one that declares it; without a key
+      they are never sent twice.
     - `security`: what the operation requires (see `_auth.Security`); None: it declares
       nothing, so no credentials are sent.
     - `accept`: the `Accept` header, the media types the operation declares (None: the
@@ -150,6 +159,9 @@ class RequestOptions:
     - `errors`: the types of the error bodies the operation declares, by status (`"404"`,
       `"4XX"`, `"default"`): an error's `.parsed` is its body read as that type.
     - `max_retries` / `timeout`: per-call overrides of the client's settings.
+    - `extra_query` / `extra_body`: what the spec does not declare, sent as well: query
+      parameters after the declared ones, members merged into the JSON object or form body
+      (theirs win).
     """
 
     method: str
@@ -160,13 +172,30 @@ class RequestOptions:
     content: AsyncContent | None = None
     data: Mapping[str, Any] | pydantic.BaseModel | None = None
     files: Mapping[str, Any] | pydantic.BaseModel | None = None
+    encoding: Mapping[str, Encoding] | None = None
     idempotency_header: str | None = None
     idempotency_key: str | None = None
+    key_header: str = DEFAULT_IDEMPOTENCY_HEADER
     security: Security | None = None
     accept: str | None = None
     errors: Mapping[str, Any] | None = None
     max_retries: int | None = None
     timeout: TimeoutTypes = None
+    extra_query: Mapping[str, Any] | None = None
+    extra_body: Mapping[str, Any] | None = None
+
+
+def _with_extra(body: Any, extra: Mapping[str, Any] | None, *, form: bool) -> Any:
+    """`body` with the caller's `extra_body` members merged in (a form's as given, a JSON
+    body's as JSON data)."""
+    if not extra:
+        return body
+    if body is None:
+        return dict(extra)
+    members: Any = form_members(body) if form else to_jsonable(body)
+    if not isinstance(members, Mapping):
+        raise TypeError("extra_body needs a body that is an object")
+    return {**members, **extra}
 
 
 class APIResponse:
@@ -234,11 +263,18 @@ class APIResponse:
             return self.validate(None, type_)
         adapter = type_ if isinstance(type_, pydantic.TypeAdapter) else _adapter(type_)
         try:
-            return adapter.validate_json(self.http_response.content, context=self._context)
+            parsed = adapter.validate_json(self.http_response.content, context=self._context)
         except pydantic.ValidationError as exc:
             if any(e.get("type") == "json_invalid" for e in exc.errors()):
                 raise APIResponseValidationError(self.http_response, "is not JSON") from exc
-            raise self._invalid(exc) from exc
+            parsed = self._salvaged(exc, self.json(), type_)
+        return self._stamped(parsed)
+
+    def _stamped(self, parsed: T) -> T:
+        """`parsed`, a model of the API's, with the request id of this response."""
+        if isinstance(parsed, Model):
+            parsed._request_id = find_request_id(self.http_response.headers)  # pyright: ignore[reportPrivateUsage]
+        return parsed
 
     def parse_as(self, annotation: Any) -> Any:
         """`parse` for a type that is no class (`list[models.Pet]`, a union, `Any`): generated
@@ -253,9 +289,27 @@ class APIResponse:
         """`data` (decoded from this response's body) validated as `type_`."""
         adapter = type_ if isinstance(type_, pydantic.TypeAdapter) else _adapter(type_)
         try:
-            return adapter.validate_python(data, context=self._context)
+            return self._stamped(adapter.validate_python(data, context=self._context))
         except pydantic.ValidationError as exc:
-            raise self._invalid(exc) from exc
+            return self._stamped(self._salvaged(exc, data, type_))
+
+    def _salvaged(
+        self, exc: pydantic.ValidationError, data: Any, type_: pydantic.TypeAdapter[T] | type[T]
+    ) -> T:
+        """A 2xx body that breaks its type: raised when strict, else read for what it holds
+        (`_salvage`) with a warning; an error body's breach is always raised."""
+        error = self._invalid(exc)
+        if self.strict or not 200 <= self.status_code < 300:
+            raise error from exc
+        request = self.http_response.request
+        log.warning(
+            "%s %s: %s; returned as it came (strict_response_validation=True raises)",
+            request.method,
+            redact_url(request.url),
+            error,
+        )
+        annotation: Any = Any if isinstance(type_, pydantic.TypeAdapter) else type_
+        return cast(T, salvage(data, annotation, self._context))
 
     @property
     def _context(self) -> dict[str, Any] | None:
@@ -345,7 +399,16 @@ def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
 
 class _BaseClient:
     """What the sync and async clients share: configuration, request preparation and the
-    decision taken after each attempt. The two loops differ only in how they wait and send."""
+    decision taken after each attempt. The two loops differ only in how they wait and send.
+
+    `with_options(**changes)`: a new client made with this one's constructor arguments, some
+    changed (`timeout=`, `max_retries=`, a credential, ...); a generated client records its
+    arguments in `_arguments` (the base classes' own constructors, when made directly)."""
+
+    _arguments: Mapping[str, Any] = {}
+
+    def with_options(self, **changes: Any) -> Self:
+        return type(self)(**{**self._arguments, **changes})
 
     def __init__(
         self,
@@ -410,10 +473,17 @@ class _BaseClient:
         if options.accept:
             headers["Accept"] = options.accept
         body = content
-        if options.json is not None:
+        data, files, json = options.data, options.files, options.json
+        if data is not None:
+            data = _with_extra(data, options.extra_body, form=True)
+        elif files is not None:
+            files = _with_extra(files, options.extra_body, form=True)
+        elif content is None:
+            json = _with_extra(json, options.extra_body, form=False)
+        if json is not None:
             # Serialised once, so every attempt sends byte-identical JSON.
             body = jsonlib.dumps(
-                to_jsonable(options.json), separators=(",", ":"), ensure_ascii=False
+                to_jsonable(json), separators=(",", ":"), ensure_ascii=False
             ).encode()
             headers["Content-Type"] = "application/json"
         # Optional header parameters arrive as None when the caller did not set them.
@@ -422,14 +492,16 @@ class _BaseClient:
 
         key_header = options.idempotency_header
         key = options.idempotency_key
-        if key_header is None and key is not None:
-            key_header = DEFAULT_IDEMPOTENCY_HEADER
+        if key_header is None and (key is not None or options.key_header in headers):
+            # the caller's key (argument or header) makes any call safe to repeat
+            key_header = options.key_header
         if key_header is not None:
             key = key or headers.get(key_header) or str(uuid.uuid4())
             headers[key_header] = key
 
         params: list[tuple[str, QueryValue]] = []
-        for name, value in (options.params or {}).items():
+        query = {**(options.params or {}), **(options.extra_query or {})}
+        for name, value in query.items():
             if isinstance(value, Styled):
                 params += encode_query(
                     name, to_jsonable(value.value), style=value.style, explode=value.explode
@@ -444,8 +516,8 @@ class _BaseClient:
             params=params,
             headers=dict(headers.multi_items()),
             content=body,
-            data=urlencoded(options.data) if options.data is not None else None,
-            files=multipart(options.files) if options.files is not None else None,
+            data=urlencoded(data, options.encoding) if data is not None else None,
+            files=multipart(files, options.encoding) if files is not None else None,
             idempotency_key=key,
             max_retries=self.max_retries if options.max_retries is None else options.max_retries,
             timeout=self.timeout if options.timeout is None else options.timeout,

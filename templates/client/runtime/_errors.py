@@ -20,8 +20,8 @@ Public API:
   `.request_id` (`x-request-id`, `request-id`); `.parsed`: the body as the error response the
   operation declares for the status (set by the client; None when it declares none).
 - `APIResponseValidationError(response, message, errors=())`: a success response whose body
-  is not what the operation declares, even read leniently (not JSON, a required member
-  missing, a value of another type); `.status_code`, `.headers`, `.content` (the raw body),
+  is not JSON, or (with `strict_response_validation=True`; else the body is returned for what
+  it holds, with a warning: `_salvage`) not what the operation declares; `.status_code`, `.headers`, `.content` (the raw body),
   `.body` (JSON or text) and `.errors` (pydantic's, without the input values).
 - Job outcomes: `JobFailed(problem, job)`, `JobCancelled(job)`, `JobTimeout(timeout, job)`.
 - `WebhookVerificationError(message)`.

@@ -2,16 +2,34 @@
 
 Public API:
 
-- `multipart(body) -> parts`: a model (dumped by alias, unset fields left out) or a mapping,
-  as the parts httpx sends (`files=`): form fields are parts without a file name (so a body
-  without any file is still `multipart/form-data`), files are parts with one. A file is `bytes`, a binary file object, or
-  a tuple `(filename, content)` / `(filename, content, content_type)` (/ `+ headers`) — so a
-  file's name and content type can be set; anything else is a field: a string as it is,
-  `true`/`false`, a number, an enum's value, a date-time in ISO 8601, an object as JSON; a list
-  is one part per item (fields or files). None is left out. File objects are read once, so
-  every attempt sends the same bytes.
-- `urlencoded(body) -> fields`: the same for a URL-encoded form (no files; a list repeats
-  the field).
+- `Encoding(style, explode, content_type)`: how one property of a form body goes on the wire,
+  as the operation's `encoding` declares it; generated methods pass them by property name.
+- `form_members(body) -> members`: a form body's members by wire name (a model dumped by
+  alias, unset fields left out; a mapping as it is).
+- `urlencoded(body, encoding) -> fields`: a model (dumped by alias, unset fields left out) or a
+  mapping, as the fields httpx sends (`data=`).
+- `multipart(body, encoding) -> parts`: the same as the parts httpx sends (`files=`): form
+  fields are parts without a file name (so a body without any file is still
+  `multipart/form-data`), files are parts with one.
+
+Each property is written as its encoding says:
+
+- with a `style` (or `explode`): in that style, as a query parameter of the same style is
+  (`_query.encode_query`): `deepObject` gives `address[city]=Paris`, `metadata[key]=v`,
+  `expand[0]=a` and nested objects at any depth (`a[b][c]=v`, Stripe's and Rails' forms);
+  `form` repeats the key for each item of a list (`tag=a&tag=b`) or, not exploded, joins them
+  (`tag=a,b`); each pair is one field (one part in a multipart body);
+- else (no encoding, or only a `contentType`): a scalar as its text (`true` / `false`, a
+  number, an enum's value, a date-time in ISO 8601), a list as one field per item, an object
+  as JSON text (OpenAPI's default for an object in a form is `application/json`); in a
+  multipart body the part carries the declared `contentType`.
+
+A file (multipart only) is `bytes`, a binary file object (sent with its own file name, the
+last part of its `name`), a `pathlib.Path` (read, sent with its name), or a tuple
+`(filename, content)` / `(filename, content, content_type)` (/ `+ headers`); a file without a
+content type of its own gets the part's declared `contentType` when it names one type. A list
+is one part per item. None is left out. Files are read once, so every attempt sends the same
+bytes.
 """
 
 from __future__ import annotations
@@ -19,43 +37,96 @@ from __future__ import annotations
 import datetime
 import enum
 import json
+import os
+import pathlib
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import pydantic
 
+from ._query import encode_query
+
 Fields = dict[str, str | list[str]]
 Files = list[tuple[str, Any]]
 
+_ANY: pydantic.TypeAdapter[Any] = pydantic.TypeAdapter(Any)
 
-def _members(body: Any) -> Mapping[str, Any]:
+
+@dataclass(frozen=True, slots=True)
+class Encoding:
+    """One property's `encoding` entry: `style` "" when none is declared (then `explode`
+    None too); `content_type` "" when none is declared."""
+
+    style: str = ""
+    explode: bool | None = None
+    content_type: str = ""
+
+
+_NONE = Encoding()
+
+
+def form_members(body: Any) -> Mapping[str, Any]:
     if isinstance(body, pydantic.BaseModel):
         dumped: dict[str, Any] = body.model_dump(by_alias=True, exclude_unset=True)
         return dumped
     if isinstance(body, Mapping):
-        return body
+        members: Mapping[str, Any] = body  # pyright: ignore[reportUnknownVariableType]
+        return members
     raise TypeError(f"a form body is a model or a mapping, not {type(body).__name__}")
 
 
 def _is_file(value: Any) -> bool:
-    if isinstance(value, bytes | bytearray | memoryview):
+    if isinstance(value, bytes | bytearray | memoryview | pathlib.PurePath):
         return True
     if isinstance(value, tuple):
-        return 2 <= len(value) <= 4 and _is_file(value[1])
+        parts: tuple[Any, ...] = value  # pyright: ignore[reportUnknownVariableType]
+        return 2 <= len(parts) <= 4 and _is_file(parts[1])
     return callable(getattr(value, "read", None))
 
 
 def _read(content: Any) -> bytes:
     if isinstance(content, bytes | bytearray | memoryview):
-        return bytes(content)
+        return bytes(content)  # pyright: ignore[reportUnknownArgumentType]
+    if isinstance(content, pathlib.PurePath):
+        return pathlib.Path(content).read_bytes()
     data = content.read()
     return data.encode() if isinstance(data, str) else bytes(data)
 
 
-def _file(name: str, value: Any) -> tuple[str, Any]:
+def _file_name(value: Any, field: str) -> str:
+    """A file's own name (a path's, an open file's), else its field's."""
+    if isinstance(value, pathlib.PurePath):
+        return value.name
+    name = getattr(value, "name", None)
+    if isinstance(name, str | bytes | os.PathLike) and not isinstance(value, bytes | bytearray):
+        text = os.fsdecode(name)  # pyright: ignore[reportUnknownArgumentType]
+        base = os.path.basename(text)
+        if base and not (text.startswith("<") and text.endswith(">")):  # `<stdin>`
+            return base
+    return field
+
+
+def _part_type(encoding: Encoding) -> str | None:
+    """The declared content type of a part, when it names one type (not `image/*`, not a
+    list)."""
+    declared = encoding.content_type.strip()
+    if not declared or "," in declared or "*" in declared:
+        return None
+    return declared
+
+
+def _file(name: str, value: Any, encoding: Encoding) -> tuple[str, Any]:
     if isinstance(value, tuple):
-        return name, (value[0], _read(value[1]), *value[2:])
-    return name, (name, _read(value))  # a bare file: named after its field
+        given: tuple[Any, ...] = value  # pyright: ignore[reportUnknownVariableType]
+        if len(given) == 2 and _part_type(encoding):
+            return name, (given[0], _read(given[1]), _part_type(encoding))
+        return name, (given[0], _read(given[1]), *given[2:])
+    declared = _part_type(encoding)
+    filename = _file_name(value, name)
+    if declared:
+        return name, (filename, _read(value), declared)
+    return name, (filename, _read(value))
 
 
 def text(value: Any) -> str:
@@ -67,11 +138,18 @@ def text(value: Any) -> str:
     if isinstance(value, datetime.date | datetime.time):
         return value.isoformat()
     if isinstance(value, pydantic.BaseModel | Mapping | list | tuple):
-        dumped = pydantic.TypeAdapter(Any).dump_python(
-            value, mode="json", by_alias=True, exclude_unset=True
-        )
+        dumped = _ANY.dump_python(value, mode="json", by_alias=True, exclude_unset=True)
         return json.dumps(dumped, separators=(",", ":"), ensure_ascii=False)
     return str(value)
+
+
+def _pairs(name: str, value: Any, encoding: Encoding) -> list[tuple[str, str]]:
+    """The `(key, text)` fields of one property that is not a file."""
+    if encoding.style or encoding.explode is not None:
+        data = _ANY.dump_python(value, mode="json", by_alias=True, exclude_unset=True)
+        return encode_query(name, data, style=encoding.style or "form", explode=encoding.explode)
+    items: list[Any] = value if isinstance(value, list) else [value]  # pyright: ignore
+    return [(name, text(item)) for item in items if item is not None]
 
 
 def _add(fields: Fields, name: str, value: str) -> None:
@@ -84,23 +162,30 @@ def _add(fields: Fields, name: str, value: str) -> None:
         fields[name] = [present, value]
 
 
-def multipart(body: Any) -> Files:
+def multipart(body: Any, encoding: Mapping[str, Encoding] | None = None) -> Files:
     parts: Files = []
-    for name, value in _members(body).items():
-        for item in value if isinstance(value, list) else [value]:
-            if item is None:
-                continue
-            parts.append(_file(name, item) if _is_file(item) else (name, (None, text(item))))
+    for name, value in form_members(body).items():
+        how = (encoding or {}).get(name, _NONE)
+        items: list[Any] = value if isinstance(value, list) else [value]  # pyright: ignore
+        if value is not None and items and all(_is_file(item) for item in items):
+            parts += [_file(name, item, how) for item in items]
+            continue
+        if value is None:
+            continue
+        declared = None if how.style else _part_type(how)
+        for key, field in _pairs(name, value, how):
+            parts.append((key, (None, field, declared) if declared else (None, field)))
     return parts
 
 
-def urlencoded(body: Any) -> Fields:
+def urlencoded(body: Any, encoding: Mapping[str, Encoding] | None = None) -> Fields:
     fields: Fields = {}
-    for name, value in _members(body).items():
-        for item in value if isinstance(value, list) else [value]:
-            if item is not None:
-                _add(fields, name, text(item))
+    for name, value in form_members(body).items():
+        if value is None:
+            continue
+        for key, field in _pairs(name, value, (encoding or {}).get(name, _NONE)):
+            _add(fields, key, field)
     return fields
 
 
-__all__ = ["multipart", "text", "urlencoded"]
+__all__ = ["Encoding", "form_members", "multipart", "text", "urlencoded"]

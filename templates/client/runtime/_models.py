@@ -24,7 +24,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Mapping
 from datetime import datetime
-from typing import Annotated, Any, TypeAlias, TypeVar, get_args
+from typing import Annotated, Any, Literal, TypeAlias, TypeVar, get_args
 
 import pydantic
 from pydantic import GetCoreSchemaHandler
@@ -37,14 +37,37 @@ E = TypeVar("E", bound=enum.Enum)
 
 def is_lenient(info: core_schema.ValidationInfo) -> bool:
     """Whether this validation reads a response leniently (see the module docstring)."""
-    context = info.context
-    return isinstance(context, Mapping) and context.get("apiforge_lenient") is True
+    context: Any = info.context
+    return isinstance(context, Mapping) and context.get("apiforge_lenient") is True  # pyright: ignore[reportUnknownMemberType]
 
 
 class BaseModel(pydantic.BaseModel):
-    """pydantic's `BaseModel`, keeping undeclared members (see the module docstring)."""
+    """pydantic's `BaseModel`, keeping undeclared members (see the module docstring).
+
+    `to_dict()` / `to_json()`: the model as the API writes it (wire names, what was set);
+    `_request_id`: the server's id of the request that returned it (`x-request-id` or
+    `request-id`; None for a model built in code), to quote when you report a problem."""
 
     model_config = pydantic.ConfigDict(extra="allow")
+    _request_id: str | None = pydantic.PrivateAttr(default=None)
+
+    def to_dict(self, *, mode: Literal["json", "python"] = "json") -> dict[str, Any]:
+        """The members by wire name, unset ones left out (`mode="python"` keeps datetimes,
+        enums and bytes as objects)."""
+        return self.model_dump(mode=mode, by_alias=True, exclude_unset=True)
+
+    def to_json(self, *, indent: int | None = None) -> str:
+        """`to_dict()` as JSON text."""
+        return self.model_dump_json(indent=indent, by_alias=True, exclude_unset=True)
+
+    def __eq__(self, other: object) -> bool:
+        """Equal as pydantic's models are, whichever response each came from (`_request_id`
+        is left out)."""
+        if type(self) is not type(other) or not isinstance(other, BaseModel):
+            return super().__eq__(other)
+        return (
+            self.__dict__ == other.__dict__ and self.__pydantic_extra__ == other.__pydantic_extra__
+        )
 
 
 def _serialize_enum(value: Any, info: core_schema.SerializationInfo) -> Any:
@@ -123,7 +146,7 @@ class _OpenUnion:
             except pydantic.ValidationError as exc:
                 unknown = all(e["type"] == "union_tag_invalid" for e in exc.errors())
                 if unknown and is_lenient(info) and isinstance(value, Mapping):
-                    return dict(value)
+                    return dict(value)  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
                 raise
 
         return core_schema.with_info_wrap_validator_function(
@@ -134,7 +157,7 @@ class _OpenUnion:
 
 
 def _serialize_member(value: Any, serialize: core_schema.SerializerFunctionWrapHandler) -> Any:
-    return value if isinstance(value, dict) else serialize(value)
+    return value if isinstance(value, dict) else serialize(value)  # pyright: ignore[reportUnknownVariableType]
 
 
 OPEN_UNION = _OpenUnion()

@@ -21,9 +21,9 @@ data (callers dump models first, see `_base.to_jsonable`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 STYLES = ("form", "spaceDelimited", "pipeDelimited", "deepObject")
 _DELIMITERS = {"form": ",", "spaceDelimited": " ", "pipeDelimited": "|"}
@@ -50,18 +50,29 @@ def _text(value: object) -> str:
     return str(value)
 
 
+def _mapping(value: object) -> Mapping[Any, Any] | None:
+    if not isinstance(value, Mapping):
+        return None
+    found: Mapping[Any, Any] = value  # pyright: ignore[reportUnknownVariableType]
+    return found
+
+
+def _sequence(value: object) -> list[Any] | None:
+    return list(cast("Sequence[Any]", value)) if isinstance(value, list | tuple) else None
+
+
 def _brackets(prefix: str, value: Any) -> list[tuple[str, str]]:
     """`prefix[key]…=v` pairs: objects by key, lists by index."""
     if value is None:
         return []
-    if isinstance(value, Mapping):
-        pairs: list[tuple[str, str]] = []
-        for key, item in value.items():
+    mapping, sequence = _mapping(value), _sequence(value)
+    pairs: list[tuple[str, str]] = []
+    if mapping is not None:
+        for key, item in mapping.items():
             pairs += _brackets(f"{prefix}[{key}]", item)
         return pairs
-    if isinstance(value, list | tuple):
-        pairs = []
-        for index, item in enumerate(value):
+    if sequence is not None:
+        for index, item in enumerate(sequence):
             pairs += _brackets(f"{prefix}[{index}]", item)
         return pairs
     return [(prefix, _text(value))]
@@ -80,15 +91,17 @@ def encode_query(
         return [(name, _text(value))]
     if style == "deepObject":
         return _brackets(name, value)
-    if isinstance(value, Mapping):
-        items = [(str(k), v) for k, v in value.items() if v is not None]
+    mapping, sequence = _mapping(value), _sequence(value)
+    if mapping is not None:
+        items = [(str(k), v) for k, v in mapping.items() if v is not None]
         if style == "form" and exploded:
             pairs: list[tuple[str, str]] = []
             for key, item in items:
+                listed = _sequence(item)
                 if _scalar(item):
                     pairs.append((key, _text(item)))
-                elif isinstance(item, list | tuple) and all(_scalar(v) for v in item):
-                    pairs += [(key, _text(v)) for v in item]
+                elif listed is not None and all(_scalar(v) for v in listed):
+                    pairs += [(key, _text(v)) for v in listed]
                 else:
                     pairs += _brackets(key, item)
             return pairs
@@ -96,8 +109,8 @@ def encode_query(
             delimiter = _DELIMITERS[style]
             return [(name, delimiter.join(f"{k}{delimiter}{_text(v)}" for k, v in items))]
         return _brackets(name, value)
-    if isinstance(value, list | tuple):
-        items_ = [v for v in value if v is not None]
+    if sequence is not None:
+        items_ = [v for v in sequence if v is not None]
         if not all(_scalar(v) for v in items_):
             return _brackets(name, value)
         if exploded:

@@ -2,12 +2,14 @@
 form (`application/x-www-form-urlencoded`, `multipart/form-data`) fits the operation's schema.
 (And JSON `null`s the schema refuses where FastAPI or the models take them: `NullGuard`.)
 
-The handler still gets the body's bytes (a form is the handler's to read as it likes); the
-guard parses the same bytes (Starlette keeps them for the handler) and validates the
-fields against the body's model, so a form that misses a required field or sends `abc` for
-an integer is the server's usual validation problem (`["body", field]` locations), not the
-handler's surprise. A text field becomes a number or boolean in pydantic's lax mode; a field
-sent more than once, or declared as an array, is a list; a file part is its bytes.
+The guard parses the form (read back into its shape as the operation's `encoding` wrote it:
+`form_values.decode_form`) and validates the fields against the body's model, so a form that
+misses a required field or sends `abc` for an integer is the server's usual validation problem
+(`["body", field]` locations), not the handler's surprise; the handler gets the validated form
+as its model (`form_values.form_value`). A text field becomes a number or boolean in pydantic's
+lax mode; a field sent more than once, or declared as an array, is a list; a file part is an
+`UploadedFile` (its bytes, file name and content type). Any other body reaches the handler as
+its bytes.
 
 Reading a form costs time linear in its size (one forward scan, no backtracking), and a form
 is refused (422, location `["body"]`) past fixed bounds: `MAX_FORM_FIELDS` fields,
@@ -21,15 +23,15 @@ from __future__ import annotations
 
 import json
 import re
-import types
 import urllib.parse
 from collections.abc import Mapping
-from typing import Annotated, Any, Union, get_args, get_origin
+from typing import Annotated, Any
 
 from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError, create_model
 from starlette.requests import Request
 
+from .form_values import FORM_SCOPE_KEY, Encoding, UploadedFile, decode_form
 from .problems import RequestGuard
 
 FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
@@ -45,27 +47,17 @@ _PARAMETER = re.compile(
 )
 
 
-def _is_list(annotation: Any) -> bool:
-    if get_origin(annotation) in (list, tuple, set):
-        return True
-    if get_origin(annotation) in (Union, types.UnionType):
-        return any(_is_list(arg) for arg in get_args(annotation))
-    return False
-
-
 class RawBodyGuard(RequestGuard):
     """422 `validation-error` for a required body that is missing or a form its model
     refuses (`model` `Any`: presence only)."""
 
-    def __init__(self, model: Any, *, required: bool) -> None:
+    def __init__(
+        self, model: Any, *, required: bool, encoding: Mapping[str, Encoding] | None = None
+    ) -> None:
         self.adapter: TypeAdapter[Any] | None = None if model is Any else TypeAdapter(model)
         self.required = required
-        fields = (
-            model.model_fields if isinstance(model, type) and issubclass(model, BaseModel) else {}
-        )
-        self.lists = frozenset(
-            (field.alias or name) for name, field in fields.items() if _is_list(field.annotation)
-        )
+        self.model = model
+        self.encoding = encoding or {}
 
     async def check(self, request: Request) -> None:
         body = await request.body()  # kept by Starlette for the handler
@@ -78,19 +70,20 @@ class RawBodyGuard(RequestGuard):
         media = content_type.split(";", 1)[0].strip().lower()
         if self.adapter is None or media not in FORM_TYPES:
             return  # another declared media type (415 is ContentTypeGuard's)
-        fields: dict[str, list[str | bytes]] = {}
         try:
-            for key, value in _form_fields(media, content_type, body):
-                fields.setdefault(key, []).append(value)
+            pairs = _form_fields(media, content_type, body)
         except FormRefused as exc:
             refused = {"type": "form_refused", "loc": ("body",), "msg": str(exc)}
             raise RequestValidationError([refused]) from None
-        data = {k: v if k in self.lists or len(v) > 1 else v[0] for k, v in fields.items()}
+        data = decode_form(pairs, self.encoding, self.model)
         try:
-            self.adapter.validate_python(data)
+            valid = self.adapter.validate_python(data)
         except ValidationError as exc:
             errors = [{**e, "loc": ("body", *e["loc"])} for e in exc.errors(include_url=False)]
             raise RequestValidationError(errors) from None
+        if isinstance(valid, BaseModel):
+            data = valid.model_dump(by_alias=True, exclude_unset=True)
+        request.scope[FORM_SCOPE_KEY] = data
 
 
 class FormRefused(ValueError):
@@ -98,7 +91,7 @@ class FormRefused(ValueError):
 
 
 def _form_fields(media: str, content_type: str, body: bytes) -> list[tuple[str, str | bytes]]:
-    """The (name, value) pairs of a form body (a file part's value is its bytes), read in
+    """The (name, value) pairs of a form body (a file part's value is an `UploadedFile`), read in
     time linear in the body's size; `FormRefused` past the module's bounds."""
     if media == FORM_TYPES[0]:
         text = body.decode("utf-8", "replace")
@@ -162,8 +155,12 @@ def _multipart_fields(body: bytes, boundary: bytes) -> list[tuple[str, str | byt
         name = disposition.get("name")
         if name is None:
             continue
-        is_file = "filename" in disposition or "filename*" in disposition
-        pairs.append((name, content if is_file else content.decode("utf-8", "replace")))
+        filename = disposition.get("filename")
+        if filename is not None or "filename*" in disposition:
+            kind = headers.get("content-type", "application/octet-stream").split(";", 1)[0]
+            pairs.append((name, UploadedFile(content, filename, kind.strip().lower())))
+        else:
+            pairs.append((name, content.decode("utf-8", "replace")))
     return pairs
 
 
@@ -253,6 +250,9 @@ def refuse_nulls(rules: Mapping[str, Any], root: str | None, *, body: bool) -> N
     return NullGuard(rules, root, body=body)
 
 
-def require_body(model: Any, *, required: bool) -> RawBodyGuard:
-    """The guard of an operation whose body is not JSON (see `RawBodyGuard`)."""
-    return RawBodyGuard(model, required=required)
+def require_body(
+    model: Any, *, required: bool, encoding: Mapping[str, Encoding] | None = None
+) -> RawBodyGuard:
+    """The guard of an operation whose body is not JSON (see `RawBodyGuard`); `encoding`: a form
+    body's, by property name."""
+    return RawBodyGuard(model, required=required, encoding=encoding)

@@ -225,7 +225,8 @@ def _members(tp: Any) -> tuple[Any, ...]:
     if origin is Annotated:
         return _members(get_args(tp)[0])
     if origin is Union or origin is types.UnionType:
-        return tuple(m for arg in get_args(tp) for m in _members(arg))
+        # `X | None`: None is an absent value, not a shape the tree could take
+        return tuple(m for arg in get_args(tp) if arg is not type(None) for m in _members(arg))
     return (tp,)
 
 

@@ -158,6 +158,17 @@ def test_a_callers_key_on_an_undeclared_operation_is_sent_and_makes_it_retryable
     assert [r.headers["idempotency-key"] for r in server.requests] == ["k-9", "k-9"]
 
 
+def test_a_callers_key_header_on_an_undeclared_operation_makes_it_retryable(
+    server: ScriptServer, clock: FakeClock
+) -> None:
+    server.on("POST", "/v1/things", unavailable(), Reply(201, json={}))
+    result = make_client(server.url, clock).request(
+        RequestOptions("POST", "/v1/things", json={}, headers={"idempotency-key": "k1"})
+    )
+    assert [r.headers["idempotency-key"] for r in server.requests] == ["k1", "k1"]
+    assert result.idempotency_key == "k1" and result.retries_taken == 1
+
+
 def test_post_without_key_is_never_retried(server: ScriptServer, clock: FakeClock) -> None:
     server.on("POST", "/v1/emails", unavailable())
     with pytest.raises(ServerError) as caught:
@@ -499,3 +510,37 @@ def test_reserved_attribute_names_cover_the_public_surface() -> None:
         "max_retries",
         "timeout",
     } <= RESERVED_ATTRIBUTES
+
+
+def test_extra_query_and_extra_body_are_sent_beside_the_declared(
+    server: ScriptServer, clock: FakeClock
+) -> None:
+    server.on("POST", "/v1/payments", Reply(201, json={}))
+    server.on("POST", "/v1/forms", Reply(201, json={}))
+    client = make_client(server.url, clock)
+    client.request(
+        RequestOptions(
+            "POST",
+            "/v1/payments",
+            params={"a": 1},
+            json=Payment(id="p", amount=1),
+            extra_query={"beta": "on"},
+            extra_body={"amount": 2, "note": "n"},
+        )
+    )
+    client.request(RequestOptions("POST", "/v1/forms", data={"q": "x"}, extra_body={"flag": True}))
+    first, second = server.requests
+    assert first.path == "/v1/payments?a=1&beta=on"
+    assert json.loads(first.body) == {"id": "p", "amount": 2, "note": "n"}
+    assert second.body == b"q=x&flag=true"
+
+
+def test_a_callers_key_goes_in_the_header_the_spec_names(
+    server: ScriptServer, clock: FakeClock
+) -> None:
+    server.on("POST", "/v1/things", unavailable(), Reply(201, json={}))
+    make_client(server.url, clock).request(
+        RequestOptions("POST", "/v1/things", json={}, idempotency_key="k2", key_header="X-Req-Key")
+    )
+    assert [r.headers.get("x-req-key") for r in server.requests] == ["k2", "k2"]
+    assert "idempotency-key" not in server.requests[0].headers

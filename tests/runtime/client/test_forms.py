@@ -5,11 +5,18 @@ from __future__ import annotations
 import datetime
 import enum
 import io
+import urllib.parse
+from pathlib import Path
 
 import pydantic
 import pytest
 
-from templates.client.runtime._forms import multipart, text, urlencoded
+from templates.client.runtime import RequestOptions, SyncAPIClient
+from templates.client.runtime._forms import Encoding, multipart, text, urlencoded
+
+from .fakes import Reply, ScriptServer
+
+DEEP = Encoding("deepObject", True)
 
 
 class Color(enum.Enum):
@@ -54,3 +61,102 @@ def test_urlencoded_fields() -> None:
         "k": ["a", "b"],
         "on": "true",
     }
+
+
+def test_deep_object_properties_as_stripe_reads_them() -> None:
+    body = {
+        "email": "a@b.c",
+        "address": {"city": "Paris", "line1": "1 rue X"},
+        "metadata": {"order": "42", "note": "a b"},
+        "expand": ["default_source", "sources"],
+        "invoice_settings": {"custom_fields": [{"name": "PO", "value": "7"}], "footer": None},
+        "preferred_locales": [],
+        "tax_exempt": "",
+    }
+    encoding = {k: DEEP for k in ("address", "metadata", "expand", "invoice_settings")}
+    encoding["preferred_locales"] = DEEP
+    assert urlencoded(body, encoding) == {
+        "email": "a@b.c",
+        "address[city]": "Paris",
+        "address[line1]": "1 rue X",
+        "metadata[order]": "42",
+        "metadata[note]": "a b",
+        "expand[0]": "default_source",
+        "expand[1]": "sources",
+        "invoice_settings[custom_fields][0][name]": "PO",
+        "invoice_settings[custom_fields][0][value]": "7",
+        "tax_exempt": "",
+    }
+    # a string member of an object|"" union (Stripe's "unset") is one field
+    assert urlencoded({"metadata": ""}, {"metadata": DEEP}) == {"metadata": ""}
+
+
+def test_form_style_and_the_defaults() -> None:
+    body = {"tags": ["a", "b"], "point": {"x": 1, "y": 2}}
+    assert urlencoded(body, {"tags": Encoding("form", False)}) == {
+        "tags": "a,b",
+        "point": '{"x":1,"y":2}',  # no encoding: an object is JSON text
+    }
+    assert urlencoded(body, {"tags": Encoding("form", True)})["tags"] == ["a", "b"]
+    assert urlencoded(body, {"point": Encoding("form", True)}) == {
+        "tags": ["a", "b"],
+        "x": "1",
+        "y": "2",
+    }
+    assert urlencoded(body, {"tags": Encoding("pipeDelimited", False)})["tags"] == "a|b"
+
+
+def test_multipart_writes_styles_part_types_and_file_names(tmp_path: Path) -> None:
+    path = tmp_path / "scan.pdf"
+    path.write_bytes(b"%PDF")
+    opened = (tmp_path / "notes.txt").open("wb+")
+    opened.write(b"notes")
+    opened.seek(0)
+    parts = multipart(
+        {
+            "file": path,
+            "other": opened,
+            "purpose": "dispute_evidence",
+            "file_link_data": {"create": True, "metadata": {"k": "v"}},
+            "meta": {"a": 1},
+        },
+        {
+            "file_link_data": DEEP,
+            "meta": Encoding(content_type="application/json"),
+            "file": Encoding(content_type="application/pdf"),
+        },
+    )
+    opened.close()
+    assert parts == [
+        ("file", ("scan.pdf", b"%PDF", "application/pdf")),
+        ("other", ("notes.txt", b"notes")),
+        ("purpose", (None, "dispute_evidence")),
+        ("file_link_data[create]", (None, "true")),
+        ("file_link_data[metadata][k]", (None, "v")),
+        ("meta", (None, '{"a":1}', "application/json")),
+    ]
+
+
+def test_wire_bytes_of_a_stripe_form_on_a_real_server(server: ScriptServer) -> None:
+    server.on("POST", "/v1/customers", Reply(200, json={"id": "cus_1"}))
+    client = SyncAPIClient(server.url)
+    client.request(
+        RequestOptions(
+            "POST",
+            "/v1/customers",
+            data={
+                "address": {"city": "Paris"},
+                "expand": ["default_source"],
+                "metadata": {"key": "value"},
+            },
+            encoding={"address": DEEP, "expand": DEEP, "metadata": DEEP},
+        )
+    )
+    (sent,) = server.requests
+    assert sent.headers["content-type"] == "application/x-www-form-urlencoded"
+    assert sent.body == (
+        b"address%5Bcity%5D=Paris&expand%5B0%5D=default_source&metadata%5Bkey%5D=value"
+    )
+    assert urllib.parse.unquote(sent.body.decode()) == (
+        "address[city]=Paris&expand[0]=default_source&metadata[key]=value"
+    )

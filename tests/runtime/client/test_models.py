@@ -4,6 +4,7 @@ send parses, what is still wrong raises `APIResponseValidationError`; requests s
 from __future__ import annotations
 
 import asyncio
+import json
 from datetime import datetime
 from enum import IntEnum, StrEnum
 from typing import Annotated, Any, Literal
@@ -126,28 +127,49 @@ def test_what_is_still_wrong_is_not_forgiven() -> None:
 # --- through APIResponse, against a real server -----------------------------------------------
 
 
-def test_parse_is_lenient_and_raises_the_api_error_for_the_rest(
-    server: ScriptServer, clock: FakeClock
+def test_parse_is_lenient_and_reads_a_broken_2xx_for_what_it_holds(
+    server: ScriptServer, clock: FakeClock, caplog: pytest.LogCaptureFixture
 ) -> None:
     server.on("GET", "/p/new", Reply(json=NEWER))
-    server.on("GET", "/p/broken", Reply(json={"id": "x"}, headers={"x-request-id": "req_9"}))
+    server.on("GET", "/p/broken", Reply(json={"id": "x", "status": 5, "extra": 1}))
     server.on(
         "GET", "/p/html", Reply(body=b"<html>oops</html>", headers={"Content-Type": "text/html"})
     )
     with SyncAPIClient(server.url, sleep=clock.sleep, clock=clock) as client:
         assert client.request(RequestOptions("GET", "/p/new")).parse(Payment).status == "refunded"
-        with pytest.raises(APIResponseValidationError) as broken:
-            client.request(RequestOptions("GET", "/p/broken")).parse(Payment)
+        with caplog.at_level("WARNING"):
+            broken = client.request(RequestOptions("GET", "/p/broken")).parse(Payment)
         with pytest.raises(APIResponseValidationError) as html:
             client.request(RequestOptions("GET", "/p/html")).parse(Payment)
+        listed = client.request(RequestOptions("GET", "/p/broken")).parse_as(list[Payment])
+    # what came is there, what was missing is not invented, what broke is kept as it came
+    assert isinstance(broken, Payment) and broken.id == "x" and broken.status == 5
+    assert broken.model_extra == {"extra": 1} and broken.model_fields_set == {"id", "status"}
+    assert broken.history == [] and broken.level is None  # defaults, as a model has them
+    assert listed == {"id": "x", "status": 5, "extra": 1}  # not a list: the data as it is
+    record, _ = [r for r in caplog.records if r.levelname == "WARNING"]
+    assert "GET http://127.0.0.1" in record.getMessage() and "/p/broken" in record.getMessage()
+    assert "does not match the declared type (2 errors;" in record.getMessage()
+    assert "strict_response_validation=True raises" in record.getMessage()
+    assert str(html.value) == "HTTP 200: the response body is not JSON"
+    assert html.value.body == "<html>oops</html>"
+
+
+def test_a_broken_2xx_raises_with_strict_validation(server: ScriptServer, clock: FakeClock) -> None:
+    server.on("GET", "/p/broken", Reply(json={"id": "x"}, headers={"x-request-id": "req_9"}))
+    with (
+        SyncAPIClient(
+            server.url, sleep=clock.sleep, clock=clock, strict_response_validation=True
+        ) as client,
+        pytest.raises(APIResponseValidationError) as broken,
+    ):
+        client.request(RequestOptions("GET", "/p/broken")).parse(Payment)
     error = broken.value
     assert error.status_code == 200 and error.headers["x-request-id"] == "req_9"
     assert error.body == {"id": "x"} and error.content == b'{"id": "x"}'
     assert "does not match the declared type (2 errors; status: Field required)" in str(error)
     assert [e["loc"] for e in error.errors] == [("status",), ("createdAt",)]
     assert "input" not in error.errors[0]  # what the server sent stays out of the message
-    assert str(html.value) == "HTTP 200: the response body is not JSON"
-    assert html.value.body == "<html>oops</html>"
 
 
 def test_strict_response_validation(server: ScriptServer, clock: FakeClock) -> None:
@@ -164,3 +186,28 @@ def test_strict_response_validation(server: ScriptServer, clock: FakeClock) -> N
             assert response.validate([1], adapter) == [1]
 
     asyncio.run(main())
+
+
+def test_models_carry_their_request_id_and_dump_as_the_api_writes_them(
+    server: ScriptServer, clock: FakeClock
+) -> None:
+    sent = {k: v for k, v in NEWER.items() if k != "level"}
+    server.on("GET", "/p/new", Reply(json=sent, headers={"request-id": "req_7"}))
+    with SyncAPIClient(server.url, sleep=clock.sleep, clock=clock) as client:
+        payment = client.request(RequestOptions("GET", "/p/new")).parse(Payment)
+    assert payment._request_id == "req_7"
+    assert payment.to_dict()["createdAt"] == NEWER["createdAt"]
+    assert payment.to_dict()["riskScore"] == 12
+    assert json.loads(payment.to_json()) == payment.to_dict()
+    assert "level" not in payment.to_dict()  # what was not sent is not invented
+    built = Payment.model_validate(NEWER, context=LENIENT)
+    assert built._request_id is None
+
+
+def test_models_from_two_responses_are_equal_when_their_members_are() -> None:
+    one = Payment.model_validate(NEWER, context=LENIENT)
+    two = Payment.model_validate(NEWER, context=LENIENT)
+    one._request_id, two._request_id = "req_1", "req_2"
+    assert one == two
+    two.id = "other"
+    assert one != two

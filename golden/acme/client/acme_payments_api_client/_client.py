@@ -9,9 +9,12 @@ headers, ETag, replay flag and rate limit beside the parsed value.
 from __future__ import annotations
 
 import asyncio
+import functools
+import os
 import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING
 
 import httpx
 
@@ -28,11 +31,13 @@ from ._runtime._base import TimeoutTypes
 from ._runtime._logs import setup_logging
 from ._runtime._retry import DEFAULT_MAX_RETRIES, MAX_SERVER_DELAY
 from ._runtime._servers import ServerURL, select_server
-from .resources.customers import AsyncCustomersResource, CustomersResource
-from .resources.jobs import AsyncJobsResource, JobsResource
-from .resources.payments import AsyncPaymentsResource, PaymentsResource
-from .resources.refunds import AsyncRefundsResource, RefundsResource
-from .resources.reports import AsyncReportsResource, ReportsResource
+
+if TYPE_CHECKING:  # each resource's module is imported when the resource is first used
+    from .resources.customers import AsyncCustomersResource, CustomersResource
+    from .resources.jobs import AsyncJobsResource, JobsResource
+    from .resources.payments import AsyncPaymentsResource, PaymentsResource
+    from .resources.refunds import AsyncRefundsResource, RefundsResource
+    from .resources.reports import AsyncReportsResource, ReportsResource
 
 # The spec's servers: `server=` picks one (the first by default).
 SERVERS = (
@@ -66,7 +71,9 @@ class Client(SyncAPIClient):
 
     Credentials, each optional: every call sends only what its operation requires, and only
     to `base_url`'s origin; a call that needs one the client was not given raises
-    `MissingCredentials` before anything is sent.
+    `MissingCredentials` before anything is sent. One not given is read from the environment
+    variable named after the package and the argument (`ACME_PAYMENTS_API_CLIENT_<ARGUMENT>`,
+    basic credentials excepted); `base_url` likewise from `ACME_PAYMENTS_API_CLIENT_BASE_URL`.
 
     - `api_key_auth` (`apiKeyAuth`, apiKey in header `X-API-Key`):
       the key, sent as header `X-API-Key`.
@@ -94,6 +101,12 @@ class Client(SyncAPIClient):
         max_retry_delay: float = MAX_SERVER_DELAY,
         strict_response_validation: bool = False,
     ) -> None:
+        self._arguments = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        base_url = base_url or os.environ.get("ACME_PAYMENTS_API_CLIENT_BASE_URL")
+        if api_key_auth is None:
+            api_key_auth = os.environ.get("ACME_PAYMENTS_API_CLIENT_API_KEY_AUTH")
+        if bearer_auth is None:
+            bearer_auth = os.environ.get("ACME_PAYMENTS_API_CLIENT_BEARER_AUTH")
         if base_url is None:
             base_url = select_server(SERVERS, server, {})
         super().__init__(
@@ -116,11 +129,36 @@ class Client(SyncAPIClient):
             max_retry_delay=max_retry_delay,
             strict_response_validation=strict_response_validation,
         )
-        self.customers = CustomersResource(self)
-        self.jobs = JobsResource(self)
-        self.payments = PaymentsResource(self)
-        self.refunds = RefundsResource(self)
-        self.reports = ReportsResource(self)
+
+    @functools.cached_property
+    def customers(self) -> CustomersResource:
+        from .resources.customers import CustomersResource
+
+        return CustomersResource(self)
+
+    @functools.cached_property
+    def jobs(self) -> JobsResource:
+        from .resources.jobs import JobsResource
+
+        return JobsResource(self)
+
+    @functools.cached_property
+    def payments(self) -> PaymentsResource:
+        from .resources.payments import PaymentsResource
+
+        return PaymentsResource(self)
+
+    @functools.cached_property
+    def refunds(self) -> RefundsResource:
+        from .resources.refunds import RefundsResource
+
+        return RefundsResource(self)
+
+    @functools.cached_property
+    def reports(self) -> ReportsResource:
+        from .resources.reports import ReportsResource
+
+        return ReportsResource(self)
 
 
 class AsyncClient(AsyncAPIClient):
@@ -128,7 +166,9 @@ class AsyncClient(AsyncAPIClient):
 
     Credentials, each optional: every call sends only what its operation requires, and only
     to `base_url`'s origin; a call that needs one the client was not given raises
-    `MissingCredentials` before anything is sent.
+    `MissingCredentials` before anything is sent. One not given is read from the environment
+    variable named after the package and the argument (`ACME_PAYMENTS_API_CLIENT_<ARGUMENT>`,
+    basic credentials excepted); `base_url` likewise from `ACME_PAYMENTS_API_CLIENT_BASE_URL`.
 
     - `api_key_auth` (`apiKeyAuth`, apiKey in header `X-API-Key`):
       the key, sent as header `X-API-Key`.
@@ -156,6 +196,12 @@ class AsyncClient(AsyncAPIClient):
         max_retry_delay: float = MAX_SERVER_DELAY,
         strict_response_validation: bool = False,
     ) -> None:
+        self._arguments = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        base_url = base_url or os.environ.get("ACME_PAYMENTS_API_CLIENT_BASE_URL")
+        if api_key_auth is None:
+            api_key_auth = os.environ.get("ACME_PAYMENTS_API_CLIENT_API_KEY_AUTH")
+        if bearer_auth is None:
+            bearer_auth = os.environ.get("ACME_PAYMENTS_API_CLIENT_BEARER_AUTH")
         if base_url is None:
             base_url = select_server(SERVERS, server, {})
         super().__init__(
@@ -178,11 +224,36 @@ class AsyncClient(AsyncAPIClient):
             max_retry_delay=max_retry_delay,
             strict_response_validation=strict_response_validation,
         )
-        self.customers = AsyncCustomersResource(self)
-        self.jobs = AsyncJobsResource(self)
-        self.payments = AsyncPaymentsResource(self)
-        self.refunds = AsyncRefundsResource(self)
-        self.reports = AsyncReportsResource(self)
+
+    @functools.cached_property
+    def customers(self) -> AsyncCustomersResource:
+        from .resources.customers import AsyncCustomersResource
+
+        return AsyncCustomersResource(self)
+
+    @functools.cached_property
+    def jobs(self) -> AsyncJobsResource:
+        from .resources.jobs import AsyncJobsResource
+
+        return AsyncJobsResource(self)
+
+    @functools.cached_property
+    def payments(self) -> AsyncPaymentsResource:
+        from .resources.payments import AsyncPaymentsResource
+
+        return AsyncPaymentsResource(self)
+
+    @functools.cached_property
+    def refunds(self) -> AsyncRefundsResource:
+        from .resources.refunds import AsyncRefundsResource
+
+        return AsyncRefundsResource(self)
+
+    @functools.cached_property
+    def reports(self) -> AsyncReportsResource:
+        from .resources.reports import AsyncReportsResource
+
+        return AsyncReportsResource(self)
 
 
 __all__ = [

@@ -9,9 +9,12 @@ headers, ETag, replay flag and rate limit beside the parsed value.
 from __future__ import annotations
 
 import asyncio
+import functools
+import os
 import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING
 
 import httpx
 
@@ -24,11 +27,13 @@ from ._runtime import (
 from ._runtime._base import TimeoutTypes
 from ._runtime._logs import setup_logging
 from ._runtime._retry import DEFAULT_MAX_RETRIES, MAX_SERVER_DELAY
-from .resources.documents import AsyncDocumentsResource, DocumentsResource
-from .resources.exports import AsyncExportsResource, ExportsResource
-from .resources.orders import AsyncOrdersResource, OrdersResource
-from .resources.quota import AsyncQuotaResource, QuotaResource
-from .resources.widgets import AsyncWidgetsResource, WidgetsResource
+
+if TYPE_CHECKING:  # each resource's module is imported when the resource is first used
+    from .resources.documents import AsyncDocumentsResource, DocumentsResource
+    from .resources.exports import AsyncExportsResource, ExportsResource
+    from .resources.orders import AsyncOrdersResource, OrdersResource
+    from .resources.quota import AsyncQuotaResource, QuotaResource
+    from .resources.widgets import AsyncWidgetsResource, WidgetsResource
 
 DEFAULT_BASE_URL = "https://bare.example.com"
 USER_AGENT = "bare_api_client/0.1.0"
@@ -46,7 +51,7 @@ class Client(SyncAPIClient):
     def __init__(
         self,
         *,
-        base_url: str = DEFAULT_BASE_URL,
+        base_url: str | None = None,
         timeout: TimeoutTypes = DEFAULT_TIMEOUT,
         max_retries: int = DEFAULT_MAX_RETRIES,
         default_headers: Mapping[str, str] | None = None,
@@ -60,6 +65,10 @@ class Client(SyncAPIClient):
         max_retry_delay: float = MAX_SERVER_DELAY,
         strict_response_validation: bool = False,
     ) -> None:
+        self._arguments = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        base_url = base_url or os.environ.get("BARE_API_CLIENT_BASE_URL")
+        if base_url is None:
+            base_url = DEFAULT_BASE_URL
         super().__init__(
             base_url,
             timeout=timeout,
@@ -75,11 +84,36 @@ class Client(SyncAPIClient):
             max_retry_delay=max_retry_delay,
             strict_response_validation=strict_response_validation,
         )
-        self.documents = DocumentsResource(self)
-        self.exports = ExportsResource(self)
-        self.orders = OrdersResource(self)
-        self.quota = QuotaResource(self)
-        self.widgets = WidgetsResource(self)
+
+    @functools.cached_property
+    def documents(self) -> DocumentsResource:
+        from .resources.documents import DocumentsResource
+
+        return DocumentsResource(self)
+
+    @functools.cached_property
+    def exports(self) -> ExportsResource:
+        from .resources.exports import ExportsResource
+
+        return ExportsResource(self)
+
+    @functools.cached_property
+    def orders(self) -> OrdersResource:
+        from .resources.orders import OrdersResource
+
+        return OrdersResource(self)
+
+    @functools.cached_property
+    def quota(self) -> QuotaResource:
+        from .resources.quota import QuotaResource
+
+        return QuotaResource(self)
+
+    @functools.cached_property
+    def widgets(self) -> WidgetsResource:
+        from .resources.widgets import WidgetsResource
+
+        return WidgetsResource(self)
 
 
 class AsyncClient(AsyncAPIClient):
@@ -88,7 +122,7 @@ class AsyncClient(AsyncAPIClient):
     def __init__(
         self,
         *,
-        base_url: str = DEFAULT_BASE_URL,
+        base_url: str | None = None,
         timeout: TimeoutTypes = DEFAULT_TIMEOUT,
         max_retries: int = DEFAULT_MAX_RETRIES,
         default_headers: Mapping[str, str] | None = None,
@@ -102,6 +136,10 @@ class AsyncClient(AsyncAPIClient):
         max_retry_delay: float = MAX_SERVER_DELAY,
         strict_response_validation: bool = False,
     ) -> None:
+        self._arguments = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        base_url = base_url or os.environ.get("BARE_API_CLIENT_BASE_URL")
+        if base_url is None:
+            base_url = DEFAULT_BASE_URL
         super().__init__(
             base_url,
             timeout=timeout,
@@ -117,11 +155,36 @@ class AsyncClient(AsyncAPIClient):
             max_retry_delay=max_retry_delay,
             strict_response_validation=strict_response_validation,
         )
-        self.documents = AsyncDocumentsResource(self)
-        self.exports = AsyncExportsResource(self)
-        self.orders = AsyncOrdersResource(self)
-        self.quota = AsyncQuotaResource(self)
-        self.widgets = AsyncWidgetsResource(self)
+
+    @functools.cached_property
+    def documents(self) -> AsyncDocumentsResource:
+        from .resources.documents import AsyncDocumentsResource
+
+        return AsyncDocumentsResource(self)
+
+    @functools.cached_property
+    def exports(self) -> AsyncExportsResource:
+        from .resources.exports import AsyncExportsResource
+
+        return AsyncExportsResource(self)
+
+    @functools.cached_property
+    def orders(self) -> AsyncOrdersResource:
+        from .resources.orders import AsyncOrdersResource
+
+        return AsyncOrdersResource(self)
+
+    @functools.cached_property
+    def quota(self) -> AsyncQuotaResource:
+        from .resources.quota import AsyncQuotaResource
+
+        return AsyncQuotaResource(self)
+
+    @functools.cached_property
+    def widgets(self) -> AsyncWidgetsResource:
+        from .resources.widgets import AsyncWidgetsResource
+
+        return AsyncWidgetsResource(self)
 
 
 __all__ = [

@@ -58,6 +58,6 @@ EVENTS: dict[str, Any] = {
 __all__ = [
     "EVENTS",
     "WebhookVerificationError",
-    "verify_widget_created",
     "verify_webhook",
+    "verify_widget_created",
 ]

@@ -9,9 +9,12 @@ headers, ETag, replay flag and rate limit beside the parsed value.
 from __future__ import annotations
 
 import asyncio
+import functools
+import os
 import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING
 
 import httpx
 
@@ -27,7 +30,9 @@ from ._runtime import (
 from ._runtime._base import TimeoutTypes
 from ._runtime._logs import setup_logging
 from ._runtime._retry import DEFAULT_MAX_RETRIES, MAX_SERVER_DELAY
-from .resources.orders import AsyncOrdersResource, OrdersResource
+
+if TYPE_CHECKING:  # each resource's module is imported when the resource is first used
+    from .resources.orders import AsyncOrdersResource, OrdersResource
 
 DEFAULT_BASE_URL = "https://shop.example.com/api"
 USER_AGENT = "shop_orders_api_open_api_3_0_client/1.4.0"
@@ -46,7 +51,9 @@ class Client(SyncAPIClient):
 
     Credentials, each optional: every call sends only what its operation requires, and only
     to `base_url`'s origin; a call that needs one the client was not given raises
-    `MissingCredentials` before anything is sent.
+    `MissingCredentials` before anything is sent. One not given is read from the environment
+    variable named after the package and the argument (`SHOP_ORDERS_API_OPEN_API_3_0_CLIENT_<ARGUMENT>`,
+    basic credentials excepted); `base_url` likewise from `SHOP_ORDERS_API_OPEN_API_3_0_CLIENT_BASE_URL`.
 
     - `bearer_auth` (`bearerAuth`, http bearer):
       a token, or a callable returning one for each request.
@@ -55,7 +62,7 @@ class Client(SyncAPIClient):
     def __init__(
         self,
         *,
-        base_url: str = DEFAULT_BASE_URL,
+        base_url: str | None = None,
         bearer_auth: str | TokenProvider | None = None,
         timeout: TimeoutTypes = DEFAULT_TIMEOUT,
         max_retries: int = DEFAULT_MAX_RETRIES,
@@ -70,6 +77,12 @@ class Client(SyncAPIClient):
         max_retry_delay: float = MAX_SERVER_DELAY,
         strict_response_validation: bool = False,
     ) -> None:
+        self._arguments = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        base_url = base_url or os.environ.get("SHOP_ORDERS_API_OPEN_API_3_0_CLIENT_BASE_URL")
+        if bearer_auth is None:
+            bearer_auth = os.environ.get("SHOP_ORDERS_API_OPEN_API_3_0_CLIENT_BEARER_AUTH")
+        if base_url is None:
+            base_url = DEFAULT_BASE_URL
         super().__init__(
             base_url,
             timeout=timeout,
@@ -89,7 +102,12 @@ class Client(SyncAPIClient):
             max_retry_delay=max_retry_delay,
             strict_response_validation=strict_response_validation,
         )
-        self.orders = OrdersResource(self)
+
+    @functools.cached_property
+    def orders(self) -> OrdersResource:
+        from .resources.orders import OrdersResource
+
+        return OrdersResource(self)
 
 
 class AsyncClient(AsyncAPIClient):
@@ -97,7 +115,9 @@ class AsyncClient(AsyncAPIClient):
 
     Credentials, each optional: every call sends only what its operation requires, and only
     to `base_url`'s origin; a call that needs one the client was not given raises
-    `MissingCredentials` before anything is sent.
+    `MissingCredentials` before anything is sent. One not given is read from the environment
+    variable named after the package and the argument (`SHOP_ORDERS_API_OPEN_API_3_0_CLIENT_<ARGUMENT>`,
+    basic credentials excepted); `base_url` likewise from `SHOP_ORDERS_API_OPEN_API_3_0_CLIENT_BASE_URL`.
 
     - `bearer_auth` (`bearerAuth`, http bearer):
       a token, or a callable returning one (sync or async) for each request.
@@ -106,7 +126,7 @@ class AsyncClient(AsyncAPIClient):
     def __init__(
         self,
         *,
-        base_url: str = DEFAULT_BASE_URL,
+        base_url: str | None = None,
         bearer_auth: str | AsyncTokenProvider | None = None,
         timeout: TimeoutTypes = DEFAULT_TIMEOUT,
         max_retries: int = DEFAULT_MAX_RETRIES,
@@ -121,6 +141,12 @@ class AsyncClient(AsyncAPIClient):
         max_retry_delay: float = MAX_SERVER_DELAY,
         strict_response_validation: bool = False,
     ) -> None:
+        self._arguments = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        base_url = base_url or os.environ.get("SHOP_ORDERS_API_OPEN_API_3_0_CLIENT_BASE_URL")
+        if bearer_auth is None:
+            bearer_auth = os.environ.get("SHOP_ORDERS_API_OPEN_API_3_0_CLIENT_BEARER_AUTH")
+        if base_url is None:
+            base_url = DEFAULT_BASE_URL
         super().__init__(
             base_url,
             timeout=timeout,
@@ -140,7 +166,12 @@ class AsyncClient(AsyncAPIClient):
             max_retry_delay=max_retry_delay,
             strict_response_validation=strict_response_validation,
         )
-        self.orders = AsyncOrdersResource(self)
+
+    @functools.cached_property
+    def orders(self) -> AsyncOrdersResource:
+        from .resources.orders import AsyncOrdersResource
+
+        return AsyncOrdersResource(self)
 
 
 __all__ = [

@@ -9,10 +9,12 @@ headers, ETag, replay flag and rate limit beside the parsed value.
 from __future__ import annotations
 
 import asyncio
+import functools
+import os
 import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import httpx
 
@@ -29,10 +31,12 @@ from ._runtime._base import TimeoutTypes
 from ._runtime._logs import setup_logging
 from ._runtime._retry import DEFAULT_MAX_RETRIES, MAX_SERVER_DELAY
 from ._runtime._servers import ServerURL, ServerVariable, select_server
-from .resources.completions import AsyncCompletionsResource, CompletionsResource
-from .resources.events import AsyncEventsResource, EventsResource
-from .resources.files import AsyncFilesResource, FilesResource
-from .resources.reports import AsyncReportsResource, ReportsResource
+
+if TYPE_CHECKING:  # each resource's module is imported when the resource is first used
+    from .resources.completions import AsyncCompletionsResource, CompletionsResource
+    from .resources.events import AsyncEventsResource, EventsResource
+    from .resources.files import AsyncFilesResource, FilesResource
+    from .resources.reports import AsyncReportsResource, ReportsResource
 
 # The spec's servers: `server=` picks one (the first by default), the variables fill it in.
 SERVERS = (
@@ -74,7 +78,9 @@ class Client(SyncAPIClient):
 
     Credentials, each optional: every call sends only what its operation requires, and only
     to `base_url`'s origin; a call that needs one the client was not given raises
-    `MissingCredentials` before anything is sent.
+    `MissingCredentials` before anything is sent. One not given is read from the environment
+    variable named after the package and the argument (`MEDIA_API_CLIENT_<ARGUMENT>`,
+    basic credentials excepted); `base_url` likewise from `MEDIA_API_CLIENT_BASE_URL`.
 
     - `bearer_auth` (`bearerAuth`, http bearer):
       a token, or a callable returning one for each request.
@@ -102,6 +108,10 @@ class Client(SyncAPIClient):
         max_retry_delay: float = MAX_SERVER_DELAY,
         strict_response_validation: bool = False,
     ) -> None:
+        self._arguments = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        base_url = base_url or os.environ.get("MEDIA_API_CLIENT_BASE_URL")
+        if bearer_auth is None:
+            bearer_auth = os.environ.get("MEDIA_API_CLIENT_BEARER_AUTH")
         if base_url is None:
             base_url = select_server(
                 SERVERS,
@@ -131,10 +141,30 @@ class Client(SyncAPIClient):
             max_retry_delay=max_retry_delay,
             strict_response_validation=strict_response_validation,
         )
-        self.completions = CompletionsResource(self)
-        self.events = EventsResource(self)
-        self.files = FilesResource(self)
-        self.reports = ReportsResource(self)
+
+    @functools.cached_property
+    def completions(self) -> CompletionsResource:
+        from .resources.completions import CompletionsResource
+
+        return CompletionsResource(self)
+
+    @functools.cached_property
+    def events(self) -> EventsResource:
+        from .resources.events import EventsResource
+
+        return EventsResource(self)
+
+    @functools.cached_property
+    def files(self) -> FilesResource:
+        from .resources.files import FilesResource
+
+        return FilesResource(self)
+
+    @functools.cached_property
+    def reports(self) -> ReportsResource:
+        from .resources.reports import ReportsResource
+
+        return ReportsResource(self)
 
 
 class AsyncClient(AsyncAPIClient):
@@ -142,7 +172,9 @@ class AsyncClient(AsyncAPIClient):
 
     Credentials, each optional: every call sends only what its operation requires, and only
     to `base_url`'s origin; a call that needs one the client was not given raises
-    `MissingCredentials` before anything is sent.
+    `MissingCredentials` before anything is sent. One not given is read from the environment
+    variable named after the package and the argument (`MEDIA_API_CLIENT_<ARGUMENT>`,
+    basic credentials excepted); `base_url` likewise from `MEDIA_API_CLIENT_BASE_URL`.
 
     - `bearer_auth` (`bearerAuth`, http bearer):
       a token, or a callable returning one (sync or async) for each request.
@@ -170,6 +202,10 @@ class AsyncClient(AsyncAPIClient):
         max_retry_delay: float = MAX_SERVER_DELAY,
         strict_response_validation: bool = False,
     ) -> None:
+        self._arguments = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        base_url = base_url or os.environ.get("MEDIA_API_CLIENT_BASE_URL")
+        if bearer_auth is None:
+            bearer_auth = os.environ.get("MEDIA_API_CLIENT_BEARER_AUTH")
         if base_url is None:
             base_url = select_server(
                 SERVERS,
@@ -199,10 +235,30 @@ class AsyncClient(AsyncAPIClient):
             max_retry_delay=max_retry_delay,
             strict_response_validation=strict_response_validation,
         )
-        self.completions = AsyncCompletionsResource(self)
-        self.events = AsyncEventsResource(self)
-        self.files = AsyncFilesResource(self)
-        self.reports = AsyncReportsResource(self)
+
+    @functools.cached_property
+    def completions(self) -> AsyncCompletionsResource:
+        from .resources.completions import AsyncCompletionsResource
+
+        return AsyncCompletionsResource(self)
+
+    @functools.cached_property
+    def events(self) -> AsyncEventsResource:
+        from .resources.events import AsyncEventsResource
+
+        return AsyncEventsResource(self)
+
+    @functools.cached_property
+    def files(self) -> AsyncFilesResource:
+        from .resources.files import AsyncFilesResource
+
+        return AsyncFilesResource(self)
+
+    @functools.cached_property
+    def reports(self) -> AsyncReportsResource:
+        from .resources.reports import AsyncReportsResource
+
+        return AsyncReportsResource(self)
 
 
 __all__ = [

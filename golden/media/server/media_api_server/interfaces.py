@@ -63,7 +63,7 @@ class FilesBase:
         self,
         ctx: RequestContext,
         *,
-        body: bytes,
+        body: models.FileUpload,
     ) -> models.File | Reply[models.File]:
         """POST /v1/files: Create a file from a form"""
         raise NotImplementedError
@@ -72,7 +72,7 @@ class FilesBase:
         self,
         ctx: RequestContext,
         *,
-        body: bytes,
+        body: models.FileSearch,
     ) -> models.FileList | Reply[models.FileList]:
         """POST /v1/files/search: Search files with a URL-encoded form"""
         raise NotImplementedError

@@ -10,7 +10,9 @@ See README.md for every operation; errors, job handles, the read-modify-write he
 webhook verification come from the runtime (`reports_api_client._runtime`).
 """
 
-from . import models, webhooks
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from ._client import AsyncClient, Client, Raw
 from ._runtime import (
     APIConnectionError,
@@ -112,3 +114,14 @@ __all__ = [
     "verify_webhook",
     "webhooks",
 ]
+
+if TYPE_CHECKING:
+    from . import models, webhooks
+
+
+def __getattr__(name: str) -> Any:
+    """`models` and `webhooks` are imported when first used: importing
+    the client stays fast whatever the size of the API."""
+    if name in ("models", "webhooks"):
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -9,9 +9,12 @@ headers, ETag, replay flag and rate limit beside the parsed value.
 from __future__ import annotations
 
 import asyncio
+import functools
+import os
 import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING
 
 import httpx
 
@@ -27,8 +30,10 @@ from ._runtime import (
 from ._runtime._base import TimeoutTypes
 from ._runtime._logs import setup_logging
 from ._runtime._retry import DEFAULT_MAX_RETRIES, MAX_SERVER_DELAY
-from .resources.jobs import AsyncJobsResource, JobsResource
-from .resources.reports import AsyncReportsResource, ReportsResource
+
+if TYPE_CHECKING:  # each resource's module is imported when the resource is first used
+    from .resources.jobs import AsyncJobsResource, JobsResource
+    from .resources.reports import AsyncReportsResource, ReportsResource
 
 DEFAULT_BASE_URL = "https://api.example.com"
 USER_AGENT = "reports_api_client/1.0.0"
@@ -47,7 +52,9 @@ class Client(SyncAPIClient):
 
     Credentials, each optional: every call sends only what its operation requires, and only
     to `base_url`'s origin; a call that needs one the client was not given raises
-    `MissingCredentials` before anything is sent.
+    `MissingCredentials` before anything is sent. One not given is read from the environment
+    variable named after the package and the argument (`REPORTS_API_CLIENT_<ARGUMENT>`,
+    basic credentials excepted); `base_url` likewise from `REPORTS_API_CLIENT_BASE_URL`.
 
     - `bearer_auth` (`bearerAuth`, http bearer):
       a token, or a callable returning one for each request.
@@ -56,7 +63,7 @@ class Client(SyncAPIClient):
     def __init__(
         self,
         *,
-        base_url: str = DEFAULT_BASE_URL,
+        base_url: str | None = None,
         bearer_auth: str | TokenProvider | None = None,
         timeout: TimeoutTypes = DEFAULT_TIMEOUT,
         max_retries: int = DEFAULT_MAX_RETRIES,
@@ -71,6 +78,12 @@ class Client(SyncAPIClient):
         max_retry_delay: float = MAX_SERVER_DELAY,
         strict_response_validation: bool = False,
     ) -> None:
+        self._arguments = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        base_url = base_url or os.environ.get("REPORTS_API_CLIENT_BASE_URL")
+        if bearer_auth is None:
+            bearer_auth = os.environ.get("REPORTS_API_CLIENT_BEARER_AUTH")
+        if base_url is None:
+            base_url = DEFAULT_BASE_URL
         super().__init__(
             base_url,
             timeout=timeout,
@@ -90,8 +103,18 @@ class Client(SyncAPIClient):
             max_retry_delay=max_retry_delay,
             strict_response_validation=strict_response_validation,
         )
-        self.jobs = JobsResource(self)
-        self.reports = ReportsResource(self)
+
+    @functools.cached_property
+    def jobs(self) -> JobsResource:
+        from .resources.jobs import JobsResource
+
+        return JobsResource(self)
+
+    @functools.cached_property
+    def reports(self) -> ReportsResource:
+        from .resources.reports import ReportsResource
+
+        return ReportsResource(self)
 
 
 class AsyncClient(AsyncAPIClient):
@@ -99,7 +122,9 @@ class AsyncClient(AsyncAPIClient):
 
     Credentials, each optional: every call sends only what its operation requires, and only
     to `base_url`'s origin; a call that needs one the client was not given raises
-    `MissingCredentials` before anything is sent.
+    `MissingCredentials` before anything is sent. One not given is read from the environment
+    variable named after the package and the argument (`REPORTS_API_CLIENT_<ARGUMENT>`,
+    basic credentials excepted); `base_url` likewise from `REPORTS_API_CLIENT_BASE_URL`.
 
     - `bearer_auth` (`bearerAuth`, http bearer):
       a token, or a callable returning one (sync or async) for each request.
@@ -108,7 +133,7 @@ class AsyncClient(AsyncAPIClient):
     def __init__(
         self,
         *,
-        base_url: str = DEFAULT_BASE_URL,
+        base_url: str | None = None,
         bearer_auth: str | AsyncTokenProvider | None = None,
         timeout: TimeoutTypes = DEFAULT_TIMEOUT,
         max_retries: int = DEFAULT_MAX_RETRIES,
@@ -123,6 +148,12 @@ class AsyncClient(AsyncAPIClient):
         max_retry_delay: float = MAX_SERVER_DELAY,
         strict_response_validation: bool = False,
     ) -> None:
+        self._arguments = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        base_url = base_url or os.environ.get("REPORTS_API_CLIENT_BASE_URL")
+        if bearer_auth is None:
+            bearer_auth = os.environ.get("REPORTS_API_CLIENT_BEARER_AUTH")
+        if base_url is None:
+            base_url = DEFAULT_BASE_URL
         super().__init__(
             base_url,
             timeout=timeout,
@@ -142,8 +173,18 @@ class AsyncClient(AsyncAPIClient):
             max_retry_delay=max_retry_delay,
             strict_response_validation=strict_response_validation,
         )
-        self.jobs = AsyncJobsResource(self)
-        self.reports = AsyncReportsResource(self)
+
+    @functools.cached_property
+    def jobs(self) -> AsyncJobsResource:
+        from .resources.jobs import AsyncJobsResource
+
+        return AsyncJobsResource(self)
+
+    @functools.cached_property
+    def reports(self) -> AsyncReportsResource:
+        from .resources.reports import AsyncReportsResource
+
+        return AsyncReportsResource(self)
 
 
 __all__ = [

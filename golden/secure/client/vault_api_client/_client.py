@@ -9,9 +9,12 @@ headers, ETag, replay flag and rate limit beside the parsed value.
 from __future__ import annotations
 
 import asyncio
+import functools
+import os
 import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING
 
 import httpx
 
@@ -29,9 +32,11 @@ from ._runtime import (
 from ._runtime._base import TimeoutTypes
 from ._runtime._logs import setup_logging
 from ._runtime._retry import DEFAULT_MAX_RETRIES, MAX_SERVER_DELAY
-from .resources.meta import AsyncMetaResource, MetaResource
-from .resources.secrets import AsyncSecretsResource, SecretsResource
-from .resources.transfers import AsyncTransfersResource, TransfersResource
+
+if TYPE_CHECKING:  # each resource's module is imported when the resource is first used
+    from .resources.meta import AsyncMetaResource, MetaResource
+    from .resources.secrets import AsyncSecretsResource, SecretsResource
+    from .resources.transfers import AsyncTransfersResource, TransfersResource
 
 DEFAULT_BASE_URL = "https://vault.example.com"
 USER_AGENT = "vault_api_client/1.0.0"
@@ -68,7 +73,9 @@ class Client(SyncAPIClient):
 
     Credentials, each optional: every call sends only what its operation requires, and only
     to `base_url`'s origin; a call that needs one the client was not given raises
-    `MissingCredentials` before anything is sent.
+    `MissingCredentials` before anything is sent. One not given is read from the environment
+    variable named after the package and the argument (`VAULT_API_CLIENT_<ARGUMENT>`,
+    basic credentials excepted); `base_url` likewise from `VAULT_API_CLIENT_BASE_URL`.
 
     - `api_key_header` (`apiKeyHeader`, apiKey in header `X-Vault-Key`):
       the key, sent as header `X-Vault-Key`.
@@ -90,7 +97,7 @@ class Client(SyncAPIClient):
     def __init__(
         self,
         *,
-        base_url: str = DEFAULT_BASE_URL,
+        base_url: str | None = None,
         api_key_header: str | None = None,
         basic_auth: BasicAuth | tuple[str, str] | None = None,
         bearer_auth: str | TokenProvider | None = None,
@@ -111,6 +118,22 @@ class Client(SyncAPIClient):
         max_retry_delay: float = MAX_SERVER_DELAY,
         strict_response_validation: bool = False,
     ) -> None:
+        self._arguments = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        base_url = base_url or os.environ.get("VAULT_API_CLIENT_BASE_URL")
+        if api_key_header is None:
+            api_key_header = os.environ.get("VAULT_API_CLIENT_API_KEY_HEADER")
+        if bearer_auth is None:
+            bearer_auth = os.environ.get("VAULT_API_CLIENT_BEARER_AUTH")
+        if cookie_key is None:
+            cookie_key = os.environ.get("VAULT_API_CLIENT_COOKIE_KEY")
+        if oauth is None:
+            oauth = os.environ.get("VAULT_API_CLIENT_OAUTH")
+        if oidc is None:
+            oidc = os.environ.get("VAULT_API_CLIENT_OIDC")
+        if query_key is None:
+            query_key = os.environ.get("VAULT_API_CLIENT_QUERY_KEY")
+        if base_url is None:
+            base_url = DEFAULT_BASE_URL
         super().__init__(
             base_url,
             timeout=timeout,
@@ -136,9 +159,24 @@ class Client(SyncAPIClient):
             max_retry_delay=max_retry_delay,
             strict_response_validation=strict_response_validation,
         )
-        self.meta = MetaResource(self)
-        self.secrets = SecretsResource(self)
-        self.transfers = TransfersResource(self)
+
+    @functools.cached_property
+    def meta(self) -> MetaResource:
+        from .resources.meta import MetaResource
+
+        return MetaResource(self)
+
+    @functools.cached_property
+    def secrets(self) -> SecretsResource:
+        from .resources.secrets import SecretsResource
+
+        return SecretsResource(self)
+
+    @functools.cached_property
+    def transfers(self) -> TransfersResource:
+        from .resources.transfers import TransfersResource
+
+        return TransfersResource(self)
 
 
 class AsyncClient(AsyncAPIClient):
@@ -146,7 +184,9 @@ class AsyncClient(AsyncAPIClient):
 
     Credentials, each optional: every call sends only what its operation requires, and only
     to `base_url`'s origin; a call that needs one the client was not given raises
-    `MissingCredentials` before anything is sent.
+    `MissingCredentials` before anything is sent. One not given is read from the environment
+    variable named after the package and the argument (`VAULT_API_CLIENT_<ARGUMENT>`,
+    basic credentials excepted); `base_url` likewise from `VAULT_API_CLIENT_BASE_URL`.
 
     - `api_key_header` (`apiKeyHeader`, apiKey in header `X-Vault-Key`):
       the key, sent as header `X-Vault-Key`.
@@ -168,7 +208,7 @@ class AsyncClient(AsyncAPIClient):
     def __init__(
         self,
         *,
-        base_url: str = DEFAULT_BASE_URL,
+        base_url: str | None = None,
         api_key_header: str | None = None,
         basic_auth: BasicAuth | tuple[str, str] | None = None,
         bearer_auth: str | AsyncTokenProvider | None = None,
@@ -189,6 +229,22 @@ class AsyncClient(AsyncAPIClient):
         max_retry_delay: float = MAX_SERVER_DELAY,
         strict_response_validation: bool = False,
     ) -> None:
+        self._arguments = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        base_url = base_url or os.environ.get("VAULT_API_CLIENT_BASE_URL")
+        if api_key_header is None:
+            api_key_header = os.environ.get("VAULT_API_CLIENT_API_KEY_HEADER")
+        if bearer_auth is None:
+            bearer_auth = os.environ.get("VAULT_API_CLIENT_BEARER_AUTH")
+        if cookie_key is None:
+            cookie_key = os.environ.get("VAULT_API_CLIENT_COOKIE_KEY")
+        if oauth is None:
+            oauth = os.environ.get("VAULT_API_CLIENT_OAUTH")
+        if oidc is None:
+            oidc = os.environ.get("VAULT_API_CLIENT_OIDC")
+        if query_key is None:
+            query_key = os.environ.get("VAULT_API_CLIENT_QUERY_KEY")
+        if base_url is None:
+            base_url = DEFAULT_BASE_URL
         super().__init__(
             base_url,
             timeout=timeout,
@@ -214,9 +270,24 @@ class AsyncClient(AsyncAPIClient):
             max_retry_delay=max_retry_delay,
             strict_response_validation=strict_response_validation,
         )
-        self.meta = AsyncMetaResource(self)
-        self.secrets = AsyncSecretsResource(self)
-        self.transfers = AsyncTransfersResource(self)
+
+    @functools.cached_property
+    def meta(self) -> AsyncMetaResource:
+        from .resources.meta import AsyncMetaResource
+
+        return AsyncMetaResource(self)
+
+    @functools.cached_property
+    def secrets(self) -> AsyncSecretsResource:
+        from .resources.secrets import AsyncSecretsResource
+
+        return AsyncSecretsResource(self)
+
+    @functools.cached_property
+    def transfers(self) -> AsyncTransfersResource:
+        from .resources.transfers import AsyncTransfersResource
+
+        return AsyncTransfersResource(self)
 
 
 __all__ = [

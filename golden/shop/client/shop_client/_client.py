@@ -9,9 +9,12 @@ headers, ETag, replay flag and rate limit beside the parsed value.
 from __future__ import annotations
 
 import asyncio
+import functools
+import os
 import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING
 
 import httpx
 
@@ -24,8 +27,10 @@ from ._runtime import (
 from ._runtime._base import TimeoutTypes
 from ._runtime._logs import setup_logging
 from ._runtime._retry import DEFAULT_MAX_RETRIES, MAX_SERVER_DELAY
-from .resources.account import AccountResource, AsyncAccountResource
-from .resources.customers import AsyncCustomersResource, CustomersResource
+
+if TYPE_CHECKING:  # each resource's module is imported when the resource is first used
+    from .resources.account import AccountResource, AsyncAccountResource
+    from .resources.customers import AsyncCustomersResource, CustomersResource
 
 DEFAULT_BASE_URL = "https://api.shop.example.com"
 USER_AGENT = "shop_client/1.0.0"
@@ -43,7 +48,7 @@ class Client(SyncAPIClient):
     def __init__(
         self,
         *,
-        base_url: str = DEFAULT_BASE_URL,
+        base_url: str | None = None,
         timeout: TimeoutTypes = DEFAULT_TIMEOUT,
         max_retries: int = DEFAULT_MAX_RETRIES,
         default_headers: Mapping[str, str] | None = None,
@@ -57,6 +62,10 @@ class Client(SyncAPIClient):
         max_retry_delay: float = MAX_SERVER_DELAY,
         strict_response_validation: bool = False,
     ) -> None:
+        self._arguments = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        base_url = base_url or os.environ.get("SHOP_CLIENT_BASE_URL")
+        if base_url is None:
+            base_url = DEFAULT_BASE_URL
         super().__init__(
             base_url,
             timeout=timeout,
@@ -72,8 +81,18 @@ class Client(SyncAPIClient):
             max_retry_delay=max_retry_delay,
             strict_response_validation=strict_response_validation,
         )
-        self.account = AccountResource(self)
-        self.customers = CustomersResource(self)
+
+    @functools.cached_property
+    def account(self) -> AccountResource:
+        from .resources.account import AccountResource
+
+        return AccountResource(self)
+
+    @functools.cached_property
+    def customers(self) -> CustomersResource:
+        from .resources.customers import CustomersResource
+
+        return CustomersResource(self)
 
 
 class AsyncClient(AsyncAPIClient):
@@ -82,7 +101,7 @@ class AsyncClient(AsyncAPIClient):
     def __init__(
         self,
         *,
-        base_url: str = DEFAULT_BASE_URL,
+        base_url: str | None = None,
         timeout: TimeoutTypes = DEFAULT_TIMEOUT,
         max_retries: int = DEFAULT_MAX_RETRIES,
         default_headers: Mapping[str, str] | None = None,
@@ -96,6 +115,10 @@ class AsyncClient(AsyncAPIClient):
         max_retry_delay: float = MAX_SERVER_DELAY,
         strict_response_validation: bool = False,
     ) -> None:
+        self._arguments = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        base_url = base_url or os.environ.get("SHOP_CLIENT_BASE_URL")
+        if base_url is None:
+            base_url = DEFAULT_BASE_URL
         super().__init__(
             base_url,
             timeout=timeout,
@@ -111,8 +134,18 @@ class AsyncClient(AsyncAPIClient):
             max_retry_delay=max_retry_delay,
             strict_response_validation=strict_response_validation,
         )
-        self.account = AsyncAccountResource(self)
-        self.customers = AsyncCustomersResource(self)
+
+    @functools.cached_property
+    def account(self) -> AsyncAccountResource:
+        from .resources.account import AsyncAccountResource
+
+        return AsyncAccountResource(self)
+
+    @functools.cached_property
+    def customers(self) -> AsyncCustomersResource:
+        from .resources.customers import AsyncCustomersResource
+
+        return AsyncCustomersResource(self)
 
 
 __all__ = [

@@ -10,7 +10,9 @@ See README.md for every operation; errors, job handles, the read-modify-write he
 webhook verification come from the runtime (`pet_clinic_api_swagger_2_0_client._runtime`).
 """
 
-from . import models
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from ._client import AsyncClient, Client, Raw
 from ._runtime import (
     APIConnectionError,
@@ -111,3 +113,14 @@ __all__ = [
     "read_modify_write",
     "verify_webhook",
 ]
+
+if TYPE_CHECKING:
+    from . import models
+
+
+def __getattr__(name: str) -> Any:
+    """`models` are imported when first used: importing
+    the client stays fast whatever the size of the API."""
+    if name in ("models"):
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

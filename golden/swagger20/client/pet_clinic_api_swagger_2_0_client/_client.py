@@ -9,9 +9,12 @@ headers, ETag, replay flag and rate limit beside the parsed value.
 from __future__ import annotations
 
 import asyncio
+import functools
+import os
 import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING
 
 import httpx
 
@@ -27,7 +30,9 @@ from ._runtime import (
 from ._runtime._base import TimeoutTypes
 from ._runtime._logs import setup_logging
 from ._runtime._retry import DEFAULT_MAX_RETRIES, MAX_SERVER_DELAY
-from .resources.pets import AsyncPetsResource, PetsResource
+
+if TYPE_CHECKING:  # each resource's module is imported when the resource is first used
+    from .resources.pets import AsyncPetsResource, PetsResource
 
 DEFAULT_BASE_URL = "https://clinic.example.com/api"
 USER_AGENT = "pet_clinic_api_swagger_2_0_client/2.1.0"
@@ -49,7 +54,9 @@ class Client(SyncAPIClient):
 
     Credentials, each optional: every call sends only what its operation requires, and only
     to `base_url`'s origin; a call that needs one the client was not given raises
-    `MissingCredentials` before anything is sent.
+    `MissingCredentials` before anything is sent. One not given is read from the environment
+    variable named after the package and the argument (`PET_CLINIC_API_SWAGGER_2_0_CLIENT_<ARGUMENT>`,
+    basic credentials excepted); `base_url` likewise from `PET_CLINIC_API_SWAGGER_2_0_CLIENT_BASE_URL`.
 
     - `api_key` (`apiKey`, apiKey in header `X-Api-Key`):
       the key, sent as header `X-Api-Key`.
@@ -60,7 +67,7 @@ class Client(SyncAPIClient):
     def __init__(
         self,
         *,
-        base_url: str = DEFAULT_BASE_URL,
+        base_url: str | None = None,
         api_key: str | None = None,
         oauth: str | TokenProvider | None = None,
         timeout: TimeoutTypes = DEFAULT_TIMEOUT,
@@ -76,6 +83,14 @@ class Client(SyncAPIClient):
         max_retry_delay: float = MAX_SERVER_DELAY,
         strict_response_validation: bool = False,
     ) -> None:
+        self._arguments = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        base_url = base_url or os.environ.get("PET_CLINIC_API_SWAGGER_2_0_CLIENT_BASE_URL")
+        if api_key is None:
+            api_key = os.environ.get("PET_CLINIC_API_SWAGGER_2_0_CLIENT_API_KEY")
+        if oauth is None:
+            oauth = os.environ.get("PET_CLINIC_API_SWAGGER_2_0_CLIENT_OAUTH")
+        if base_url is None:
+            base_url = DEFAULT_BASE_URL
         super().__init__(
             base_url,
             timeout=timeout,
@@ -96,7 +111,12 @@ class Client(SyncAPIClient):
             max_retry_delay=max_retry_delay,
             strict_response_validation=strict_response_validation,
         )
-        self.pets = PetsResource(self)
+
+    @functools.cached_property
+    def pets(self) -> PetsResource:
+        from .resources.pets import PetsResource
+
+        return PetsResource(self)
 
 
 class AsyncClient(AsyncAPIClient):
@@ -104,7 +124,9 @@ class AsyncClient(AsyncAPIClient):
 
     Credentials, each optional: every call sends only what its operation requires, and only
     to `base_url`'s origin; a call that needs one the client was not given raises
-    `MissingCredentials` before anything is sent.
+    `MissingCredentials` before anything is sent. One not given is read from the environment
+    variable named after the package and the argument (`PET_CLINIC_API_SWAGGER_2_0_CLIENT_<ARGUMENT>`,
+    basic credentials excepted); `base_url` likewise from `PET_CLINIC_API_SWAGGER_2_0_CLIENT_BASE_URL`.
 
     - `api_key` (`apiKey`, apiKey in header `X-Api-Key`):
       the key, sent as header `X-Api-Key`.
@@ -115,7 +137,7 @@ class AsyncClient(AsyncAPIClient):
     def __init__(
         self,
         *,
-        base_url: str = DEFAULT_BASE_URL,
+        base_url: str | None = None,
         api_key: str | None = None,
         oauth: str | AsyncTokenProvider | None = None,
         timeout: TimeoutTypes = DEFAULT_TIMEOUT,
@@ -131,6 +153,14 @@ class AsyncClient(AsyncAPIClient):
         max_retry_delay: float = MAX_SERVER_DELAY,
         strict_response_validation: bool = False,
     ) -> None:
+        self._arguments = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        base_url = base_url or os.environ.get("PET_CLINIC_API_SWAGGER_2_0_CLIENT_BASE_URL")
+        if api_key is None:
+            api_key = os.environ.get("PET_CLINIC_API_SWAGGER_2_0_CLIENT_API_KEY")
+        if oauth is None:
+            oauth = os.environ.get("PET_CLINIC_API_SWAGGER_2_0_CLIENT_OAUTH")
+        if base_url is None:
+            base_url = DEFAULT_BASE_URL
         super().__init__(
             base_url,
             timeout=timeout,
@@ -151,7 +181,12 @@ class AsyncClient(AsyncAPIClient):
             max_retry_delay=max_retry_delay,
             strict_response_validation=strict_response_validation,
         )
-        self.pets = AsyncPetsResource(self)
+
+    @functools.cached_property
+    def pets(self) -> AsyncPetsResource:
+        from .resources.pets import AsyncPetsResource
+
+        return AsyncPetsResource(self)
 
 
 __all__ = [

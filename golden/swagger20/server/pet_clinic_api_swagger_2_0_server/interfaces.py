@@ -66,7 +66,7 @@ class PetsBase:
         ctx: RequestContext,
         *,
         pet_id: str,
-        body: bytes,
+        body: models.UploadPhotoRequest,
     ) -> models.Pet | Reply[models.Pet]:
         """POST /pets/{petId}/photo: Upload a photo of a pet"""
         raise NotImplementedError

@@ -36,19 +36,20 @@ class CustomersResource:
         headers, ETag, replay flag, rate limit)."""
         return CustomersResourceWithRawResponse(self)
 
-    def list_customers(
+    def list(
         self,
         *,
         limit: int | None = None,
         starting_after: str | None = None,
         email: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> SyncPage[models.Customer, models.CustomerList]:
         """List customers
 
-        `GET /v1/customers`.
+        `GET /v1/customers` (operationId `listCustomers`).
 
         Args:
             limit: query parameter `limit`. Maximum number of items to return.
@@ -73,6 +74,7 @@ class CustomersResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         return SyncPage(
             self._client,
@@ -91,18 +93,20 @@ class CustomersResource:
             models.CustomerList,
         )
 
-    def create_customer(
+    def create(
         self,
         *,
         body: models.CustomerCreate | dict[str, Any],
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Customer:
         """Create a customer
 
-        `POST /v1/customers`.
+        `POST /v1/customers` (operationId `createCustomer`).
 
         Sends an idempotency key (`Idempotency-Key`): yours, or one generated
         once for this call and reused by every retry, so retries are safe.
@@ -120,22 +124,25 @@ class CustomersResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = self._client.request(options)
         return response.parse(models.Customer)
 
-    def get_customer(
+    def get(
         self,
         *,
         customer_id: str,
         if_none_match: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Customer | None:
         """Get a customer
 
-        `GET /v1/customers/{customerId}`.
+        `GET /v1/customers/{customerId}` (operationId `getCustomer`).
 
         Returns the customer and its `ETag`. Send a cached copy's ETag in `If-None-Match` to get
         `304 Not Modified` without a body when nothing changed.
@@ -155,24 +162,28 @@ class CustomersResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = self._client.request(options)
         if response.not_modified:
             return None
         return response.parse(models.Customer)
 
-    def delete_customer(
+    def delete(
         self,
         *,
         customer_id: str,
         if_match: str,
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> None:
         """Delete a customer
 
-        `DELETE /v1/customers/{customerId}`.
+        `DELETE /v1/customers/{customerId}` (operationId `deleteCustomer`).
 
         Deletes the customer if it is still at the version named by `If-Match`.
 
@@ -187,14 +198,16 @@ class CustomersResource:
             "DELETE",
             "/v1/customers/" + path_segment(customer_id),
             headers=headers,
+            idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
-        response = self._client.request(options)
-        return None
+        self._client.request(options)
 
-    def update_customer(
+    def update(
         self,
         *,
         customer_id: str,
@@ -202,12 +215,14 @@ class CustomersResource:
         if_match: str,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Customer:
         """Update a customer
 
-        `PATCH /v1/customers/{customerId}`.
+        `PATCH /v1/customers/{customerId}` (operationId `updateCustomer`).
 
         Changes the given fields. `If-Match` must carry the ETag of the version you read; if the
         customer changed since, the update is refused with `412` and you must re-fetch and retry.
@@ -233,6 +248,8 @@ class CustomersResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = self._client.request(options)
         return response.parse(models.Customer)
@@ -242,11 +259,11 @@ class CustomersResourceWithRawResponse:
     """`client.customers.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: CustomersResource) -> None:
-        self.list_customers = to_raw(resource.list_customers)
-        self.create_customer = to_raw(resource.create_customer)
-        self.get_customer = to_raw(resource.get_customer)
-        self.delete_customer = to_raw(resource.delete_customer)
-        self.update_customer = to_raw(resource.update_customer)
+        self.list = to_raw(resource.list)
+        self.create = to_raw(resource.create)
+        self.get = to_raw(resource.get)
+        self.delete = to_raw(resource.delete)
+        self.update = to_raw(resource.update)
 
 
 class AsyncCustomersResource:
@@ -261,19 +278,20 @@ class AsyncCustomersResource:
         headers, ETag, replay flag, rate limit)."""
         return AsyncCustomersResourceWithRawResponse(self)
 
-    def list_customers(
+    def list(
         self,
         *,
         limit: int | None = None,
         starting_after: str | None = None,
         email: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> AsyncPaginator[models.Customer, models.CustomerList]:
         """List customers
 
-        `GET /v1/customers`.
+        `GET /v1/customers` (operationId `listCustomers`).
 
         Args:
             limit: query parameter `limit`. Maximum number of items to return.
@@ -298,6 +316,7 @@ class AsyncCustomersResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
 
         async def first_page() -> AsyncPage[models.Customer, models.CustomerList]:
@@ -320,18 +339,20 @@ class AsyncCustomersResource:
 
         return AsyncPaginator(first_page)
 
-    async def create_customer(
+    async def create(
         self,
         *,
         body: models.CustomerCreate | dict[str, Any],
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Customer:
         """Create a customer
 
-        `POST /v1/customers`.
+        `POST /v1/customers` (operationId `createCustomer`).
 
         Sends an idempotency key (`Idempotency-Key`): yours, or one generated
         once for this call and reused by every retry, so retries are safe.
@@ -349,22 +370,25 @@ class AsyncCustomersResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = await self._client.request(options)
         return response.parse(models.Customer)
 
-    async def get_customer(
+    async def get(
         self,
         *,
         customer_id: str,
         if_none_match: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Customer | None:
         """Get a customer
 
-        `GET /v1/customers/{customerId}`.
+        `GET /v1/customers/{customerId}` (operationId `getCustomer`).
 
         Returns the customer and its `ETag`. Send a cached copy's ETag in `If-None-Match` to get
         `304 Not Modified` without a body when nothing changed.
@@ -384,24 +408,28 @@ class AsyncCustomersResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = await self._client.request(options)
         if response.not_modified:
             return None
         return response.parse(models.Customer)
 
-    async def delete_customer(
+    async def delete(
         self,
         *,
         customer_id: str,
         if_match: str,
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> None:
         """Delete a customer
 
-        `DELETE /v1/customers/{customerId}`.
+        `DELETE /v1/customers/{customerId}` (operationId `deleteCustomer`).
 
         Deletes the customer if it is still at the version named by `If-Match`.
 
@@ -416,14 +444,16 @@ class AsyncCustomersResource:
             "DELETE",
             "/v1/customers/" + path_segment(customer_id),
             headers=headers,
+            idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
-        response = await self._client.request(options)
-        return None
+        await self._client.request(options)
 
-    async def update_customer(
+    async def update(
         self,
         *,
         customer_id: str,
@@ -431,12 +461,14 @@ class AsyncCustomersResource:
         if_match: str,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Customer:
         """Update a customer
 
-        `PATCH /v1/customers/{customerId}`.
+        `PATCH /v1/customers/{customerId}` (operationId `updateCustomer`).
 
         Changes the given fields. `If-Match` must carry the ETag of the version you read; if the
         customer changed since, the update is refused with `412` and you must re-fetch and retry.
@@ -462,6 +494,8 @@ class AsyncCustomersResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = await self._client.request(options)
         return response.parse(models.Customer)
@@ -471,11 +505,11 @@ class AsyncCustomersResourceWithRawResponse:
     """`client.customers.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: AsyncCustomersResource) -> None:
-        self.list_customers = async_to_raw(resource.list_customers)
-        self.create_customer = async_to_raw(resource.create_customer)
-        self.get_customer = async_to_raw(resource.get_customer)
-        self.delete_customer = async_to_raw(resource.delete_customer)
-        self.update_customer = async_to_raw(resource.update_customer)
+        self.list = async_to_raw(resource.list)
+        self.create = async_to_raw(resource.create)
+        self.get = async_to_raw(resource.get)
+        self.delete = async_to_raw(resource.delete)
+        self.update = async_to_raw(resource.update)
 
 
 __all__ = [

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
+from typing import Any
 
 from .. import models
 from .._runtime import (
@@ -31,17 +32,18 @@ class JobsResource:
         headers, ETag, replay flag, rate limit)."""
         return JobsResourceWithRawResponse(self)
 
-    def get_job(
+    def get(
         self,
         *,
         job_id: str,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Job:
         """Get a job
 
-        `GET /v1/jobs/{jobId}`.
+        `GET /v1/jobs/{jobId}` (operationId `getJob`).
 
         Poll this until `status` is `completed`, `failed` or `cancelled`.
 
@@ -58,21 +60,25 @@ class JobsResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = self._client.request(options)
         return response.parse(models.Job)
 
-    def cancel_job(
+    def cancel(
         self,
         *,
         job_id: str,
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Job:
         """Cancel a job
 
-        `DELETE /v1/jobs/{jobId}`.
+        `DELETE /v1/jobs/{jobId}` (operationId `cancelJob`).
 
         Cancels a job that is `queued` or `running`; the job is returned as `cancelled`.
 
@@ -85,10 +91,13 @@ class JobsResource:
             "DELETE",
             "/v1/jobs/" + path_segment(job_id),
             headers=headers,
+            idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = self._client.request(options)
         return response.parse(models.Job)
@@ -98,8 +107,8 @@ class JobsResourceWithRawResponse:
     """`client.jobs.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: JobsResource) -> None:
-        self.get_job = to_raw(resource.get_job)
-        self.cancel_job = to_raw(resource.cancel_job)
+        self.get = to_raw(resource.get)
+        self.cancel = to_raw(resource.cancel)
 
 
 class AsyncJobsResource:
@@ -114,17 +123,18 @@ class AsyncJobsResource:
         headers, ETag, replay flag, rate limit)."""
         return AsyncJobsResourceWithRawResponse(self)
 
-    async def get_job(
+    async def get(
         self,
         *,
         job_id: str,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Job:
         """Get a job
 
-        `GET /v1/jobs/{jobId}`.
+        `GET /v1/jobs/{jobId}` (operationId `getJob`).
 
         Poll this until `status` is `completed`, `failed` or `cancelled`.
 
@@ -141,21 +151,25 @@ class AsyncJobsResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = await self._client.request(options)
         return response.parse(models.Job)
 
-    async def cancel_job(
+    async def cancel(
         self,
         *,
         job_id: str,
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Job:
         """Cancel a job
 
-        `DELETE /v1/jobs/{jobId}`.
+        `DELETE /v1/jobs/{jobId}` (operationId `cancelJob`).
 
         Cancels a job that is `queued` or `running`; the job is returned as `cancelled`.
 
@@ -168,10 +182,13 @@ class AsyncJobsResource:
             "DELETE",
             "/v1/jobs/" + path_segment(job_id),
             headers=headers,
+            idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = await self._client.request(options)
         return response.parse(models.Job)
@@ -181,8 +198,8 @@ class AsyncJobsResourceWithRawResponse:
     """`client.jobs.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: AsyncJobsResource) -> None:
-        self.get_job = async_to_raw(resource.get_job)
-        self.cancel_job = async_to_raw(resource.cancel_job)
+        self.get = async_to_raw(resource.get)
+        self.cancel = async_to_raw(resource.cancel)
 
 
 __all__ = [

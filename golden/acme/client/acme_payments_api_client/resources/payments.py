@@ -36,7 +36,7 @@ class PaymentsResource:
         headers, ETag, replay flag, rate limit)."""
         return PaymentsResourceWithRawResponse(self)
 
-    def list_payments(
+    def list(
         self,
         *,
         limit: int | None = None,
@@ -44,12 +44,13 @@ class PaymentsResource:
         customer_id: str | None = None,
         status: Literal["pending", "processing", "succeeded", "failed", "canceled"] | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> SyncPage[models.Payment, models.PaymentList]:
         """List payments
 
-        `GET /v1/payments`.
+        `GET /v1/payments` (operationId `listPayments`).
 
         Payments, newest first, one page at a time.
 
@@ -78,6 +79,7 @@ class PaymentsResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         return SyncPage(
             self._client,
@@ -96,18 +98,20 @@ class PaymentsResource:
             models.PaymentList,
         )
 
-    def create_payment(
+    def create(
         self,
         *,
         body: models.PaymentCreate | dict[str, Any],
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Payment:
         """Create a payment
 
-        `POST /v1/payments`.
+        `POST /v1/payments` (operationId `createPayment`).
 
         Charges a customer. Generate one `Idempotency-Key` per logical payment and send the same
         key on every retry: a lost response then never charges twice.
@@ -128,21 +132,24 @@ class PaymentsResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = self._client.request(options)
         return response.parse(models.Payment)
 
-    def get_payment(
+    def get(
         self,
         *,
         payment_id: str,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Payment:
         """Get a payment
 
-        `GET /v1/payments/{paymentId}`.
+        `GET /v1/payments/{paymentId}` (operationId `getPayment`).
 
         Args:
             payment_id: path parameter `paymentId`. Identifier of the payment.
@@ -157,6 +164,7 @@ class PaymentsResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = self._client.request(options)
         return response.parse(models.Payment)
@@ -166,9 +174,9 @@ class PaymentsResourceWithRawResponse:
     """`client.payments.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: PaymentsResource) -> None:
-        self.list_payments = to_raw(resource.list_payments)
-        self.create_payment = to_raw(resource.create_payment)
-        self.get_payment = to_raw(resource.get_payment)
+        self.list = to_raw(resource.list)
+        self.create = to_raw(resource.create)
+        self.get = to_raw(resource.get)
 
 
 class AsyncPaymentsResource:
@@ -183,7 +191,7 @@ class AsyncPaymentsResource:
         headers, ETag, replay flag, rate limit)."""
         return AsyncPaymentsResourceWithRawResponse(self)
 
-    def list_payments(
+    def list(
         self,
         *,
         limit: int | None = None,
@@ -191,12 +199,13 @@ class AsyncPaymentsResource:
         customer_id: str | None = None,
         status: Literal["pending", "processing", "succeeded", "failed", "canceled"] | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> AsyncPaginator[models.Payment, models.PaymentList]:
         """List payments
 
-        `GET /v1/payments`.
+        `GET /v1/payments` (operationId `listPayments`).
 
         Payments, newest first, one page at a time.
 
@@ -225,6 +234,7 @@ class AsyncPaymentsResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
 
         async def first_page() -> AsyncPage[models.Payment, models.PaymentList]:
@@ -247,18 +257,20 @@ class AsyncPaymentsResource:
 
         return AsyncPaginator(first_page)
 
-    async def create_payment(
+    async def create(
         self,
         *,
         body: models.PaymentCreate | dict[str, Any],
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Payment:
         """Create a payment
 
-        `POST /v1/payments`.
+        `POST /v1/payments` (operationId `createPayment`).
 
         Charges a customer. Generate one `Idempotency-Key` per logical payment and send the same
         key on every retry: a lost response then never charges twice.
@@ -279,21 +291,24 @@ class AsyncPaymentsResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = await self._client.request(options)
         return response.parse(models.Payment)
 
-    async def get_payment(
+    async def get(
         self,
         *,
         payment_id: str,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Payment:
         """Get a payment
 
-        `GET /v1/payments/{paymentId}`.
+        `GET /v1/payments/{paymentId}` (operationId `getPayment`).
 
         Args:
             payment_id: path parameter `paymentId`. Identifier of the payment.
@@ -308,6 +323,7 @@ class AsyncPaymentsResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = await self._client.request(options)
         return response.parse(models.Payment)
@@ -317,9 +333,9 @@ class AsyncPaymentsResourceWithRawResponse:
     """`client.payments.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: AsyncPaymentsResource) -> None:
-        self.list_payments = async_to_raw(resource.list_payments)
-        self.create_payment = async_to_raw(resource.create_payment)
-        self.get_payment = async_to_raw(resource.get_payment)
+        self.list = async_to_raw(resource.list)
+        self.create = async_to_raw(resource.create)
+        self.get = async_to_raw(resource.get)
 
 
 __all__ = [

@@ -36,19 +36,20 @@ class RefundsResource:
         headers, ETag, replay flag, rate limit)."""
         return RefundsResourceWithRawResponse(self)
 
-    def list_refunds(
+    def list(
         self,
         *,
         limit: int | None = None,
         starting_after: str | None = None,
         payment_id: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> SyncPage[models.Refund, models.RefundList]:
         """List refunds
 
-        `GET /v1/refunds`.
+        `GET /v1/refunds` (operationId `listRefunds`).
 
         Args:
             limit: query parameter `limit`. Maximum number of items to return.
@@ -73,6 +74,7 @@ class RefundsResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         return SyncPage(
             self._client,
@@ -91,18 +93,20 @@ class RefundsResource:
             models.RefundList,
         )
 
-    def create_refund(
+    def create(
         self,
         *,
         body: models.RefundCreate | dict[str, Any],
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Refund:
         """Refund a payment
 
-        `POST /v1/refunds`.
+        `POST /v1/refunds` (operationId `createRefund`).
 
         Returns all or part of a succeeded payment to the customer.
 
@@ -122,21 +126,24 @@ class RefundsResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = self._client.request(options)
         return response.parse(models.Refund)
 
-    def get_refund(
+    def get(
         self,
         *,
         refund_id: str,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Refund:
         """Get a refund
 
-        `GET /v1/refunds/{refundId}`.
+        `GET /v1/refunds/{refundId}` (operationId `getRefund`).
 
         Args:
             refund_id: path parameter `refundId`. Identifier of the refund.
@@ -151,6 +158,7 @@ class RefundsResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = self._client.request(options)
         return response.parse(models.Refund)
@@ -160,9 +168,9 @@ class RefundsResourceWithRawResponse:
     """`client.refunds.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: RefundsResource) -> None:
-        self.list_refunds = to_raw(resource.list_refunds)
-        self.create_refund = to_raw(resource.create_refund)
-        self.get_refund = to_raw(resource.get_refund)
+        self.list = to_raw(resource.list)
+        self.create = to_raw(resource.create)
+        self.get = to_raw(resource.get)
 
 
 class AsyncRefundsResource:
@@ -177,19 +185,20 @@ class AsyncRefundsResource:
         headers, ETag, replay flag, rate limit)."""
         return AsyncRefundsResourceWithRawResponse(self)
 
-    def list_refunds(
+    def list(
         self,
         *,
         limit: int | None = None,
         starting_after: str | None = None,
         payment_id: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> AsyncPaginator[models.Refund, models.RefundList]:
         """List refunds
 
-        `GET /v1/refunds`.
+        `GET /v1/refunds` (operationId `listRefunds`).
 
         Args:
             limit: query parameter `limit`. Maximum number of items to return.
@@ -214,6 +223,7 @@ class AsyncRefundsResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
 
         async def first_page() -> AsyncPage[models.Refund, models.RefundList]:
@@ -236,18 +246,20 @@ class AsyncRefundsResource:
 
         return AsyncPaginator(first_page)
 
-    async def create_refund(
+    async def create(
         self,
         *,
         body: models.RefundCreate | dict[str, Any],
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Refund:
         """Refund a payment
 
-        `POST /v1/refunds`.
+        `POST /v1/refunds` (operationId `createRefund`).
 
         Returns all or part of a succeeded payment to the customer.
 
@@ -267,21 +279,24 @@ class AsyncRefundsResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = await self._client.request(options)
         return response.parse(models.Refund)
 
-    async def get_refund(
+    async def get(
         self,
         *,
         refund_id: str,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Refund:
         """Get a refund
 
-        `GET /v1/refunds/{refundId}`.
+        `GET /v1/refunds/{refundId}` (operationId `getRefund`).
 
         Args:
             refund_id: path parameter `refundId`. Identifier of the refund.
@@ -296,6 +311,7 @@ class AsyncRefundsResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = await self._client.request(options)
         return response.parse(models.Refund)
@@ -305,9 +321,9 @@ class AsyncRefundsResourceWithRawResponse:
     """`client.refunds.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: AsyncRefundsResource) -> None:
-        self.list_refunds = async_to_raw(resource.list_refunds)
-        self.create_refund = async_to_raw(resource.create_refund)
-        self.get_refund = async_to_raw(resource.get_refund)
+        self.list = async_to_raw(resource.list)
+        self.create = async_to_raw(resource.create)
+        self.get = async_to_raw(resource.get)
 
 
 __all__ = [

@@ -33,18 +33,20 @@ class ReportsResource:
         headers, ETag, replay flag, rate limit)."""
         return ReportsResourceWithRawResponse(self)
 
-    def create_report(
+    def create(
         self,
         *,
         body: models.ReportRequest | dict[str, Any],
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> JobHandle[models.ReportResult]:
         """Start generating a report
 
-        `POST /v1/reports`.
+        `POST /v1/reports` (operationId `createReport`).
 
         Queues a report and answers `202 Accepted` at once. Poll the job at `Location`, no
         sooner than `Retry-After` seconds, or pass `callbackUrl` to receive the `job.finished`
@@ -68,6 +70,8 @@ class ReportsResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = self._client.request(options)
         return JobHandle(self._client, response, models.ReportResult)
@@ -77,7 +81,7 @@ class ReportsResourceWithRawResponse:
     """`client.reports.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: ReportsResource) -> None:
-        self.create_report = to_raw(resource.create_report)
+        self.create = to_raw(resource.create)
 
 
 class AsyncReportsResource:
@@ -92,18 +96,20 @@ class AsyncReportsResource:
         headers, ETag, replay flag, rate limit)."""
         return AsyncReportsResourceWithRawResponse(self)
 
-    async def create_report(
+    async def create(
         self,
         *,
         body: models.ReportRequest | dict[str, Any],
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> AsyncJobHandle[models.ReportResult]:
         """Start generating a report
 
-        `POST /v1/reports`.
+        `POST /v1/reports` (operationId `createReport`).
 
         Queues a report and answers `202 Accepted` at once. Poll the job at `Location`, no
         sooner than `Retry-After` seconds, or pass `callbackUrl` to receive the `job.finished`
@@ -127,6 +133,8 @@ class AsyncReportsResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = await self._client.request(options)
         return AsyncJobHandle(self._client, response, models.ReportResult)
@@ -136,7 +144,7 @@ class AsyncReportsResourceWithRawResponse:
     """`client.reports.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: AsyncReportsResource) -> None:
-        self.create_report = async_to_raw(resource.create_report)
+        self.create = async_to_raw(resource.create)
 
 
 __all__ = [

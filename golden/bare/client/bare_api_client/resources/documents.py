@@ -31,18 +31,19 @@ class DocumentsResource:
         headers, ETag, replay flag, rate limit)."""
         return DocumentsResourceWithRawResponse(self)
 
-    def get_document(
+    def get(
         self,
         *,
         document_id: str,
         if_none_match: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Document | None:
         """Get a document
 
-        `GET /documents/{documentId}`.
+        `GET /documents/{documentId}` (operationId `getDocument`).
 
         Sends an `ETag` and accepts `If-None-Match`, but declares no `304`.
 
@@ -61,25 +62,29 @@ class DocumentsResource:
             errors={"404": models.Error},
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = self._client.request(options)
         if response.not_modified:
             return None
         return response.parse(models.Document)
 
-    def replace_document(
+    def replace(
         self,
         *,
         document_id: str,
         body: models.DocumentInput | dict[str, Any],
         if_match: str,
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Document:
         """Replace a document
 
-        `PUT /documents/{documentId}`.
+        `PUT /documents/{documentId}` (operationId `replaceDocument`).
 
         Requires `If-Match` and declares `412`, but not `428`.
 
@@ -95,26 +100,32 @@ class DocumentsResource:
             "/documents/" + path_segment(document_id),
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             accept="application/json",
             errors={"412": models.Error},
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = self._client.request(options)
         return response.parse(models.Document)
 
-    def delete_document(
+    def delete(
         self,
         *,
         document_id: str,
         if_match: str | None = None,
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> None:
         """Delete a document
 
-        `DELETE /documents/{documentId}`.
+        `DELETE /documents/{documentId}` (operationId `deleteDocument`).
 
         Accepts an optional `If-Match` but declares no `412`.
 
@@ -129,30 +140,38 @@ class DocumentsResource:
             "DELETE",
             "/documents/" + path_segment(document_id),
             headers=headers,
+            idempotency_key=idempotency_key,
             errors={"404": models.Error},
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
-        response = self._client.request(options)
-        return None
+        self._client.request(options)
 
-    def patch_document(
+    def patch(
         self,
         *,
         document_id: str,
         body: models.DocumentInput | dict[str, Any],
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Document:
         """Change part of a document
 
-        `PATCH /documents/{documentId}`.
+        `PATCH /documents/{documentId}` (operationId `patchDocument`).
 
         No `If-Match`, although the `GET` sends an `ETag`.
 
         Args:
             document_id: path parameter `documentId`
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a PATCH is sent once.
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -161,10 +180,13 @@ class DocumentsResource:
             "/documents/" + path_segment(document_id),
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             accept="application/json",
             errors={"404": models.Error},
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = self._client.request(options)
         return response.parse(models.Document)
@@ -174,10 +196,10 @@ class DocumentsResourceWithRawResponse:
     """`client.documents.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: DocumentsResource) -> None:
-        self.get_document = to_raw(resource.get_document)
-        self.replace_document = to_raw(resource.replace_document)
-        self.delete_document = to_raw(resource.delete_document)
-        self.patch_document = to_raw(resource.patch_document)
+        self.get = to_raw(resource.get)
+        self.replace = to_raw(resource.replace)
+        self.delete = to_raw(resource.delete)
+        self.patch = to_raw(resource.patch)
 
 
 class AsyncDocumentsResource:
@@ -192,18 +214,19 @@ class AsyncDocumentsResource:
         headers, ETag, replay flag, rate limit)."""
         return AsyncDocumentsResourceWithRawResponse(self)
 
-    async def get_document(
+    async def get(
         self,
         *,
         document_id: str,
         if_none_match: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Document | None:
         """Get a document
 
-        `GET /documents/{documentId}`.
+        `GET /documents/{documentId}` (operationId `getDocument`).
 
         Sends an `ETag` and accepts `If-None-Match`, but declares no `304`.
 
@@ -222,25 +245,29 @@ class AsyncDocumentsResource:
             errors={"404": models.Error},
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = await self._client.request(options)
         if response.not_modified:
             return None
         return response.parse(models.Document)
 
-    async def replace_document(
+    async def replace(
         self,
         *,
         document_id: str,
         body: models.DocumentInput | dict[str, Any],
         if_match: str,
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Document:
         """Replace a document
 
-        `PUT /documents/{documentId}`.
+        `PUT /documents/{documentId}` (operationId `replaceDocument`).
 
         Requires `If-Match` and declares `412`, but not `428`.
 
@@ -256,26 +283,32 @@ class AsyncDocumentsResource:
             "/documents/" + path_segment(document_id),
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             accept="application/json",
             errors={"412": models.Error},
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = await self._client.request(options)
         return response.parse(models.Document)
 
-    async def delete_document(
+    async def delete(
         self,
         *,
         document_id: str,
         if_match: str | None = None,
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> None:
         """Delete a document
 
-        `DELETE /documents/{documentId}`.
+        `DELETE /documents/{documentId}` (operationId `deleteDocument`).
 
         Accepts an optional `If-Match` but declares no `412`.
 
@@ -290,30 +323,38 @@ class AsyncDocumentsResource:
             "DELETE",
             "/documents/" + path_segment(document_id),
             headers=headers,
+            idempotency_key=idempotency_key,
             errors={"404": models.Error},
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
-        response = await self._client.request(options)
-        return None
+        await self._client.request(options)
 
-    async def patch_document(
+    async def patch(
         self,
         *,
         document_id: str,
         body: models.DocumentInput | dict[str, Any],
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Document:
         """Change part of a document
 
-        `PATCH /documents/{documentId}`.
+        `PATCH /documents/{documentId}` (operationId `patchDocument`).
 
         No `If-Match`, although the `GET` sends an `ETag`.
 
         Args:
             document_id: path parameter `documentId`
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a PATCH is sent once.
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -322,10 +363,13 @@ class AsyncDocumentsResource:
             "/documents/" + path_segment(document_id),
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             accept="application/json",
             errors={"404": models.Error},
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = await self._client.request(options)
         return response.parse(models.Document)
@@ -335,10 +379,10 @@ class AsyncDocumentsResourceWithRawResponse:
     """`client.documents.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: AsyncDocumentsResource) -> None:
-        self.get_document = async_to_raw(resource.get_document)
-        self.replace_document = async_to_raw(resource.replace_document)
-        self.delete_document = async_to_raw(resource.delete_document)
-        self.patch_document = async_to_raw(resource.patch_document)
+        self.get = async_to_raw(resource.get)
+        self.replace = async_to_raw(resource.replace)
+        self.delete = async_to_raw(resource.delete)
+        self.patch = async_to_raw(resource.patch)
 
 
 __all__ = [

@@ -34,19 +34,25 @@ class ExportsResource:
         headers, ETag, replay flag, rate limit)."""
         return ExportsResourceWithRawResponse(self)
 
-    def create_export(
+    def create(
         self,
         *,
         body: models.CreateExportRequest | dict[str, Any],
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> JobHandle[Any]:
         """Start an export
 
-        `POST /exports`.
+        `POST /exports` (operationId `createExport`).
 
         Answers `202` with neither `Location` nor `Retry-After`.
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a POST is sent once.
 
         Answers `202 Accepted`: returns a job handle; `.wait()` polls it for the result.
         """
@@ -57,9 +63,12 @@ class ExportsResource:
             "/exports",
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = self._client.request(options)
         return JobHandle[Any](self._client, response, pydantic.TypeAdapter[Any](Any))
@@ -69,7 +78,7 @@ class ExportsResourceWithRawResponse:
     """`client.exports.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: ExportsResource) -> None:
-        self.create_export = to_raw(resource.create_export)
+        self.create = to_raw(resource.create)
 
 
 class AsyncExportsResource:
@@ -84,19 +93,25 @@ class AsyncExportsResource:
         headers, ETag, replay flag, rate limit)."""
         return AsyncExportsResourceWithRawResponse(self)
 
-    async def create_export(
+    async def create(
         self,
         *,
         body: models.CreateExportRequest | dict[str, Any],
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> AsyncJobHandle[Any]:
         """Start an export
 
-        `POST /exports`.
+        `POST /exports` (operationId `createExport`).
 
         Answers `202` with neither `Location` nor `Retry-After`.
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a POST is sent once.
 
         Answers `202 Accepted`: returns a job handle; `.wait()` polls it for the result.
         """
@@ -107,9 +122,12 @@ class AsyncExportsResource:
             "/exports",
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = await self._client.request(options)
         return AsyncJobHandle[Any](self._client, response, pydantic.TypeAdapter[Any](Any))
@@ -119,7 +137,7 @@ class AsyncExportsResourceWithRawResponse:
     """`client.exports.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: AsyncExportsResource) -> None:
-        self.create_export = async_to_raw(resource.create_export)
+        self.create = async_to_raw(resource.create)
 
 
 __all__ = [

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import builtins
 import functools
 from collections.abc import Mapping
 from typing import Any, cast
@@ -30,17 +31,18 @@ class OrdersResource:
         headers, ETag, replay flag, rate limit)."""
         return OrdersResourceWithRawResponse(self)
 
-    def list_orders(
+    def list(
         self,
         *,
         page: int | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> list[models.Order]:
+    ) -> builtins.list[models.Order]:
         """List orders
 
-        `GET /orders`.
+        `GET /orders` (operationId `listOrders`).
 
         Publishes the `RateLimit-*` header family (while `GET /quota` uses `X-RateLimit-*`), and
         declares `429` and `503` without `Retry-After`.
@@ -61,22 +63,25 @@ class OrdersResource:
             errors={"429": models.Error, "503": models.Error},
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = self._client.request(options)
         return cast(list[models.Order], response.parse_as(list[models.Order]))
 
-    def create_order(
+    def create(
         self,
         *,
         body: models.OrderInput | dict[str, Any],
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Order:
         """Place an order
 
-        `POST /orders`.
+        `POST /orders` (operationId `createOrder`).
 
         Declares an `Idempotency-Key` but neither `409` nor `422`.
 
@@ -96,6 +101,8 @@ class OrdersResource:
             errors={"400": models.Error},
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = self._client.request(options)
         return response.parse(models.Order)
@@ -105,8 +112,8 @@ class OrdersResourceWithRawResponse:
     """`client.orders.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: OrdersResource) -> None:
-        self.list_orders = to_raw(resource.list_orders)
-        self.create_order = to_raw(resource.create_order)
+        self.list = to_raw(resource.list)
+        self.create = to_raw(resource.create)
 
 
 class AsyncOrdersResource:
@@ -121,17 +128,18 @@ class AsyncOrdersResource:
         headers, ETag, replay flag, rate limit)."""
         return AsyncOrdersResourceWithRawResponse(self)
 
-    async def list_orders(
+    async def list(
         self,
         *,
         page: int | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> list[models.Order]:
+    ) -> builtins.list[models.Order]:
         """List orders
 
-        `GET /orders`.
+        `GET /orders` (operationId `listOrders`).
 
         Publishes the `RateLimit-*` header family (while `GET /quota` uses `X-RateLimit-*`), and
         declares `429` and `503` without `Retry-After`.
@@ -152,22 +160,25 @@ class AsyncOrdersResource:
             errors={"429": models.Error, "503": models.Error},
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = await self._client.request(options)
         return cast(list[models.Order], response.parse_as(list[models.Order]))
 
-    async def create_order(
+    async def create(
         self,
         *,
         body: models.OrderInput | dict[str, Any],
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Order:
         """Place an order
 
-        `POST /orders`.
+        `POST /orders` (operationId `createOrder`).
 
         Declares an `Idempotency-Key` but neither `409` nor `422`.
 
@@ -187,6 +198,8 @@ class AsyncOrdersResource:
             errors={"400": models.Error},
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = await self._client.request(options)
         return response.parse(models.Order)
@@ -196,8 +209,8 @@ class AsyncOrdersResourceWithRawResponse:
     """`client.orders.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: AsyncOrdersResource) -> None:
-        self.list_orders = async_to_raw(resource.list_orders)
-        self.create_order = async_to_raw(resource.create_order)
+        self.list = async_to_raw(resource.list)
+        self.create = async_to_raw(resource.create)
 
 
 __all__ = [

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
+from typing import Any
 
 from .. import models
 from .._runtime import (
@@ -29,16 +30,17 @@ class QuotaResource:
         headers, ETag, replay flag, rate limit)."""
         return QuotaResourceWithRawResponse(self)
 
-    def get_quota(
+    def get(
         self,
         *,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.GetQuotaResponse:
         """Get the caller's quota
 
-        `GET /quota`.
+        `GET /quota` (operationId `getQuota`).
 
         Publishes `X-RateLimit-*` headers but never declares a `429`.
         """
@@ -51,6 +53,7 @@ class QuotaResource:
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = self._client.request(options)
         return response.parse(models.GetQuotaResponse)
@@ -60,7 +63,7 @@ class QuotaResourceWithRawResponse:
     """`client.quota.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: QuotaResource) -> None:
-        self.get_quota = to_raw(resource.get_quota)
+        self.get = to_raw(resource.get)
 
 
 class AsyncQuotaResource:
@@ -75,16 +78,17 @@ class AsyncQuotaResource:
         headers, ETag, replay flag, rate limit)."""
         return AsyncQuotaResourceWithRawResponse(self)
 
-    async def get_quota(
+    async def get(
         self,
         *,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.GetQuotaResponse:
         """Get the caller's quota
 
-        `GET /quota`.
+        `GET /quota` (operationId `getQuota`).
 
         Publishes `X-RateLimit-*` headers but never declares a `429`.
         """
@@ -97,6 +101,7 @@ class AsyncQuotaResource:
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = await self._client.request(options)
         return response.parse(models.GetQuotaResponse)
@@ -106,7 +111,7 @@ class AsyncQuotaResourceWithRawResponse:
     """`client.quota.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: AsyncQuotaResource) -> None:
-        self.get_quota = async_to_raw(resource.get_quota)
+        self.get = async_to_raw(resource.get)
 
 
 __all__ = [

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import builtins
 import functools
 from collections.abc import Mapping
 from typing import Any, cast
@@ -31,16 +32,17 @@ class WidgetsResource:
         headers, ETag, replay flag, rate limit)."""
         return WidgetsResourceWithRawResponse(self)
 
-    def list_widgets(
+    def list(
         self,
         *,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> list[models.Widget]:
+    ) -> builtins.list[models.Widget]:
         """List widgets
 
-        `GET /widgets`.
+        `GET /widgets` (operationId `listWidgets`).
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -52,21 +54,28 @@ class WidgetsResource:
             errors={"500": models.Error},
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = self._client.request(options)
         return cast(list[models.Widget], response.parse_as(list[models.Widget]))
 
-    def create_widget(
+    def create(
         self,
         *,
         body: models.WidgetInput | dict[str, Any],
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Widget:
         """Create a widget
 
-        `POST /widgets`.
+        `POST /widgets` (operationId `createWidget`).
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a POST is sent once.
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -75,25 +84,29 @@ class WidgetsResource:
             "/widgets",
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             accept="application/json",
             errors={"400": models.Error},
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = self._client.request(options)
         return response.parse(models.Widget)
 
-    def get_widget(
+    def get(
         self,
         *,
         widget_id: str,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Widget:
         """Get a widget
 
-        `GET /widgets/{widgetId}`.
+        `GET /widgets/{widgetId}` (operationId `getWidget`).
 
         Args:
             widget_id: path parameter `widgetId`
@@ -108,25 +121,32 @@ class WidgetsResource:
             errors={"404": models.Error},
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = self._client.request(options)
         return response.parse(models.Widget)
 
-    def update_widget(
+    def update(
         self,
         *,
         widget_id: str,
         body: models.WidgetInput | dict[str, Any],
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Widget:
         """Update a widget
 
-        `PATCH /widgets/{widgetId}`.
+        `PATCH /widgets/{widgetId}` (operationId `updateWidget`).
 
         Args:
             widget_id: path parameter `widgetId`
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a PATCH is sent once.
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -135,10 +155,13 @@ class WidgetsResource:
             "/widgets/" + path_segment(widget_id),
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             accept="application/json",
             errors={"404": models.Error},
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = self._client.request(options)
         return response.parse(models.Widget)
@@ -148,10 +171,10 @@ class WidgetsResourceWithRawResponse:
     """`client.widgets.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: WidgetsResource) -> None:
-        self.list_widgets = to_raw(resource.list_widgets)
-        self.create_widget = to_raw(resource.create_widget)
-        self.get_widget = to_raw(resource.get_widget)
-        self.update_widget = to_raw(resource.update_widget)
+        self.list = to_raw(resource.list)
+        self.create = to_raw(resource.create)
+        self.get = to_raw(resource.get)
+        self.update = to_raw(resource.update)
 
 
 class AsyncWidgetsResource:
@@ -166,16 +189,17 @@ class AsyncWidgetsResource:
         headers, ETag, replay flag, rate limit)."""
         return AsyncWidgetsResourceWithRawResponse(self)
 
-    async def list_widgets(
+    async def list(
         self,
         *,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> list[models.Widget]:
+    ) -> builtins.list[models.Widget]:
         """List widgets
 
-        `GET /widgets`.
+        `GET /widgets` (operationId `listWidgets`).
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -187,21 +211,28 @@ class AsyncWidgetsResource:
             errors={"500": models.Error},
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = await self._client.request(options)
         return cast(list[models.Widget], response.parse_as(list[models.Widget]))
 
-    async def create_widget(
+    async def create(
         self,
         *,
         body: models.WidgetInput | dict[str, Any],
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Widget:
         """Create a widget
 
-        `POST /widgets`.
+        `POST /widgets` (operationId `createWidget`).
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a POST is sent once.
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -210,25 +241,29 @@ class AsyncWidgetsResource:
             "/widgets",
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             accept="application/json",
             errors={"400": models.Error},
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = await self._client.request(options)
         return response.parse(models.Widget)
 
-    async def get_widget(
+    async def get(
         self,
         *,
         widget_id: str,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Widget:
         """Get a widget
 
-        `GET /widgets/{widgetId}`.
+        `GET /widgets/{widgetId}` (operationId `getWidget`).
 
         Args:
             widget_id: path parameter `widgetId`
@@ -243,25 +278,32 @@ class AsyncWidgetsResource:
             errors={"404": models.Error},
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = await self._client.request(options)
         return response.parse(models.Widget)
 
-    async def update_widget(
+    async def update(
         self,
         *,
         widget_id: str,
         body: models.WidgetInput | dict[str, Any],
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Widget:
         """Update a widget
 
-        `PATCH /widgets/{widgetId}`.
+        `PATCH /widgets/{widgetId}` (operationId `updateWidget`).
 
         Args:
             widget_id: path parameter `widgetId`
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a PATCH is sent once.
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -270,10 +312,13 @@ class AsyncWidgetsResource:
             "/widgets/" + path_segment(widget_id),
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             accept="application/json",
             errors={"404": models.Error},
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = await self._client.request(options)
         return response.parse(models.Widget)
@@ -283,10 +328,10 @@ class AsyncWidgetsResourceWithRawResponse:
     """`client.widgets.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: AsyncWidgetsResource) -> None:
-        self.list_widgets = async_to_raw(resource.list_widgets)
-        self.create_widget = async_to_raw(resource.create_widget)
-        self.get_widget = async_to_raw(resource.get_widget)
-        self.update_widget = async_to_raw(resource.update_widget)
+        self.list = async_to_raw(resource.list)
+        self.create = async_to_raw(resource.create)
+        self.get = async_to_raw(resource.get)
+        self.update = async_to_raw(resource.update)
 
 
 __all__ = [

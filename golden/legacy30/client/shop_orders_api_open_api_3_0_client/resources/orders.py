@@ -32,18 +32,20 @@ class OrdersResource:
         headers, ETag, replay flag, rate limit)."""
         return OrdersResourceWithRawResponse(self)
 
-    def create_order(
+    def create(
         self,
         *,
         body: models.OrderCreate | dict[str, Any],
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Order:
         """Place an order
 
-        `POST /v1/orders`.
+        `POST /v1/orders` (operationId `createOrder`).
 
         Sends an idempotency key (`Idempotency-Key`): yours, or one generated
         once for this call and reused by every retry, so retries are safe.
@@ -61,21 +63,24 @@ class OrdersResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = self._client.request(options)
         return response.parse(models.Order)
 
-    def get_order(
+    def get(
         self,
         *,
         order_id: str,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Order:
         """Get an order
 
-        `GET /v1/orders/{orderId}`.
+        `GET /v1/orders/{orderId}` (operationId `getOrder`).
 
         Args:
             order_id: path parameter `orderId`
@@ -90,28 +95,35 @@ class OrdersResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = self._client.request(options)
         return response.parse(models.Order)
 
-    def update_order(
+    def update(
         self,
         *,
         order_id: str,
         body: models.OrderUpdate | dict[str, Any],
         if_match: str,
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Order:
         """Update an order
 
-        `PATCH /v1/orders/{orderId}`.
+        `PATCH /v1/orders/{orderId}` (operationId `updateOrder`).
 
         Requires the order's current `ETag` in `If-Match`.
 
         Args:
             order_id: path parameter `orderId`
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a PATCH is sent once.
         """
         headers: dict[str, str] = {}
         if if_match is not None:
@@ -122,10 +134,13 @@ class OrdersResource:
             "/v1/orders/" + path_segment(order_id),
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()},)),
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = self._client.request(options)
         return response.parse(models.Order)
@@ -135,9 +150,9 @@ class OrdersResourceWithRawResponse:
     """`client.orders.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: OrdersResource) -> None:
-        self.create_order = to_raw(resource.create_order)
-        self.get_order = to_raw(resource.get_order)
-        self.update_order = to_raw(resource.update_order)
+        self.create = to_raw(resource.create)
+        self.get = to_raw(resource.get)
+        self.update = to_raw(resource.update)
 
 
 class AsyncOrdersResource:
@@ -152,18 +167,20 @@ class AsyncOrdersResource:
         headers, ETag, replay flag, rate limit)."""
         return AsyncOrdersResourceWithRawResponse(self)
 
-    async def create_order(
+    async def create(
         self,
         *,
         body: models.OrderCreate | dict[str, Any],
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Order:
         """Place an order
 
-        `POST /v1/orders`.
+        `POST /v1/orders` (operationId `createOrder`).
 
         Sends an idempotency key (`Idempotency-Key`): yours, or one generated
         once for this call and reused by every retry, so retries are safe.
@@ -181,21 +198,24 @@ class AsyncOrdersResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = await self._client.request(options)
         return response.parse(models.Order)
 
-    async def get_order(
+    async def get(
         self,
         *,
         order_id: str,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Order:
         """Get an order
 
-        `GET /v1/orders/{orderId}`.
+        `GET /v1/orders/{orderId}` (operationId `getOrder`).
 
         Args:
             order_id: path parameter `orderId`
@@ -210,28 +230,35 @@ class AsyncOrdersResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = await self._client.request(options)
         return response.parse(models.Order)
 
-    async def update_order(
+    async def update(
         self,
         *,
         order_id: str,
         body: models.OrderUpdate | dict[str, Any],
         if_match: str,
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Order:
         """Update an order
 
-        `PATCH /v1/orders/{orderId}`.
+        `PATCH /v1/orders/{orderId}` (operationId `updateOrder`).
 
         Requires the order's current `ETag` in `If-Match`.
 
         Args:
             order_id: path parameter `orderId`
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a PATCH is sent once.
         """
         headers: dict[str, str] = {}
         if if_match is not None:
@@ -242,10 +269,13 @@ class AsyncOrdersResource:
             "/v1/orders/" + path_segment(order_id),
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()},)),
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = await self._client.request(options)
         return response.parse(models.Order)
@@ -255,9 +285,9 @@ class AsyncOrdersResourceWithRawResponse:
     """`client.orders.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: AsyncOrdersResource) -> None:
-        self.create_order = async_to_raw(resource.create_order)
-        self.get_order = async_to_raw(resource.get_order)
-        self.update_order = async_to_raw(resource.update_order)
+        self.create = async_to_raw(resource.create)
+        self.get = async_to_raw(resource.get)
+        self.update = async_to_raw(resource.update)
 
 
 __all__ = [

@@ -33,17 +33,23 @@ class CompletionsResource:
         headers, ETag, replay flag, rate limit)."""
         return CompletionsResourceWithRawResponse(self)
 
-    def create_completion(
+    def create(
         self,
         *,
         body: models.CompletionRequest | dict[str, Any],
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Completion:
         """Complete a prompt
 
-        `POST /v1/completions`.
+        `POST /v1/completions` (operationId `createCompletion`).
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a POST is sent once.
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -52,25 +58,34 @@ class CompletionsResource:
             "/v1/completions",
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()},)),
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = self._client.request(options)
         return response.parse(models.Completion)
 
-    def create_completion_stream(
+    def create_stream(
         self,
         *,
         body: models.CompletionRequest | dict[str, Any],
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> EventStream[models.CompletionChunk]:
         """Complete a prompt
 
-        `POST /v1/completions`; reads the body as it arrives.
+        `POST /v1/completions` (operationId `createCompletion`); reads the body as it arrives.
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a POST is sent once.
 
         Returns the events as they arrive: `for event in ...` (`event.data`
         parsed). Iterate to the end, or `with` it, to close the connection.
@@ -82,10 +97,13 @@ class CompletionsResource:
             "/v1/completions",
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()},)),
             accept="text/event-stream, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = self._client.request(options, stream=True)
         return EventStream(response, models.CompletionChunk)
@@ -95,8 +113,8 @@ class CompletionsResourceWithRawResponse:
     """`client.completions.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: CompletionsResource) -> None:
-        self.create_completion = to_raw(resource.create_completion)
-        self.create_completion_stream = to_raw(resource.create_completion_stream)
+        self.create = to_raw(resource.create)
+        self.create_stream = to_raw(resource.create_stream)
 
 
 class AsyncCompletionsResource:
@@ -111,17 +129,23 @@ class AsyncCompletionsResource:
         headers, ETag, replay flag, rate limit)."""
         return AsyncCompletionsResourceWithRawResponse(self)
 
-    async def create_completion(
+    async def create(
         self,
         *,
         body: models.CompletionRequest | dict[str, Any],
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Completion:
         """Complete a prompt
 
-        `POST /v1/completions`.
+        `POST /v1/completions` (operationId `createCompletion`).
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a POST is sent once.
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -130,25 +154,34 @@ class AsyncCompletionsResource:
             "/v1/completions",
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()},)),
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = await self._client.request(options)
         return response.parse(models.Completion)
 
-    async def create_completion_stream(
+    async def create_stream(
         self,
         *,
         body: models.CompletionRequest | dict[str, Any],
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> AsyncEventStream[models.CompletionChunk]:
         """Complete a prompt
 
-        `POST /v1/completions`; reads the body as it arrives.
+        `POST /v1/completions` (operationId `createCompletion`); reads the body as it arrives.
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a POST is sent once.
 
         Returns the events as they arrive: `async for event in ...` (`event.data`
         parsed). Iterate to the end, or `async with` it, to close the connection.
@@ -160,10 +193,13 @@ class AsyncCompletionsResource:
             "/v1/completions",
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()},)),
             accept="text/event-stream, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = await self._client.request(options, stream=True)
         return AsyncEventStream(response, models.CompletionChunk)
@@ -173,8 +209,8 @@ class AsyncCompletionsResourceWithRawResponse:
     """`client.completions.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: AsyncCompletionsResource) -> None:
-        self.create_completion = async_to_raw(resource.create_completion)
-        self.create_completion_stream = async_to_raw(resource.create_completion_stream)
+        self.create = async_to_raw(resource.create)
+        self.create_stream = async_to_raw(resource.create_stream)
 
 
 __all__ = [

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
+from typing import Any
 
 from .. import models
 from .._runtime import (
@@ -33,17 +34,18 @@ class EventsResource:
         headers, ETag, replay flag, rate limit)."""
         return EventsResourceWithRawResponse(self)
 
-    def stream_events(
+    def stream(
         self,
         *,
         last_event_id: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> EventStream[models.Event]:
         """Follow events as they happen
 
-        `GET /v1/events`.
+        `GET /v1/events` (operationId `streamEvents`).
 
         Args:
             last_event_id: header parameter `Last-Event-ID`. Resume after this event.
@@ -63,6 +65,7 @@ class EventsResource:
             accept="text/event-stream, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = self._client.request(options, stream=True)
         return EventStream(response, models.Event)
@@ -72,7 +75,7 @@ class EventsResourceWithRawResponse:
     """`client.events.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: EventsResource) -> None:
-        self.stream_events = to_raw(resource.stream_events)
+        self.stream = to_raw(resource.stream)
 
 
 class AsyncEventsResource:
@@ -87,17 +90,18 @@ class AsyncEventsResource:
         headers, ETag, replay flag, rate limit)."""
         return AsyncEventsResourceWithRawResponse(self)
 
-    async def stream_events(
+    async def stream(
         self,
         *,
         last_event_id: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> AsyncEventStream[models.Event]:
         """Follow events as they happen
 
-        `GET /v1/events`.
+        `GET /v1/events` (operationId `streamEvents`).
 
         Args:
             last_event_id: header parameter `Last-Event-ID`. Resume after this event.
@@ -117,6 +121,7 @@ class AsyncEventsResource:
             accept="text/event-stream, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = await self._client.request(options, stream=True)
         return AsyncEventStream(response, models.Event)
@@ -126,7 +131,7 @@ class AsyncEventsResourceWithRawResponse:
     """`client.events.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: AsyncEventsResource) -> None:
-        self.stream_events = async_to_raw(resource.stream_events)
+        self.stream = async_to_raw(resource.stream)
 
 
 __all__ = [

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import builtins
 import functools
 from collections.abc import Mapping
 from typing import Any, Literal, cast
@@ -40,7 +41,7 @@ class FilesResource:
         headers, ETag, replay flag, rate limit)."""
         return FilesResourceWithRawResponse(self)
 
-    def list_files(
+    def list(
         self,
         *,
         offset: int | None = None,
@@ -48,12 +49,13 @@ class FilesResource:
         sort: Literal["name", "size"] | None = None,
         order: Literal["name", "-name", "size", "-size"] | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> SyncPage[models.File, models.FileList]:
         """List files
 
-        `GET /v1/files`.
+        `GET /v1/files` (operationId `listFiles`).
 
         Args:
             offset: query parameter `offset`
@@ -82,6 +84,7 @@ class FilesResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         return SyncPage(
             self._client,
@@ -100,17 +103,23 @@ class FilesResource:
             models.FileList,
         )
 
-    def create_file(
+    def create(
         self,
         *,
         body: models.FileUpload | Mapping[str, Any],
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.File:
         """Create a file from a form
 
-        `POST /v1/files`.
+        `POST /v1/files` (operationId `createFile`).
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a POST is sent once.
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -119,25 +128,34 @@ class FilesResource:
             "/v1/files",
             headers=headers,
             files=body,
+            idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()},)),
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = self._client.request(options)
         return response.parse(models.File)
 
-    def search_files(
+    def search(
         self,
         *,
         body: models.FileSearch | Mapping[str, Any],
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.FileList:
         """Search files with a URL-encoded form
 
-        `POST /v1/files/search`.
+        `POST /v1/files/search` (operationId `searchFiles`).
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a POST is sent once.
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -146,25 +164,29 @@ class FilesResource:
             "/v1/files/search",
             headers=headers,
             data=body,
+            idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()},)),
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = self._client.request(options)
         return response.parse(models.FileList)
 
-    def download_file(
+    def download(
         self,
         *,
         file_id: str,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> bytes:
         """Download a file
 
-        `GET /v1/files/{fileId}/content`.
+        `GET /v1/files/{fileId}/content` (operationId `downloadFile`).
 
         Args:
             file_id: path parameter `fileId`
@@ -179,21 +201,23 @@ class FilesResource:
             accept="application/octet-stream, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = self._client.request(options)
         return response.http_response.content
 
-    def download_file_stream(
+    def download_stream(
         self,
         *,
         file_id: str,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> BinaryStream:
         """Download a file
 
-        `GET /v1/files/{fileId}/content`; reads the body as it arrives.
+        `GET /v1/files/{fileId}/content` (operationId `downloadFile`); reads the body as it arrives.
 
         Args:
             file_id: path parameter `fileId`
@@ -211,23 +235,27 @@ class FilesResource:
             accept="application/octet-stream, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = self._client.request(options, stream=True)
         return BinaryStream(response)
 
-    def upload_file(
+    def upload(
         self,
         *,
         file_id: str,
         body: bytes,
         upload_session: str | None = None,
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.File:
         """Upload a file's bytes
 
-        `PUT /v1/files/{fileId}/content`.
+        `PUT /v1/files/{fileId}/content` (operationId `uploadFile`).
 
         Args:
             file_id: path parameter `fileId`
@@ -246,24 +274,28 @@ class FilesResource:
             "/v1/files/" + path_segment(file_id) + "/content",
             headers=headers,
             content=body,
+            idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()},)),
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = self._client.request(options)
         return response.parse(models.File)
 
-    def list_legacy_files(
+    def list_legacy(
         self,
         *,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> list[models.File]:
+    ) -> builtins.list[models.File]:
         """List files (the old way)
 
-        `GET /v1/legacy/files` (deprecated).
+        `GET /v1/legacy/files` (operationId `listLegacyFiles`) (deprecated).
 
         Replaced by `GET /v1/files`.
         """
@@ -278,6 +310,7 @@ class FilesResource:
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = self._client.request(options)
         return cast(list[models.File], response.parse_as(list[models.File]))
@@ -287,13 +320,13 @@ class FilesResourceWithRawResponse:
     """`client.files.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: FilesResource) -> None:
-        self.list_files = to_raw(resource.list_files)
-        self.create_file = to_raw(resource.create_file)
-        self.search_files = to_raw(resource.search_files)
-        self.download_file = to_raw(resource.download_file)
-        self.download_file_stream = to_raw(resource.download_file_stream)
-        self.upload_file = to_raw(resource.upload_file)
-        self.list_legacy_files = to_raw(resource.list_legacy_files)
+        self.list = to_raw(resource.list)
+        self.create = to_raw(resource.create)
+        self.search = to_raw(resource.search)
+        self.download = to_raw(resource.download)
+        self.download_stream = to_raw(resource.download_stream)
+        self.upload = to_raw(resource.upload)
+        self.list_legacy = to_raw(resource.list_legacy)
 
 
 class AsyncFilesResource:
@@ -308,7 +341,7 @@ class AsyncFilesResource:
         headers, ETag, replay flag, rate limit)."""
         return AsyncFilesResourceWithRawResponse(self)
 
-    def list_files(
+    def list(
         self,
         *,
         offset: int | None = None,
@@ -316,12 +349,13 @@ class AsyncFilesResource:
         sort: Literal["name", "size"] | None = None,
         order: Literal["name", "-name", "size", "-size"] | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> AsyncPaginator[models.File, models.FileList]:
         """List files
 
-        `GET /v1/files`.
+        `GET /v1/files` (operationId `listFiles`).
 
         Args:
             offset: query parameter `offset`
@@ -350,6 +384,7 @@ class AsyncFilesResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
 
         async def first_page() -> AsyncPage[models.File, models.FileList]:
@@ -372,17 +407,23 @@ class AsyncFilesResource:
 
         return AsyncPaginator(first_page)
 
-    async def create_file(
+    async def create(
         self,
         *,
         body: models.FileUpload | Mapping[str, Any],
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.File:
         """Create a file from a form
 
-        `POST /v1/files`.
+        `POST /v1/files` (operationId `createFile`).
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a POST is sent once.
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -391,25 +432,34 @@ class AsyncFilesResource:
             "/v1/files",
             headers=headers,
             files=body,
+            idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()},)),
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = await self._client.request(options)
         return response.parse(models.File)
 
-    async def search_files(
+    async def search(
         self,
         *,
         body: models.FileSearch | Mapping[str, Any],
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.FileList:
         """Search files with a URL-encoded form
 
-        `POST /v1/files/search`.
+        `POST /v1/files/search` (operationId `searchFiles`).
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a POST is sent once.
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -418,25 +468,29 @@ class AsyncFilesResource:
             "/v1/files/search",
             headers=headers,
             data=body,
+            idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()},)),
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = await self._client.request(options)
         return response.parse(models.FileList)
 
-    async def download_file(
+    async def download(
         self,
         *,
         file_id: str,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> bytes:
         """Download a file
 
-        `GET /v1/files/{fileId}/content`.
+        `GET /v1/files/{fileId}/content` (operationId `downloadFile`).
 
         Args:
             file_id: path parameter `fileId`
@@ -451,21 +505,23 @@ class AsyncFilesResource:
             accept="application/octet-stream, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = await self._client.request(options)
         return response.http_response.content
 
-    async def download_file_stream(
+    async def download_stream(
         self,
         *,
         file_id: str,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> AsyncBinaryStream:
         """Download a file
 
-        `GET /v1/files/{fileId}/content`; reads the body as it arrives.
+        `GET /v1/files/{fileId}/content` (operationId `downloadFile`); reads the body as it arrives.
 
         Args:
             file_id: path parameter `fileId`
@@ -483,23 +539,27 @@ class AsyncFilesResource:
             accept="application/octet-stream, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = await self._client.request(options, stream=True)
         return AsyncBinaryStream(response)
 
-    async def upload_file(
+    async def upload(
         self,
         *,
         file_id: str,
         body: bytes,
         upload_session: str | None = None,
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.File:
         """Upload a file's bytes
 
-        `PUT /v1/files/{fileId}/content`.
+        `PUT /v1/files/{fileId}/content` (operationId `uploadFile`).
 
         Args:
             file_id: path parameter `fileId`
@@ -518,24 +578,28 @@ class AsyncFilesResource:
             "/v1/files/" + path_segment(file_id) + "/content",
             headers=headers,
             content=body,
+            idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()},)),
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = await self._client.request(options)
         return response.parse(models.File)
 
-    async def list_legacy_files(
+    async def list_legacy(
         self,
         *,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> list[models.File]:
+    ) -> builtins.list[models.File]:
         """List files (the old way)
 
-        `GET /v1/legacy/files` (deprecated).
+        `GET /v1/legacy/files` (operationId `listLegacyFiles`) (deprecated).
 
         Replaced by `GET /v1/files`.
         """
@@ -550,6 +614,7 @@ class AsyncFilesResource:
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = await self._client.request(options)
         return cast(list[models.File], response.parse_as(list[models.File]))
@@ -559,13 +624,13 @@ class AsyncFilesResourceWithRawResponse:
     """`client.files.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: AsyncFilesResource) -> None:
-        self.list_files = async_to_raw(resource.list_files)
-        self.create_file = async_to_raw(resource.create_file)
-        self.search_files = async_to_raw(resource.search_files)
-        self.download_file = async_to_raw(resource.download_file)
-        self.download_file_stream = async_to_raw(resource.download_file_stream)
-        self.upload_file = async_to_raw(resource.upload_file)
-        self.list_legacy_files = async_to_raw(resource.list_legacy_files)
+        self.list = async_to_raw(resource.list)
+        self.create = async_to_raw(resource.create)
+        self.search = async_to_raw(resource.search)
+        self.download = async_to_raw(resource.download)
+        self.download_stream = async_to_raw(resource.download_stream)
+        self.upload = async_to_raw(resource.upload)
+        self.list_legacy = async_to_raw(resource.list_legacy)
 
 
 __all__ = [

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
+from typing import Any
 
 from .. import models
 from .._runtime import (
@@ -31,17 +32,18 @@ class ReportsResource:
         headers, ETag, replay flag, rate limit)."""
         return ReportsResourceWithRawResponse(self)
 
-    def export_report(
+    def export(
         self,
         *,
         report_id: str,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> str:
         """Export a report as CSV
 
-        `GET /v1/reports/{reportId}/export`.
+        `GET /v1/reports/{reportId}/export` (operationId `exportReport`).
 
         Args:
             report_id: path parameter `reportId`
@@ -57,6 +59,7 @@ class ReportsResource:
             errors={"404": models.Error},
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = self._client.request(options)
         return response.http_response.text
@@ -66,7 +69,7 @@ class ReportsResourceWithRawResponse:
     """`client.reports.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: ReportsResource) -> None:
-        self.export_report = to_raw(resource.export_report)
+        self.export = to_raw(resource.export)
 
 
 class AsyncReportsResource:
@@ -81,17 +84,18 @@ class AsyncReportsResource:
         headers, ETag, replay flag, rate limit)."""
         return AsyncReportsResourceWithRawResponse(self)
 
-    async def export_report(
+    async def export(
         self,
         *,
         report_id: str,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> str:
         """Export a report as CSV
 
-        `GET /v1/reports/{reportId}/export`.
+        `GET /v1/reports/{reportId}/export` (operationId `exportReport`).
 
         Args:
             report_id: path parameter `reportId`
@@ -107,6 +111,7 @@ class AsyncReportsResource:
             errors={"404": models.Error},
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = await self._client.request(options)
         return response.http_response.text
@@ -116,7 +121,7 @@ class AsyncReportsResourceWithRawResponse:
     """`client.reports.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: AsyncReportsResource) -> None:
-        self.export_report = async_to_raw(resource.export_report)
+        self.export = async_to_raw(resource.export)
 
 
 __all__ = [

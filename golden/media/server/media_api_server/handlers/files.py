@@ -37,7 +37,7 @@ class FilesHandler(FilesBase):
         self,
         ctx: RequestContext,
         *,
-        body: bytes,
+        body: models.FileUpload,
     ) -> models.File | Reply[models.File]:
         """POST /v1/files: Create a file from a form
 
@@ -51,7 +51,7 @@ class FilesHandler(FilesBase):
         self,
         ctx: RequestContext,
         *,
-        body: bytes,
+        body: models.FileSearch,
     ) -> models.FileList | Reply[models.FileList]:
         """POST /v1/files/search: Search files with a URL-encoded form
 

@@ -13,6 +13,7 @@ from fastapi import APIRouter, Cookie, Depends, Path, Query, Request, Response
 from .. import models
 from ..interfaces import FilesBase
 from ..runtime import context as _context
+from ..runtime.form_values import form_value
 from ..runtime.forms import require_body
 from ..runtime.problems import GuardedRoute, require_content_type
 from ..runtime.security import AuthRequirement
@@ -78,7 +79,9 @@ async def create_file_endpoint(
 ) -> Any:
     """POST /v1/files: Create a file from a form"""
     _ctx = _context.request_context(_request, _response, if_match=False)
-    _result = await _handler(_request).create_file(_ctx, body=await _request.body())
+    _result = await _handler(_request).create_file(
+        _ctx, body=form_value(_request, models.FileUpload)
+    )
     return _context.respond(
         _ctx,
         _result,
@@ -117,7 +120,9 @@ async def search_files_endpoint(
 ) -> Any:
     """POST /v1/files/search: Search files with a URL-encoded form"""
     _ctx = _context.request_context(_request, _response, if_match=False)
-    _result = await _handler(_request).search_files(_ctx, body=await _request.body())
+    _result = await _handler(_request).search_files(
+        _ctx, body=form_value(_request, models.FileSearch)
+    )
     return _context.respond(
         _ctx,
         _result,

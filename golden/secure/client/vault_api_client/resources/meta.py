@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
+from typing import Any
 
 from .. import models
 from .._runtime import (
@@ -34,6 +35,7 @@ class MetaResource:
         self,
         *,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Caller:
@@ -51,6 +53,7 @@ class MetaResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = self._client.request(options)
         return response.parse(models.Caller)
@@ -59,6 +62,7 @@ class MetaResource:
         self,
         *,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Caller:
@@ -76,6 +80,7 @@ class MetaResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = self._client.request(options)
         return response.parse(models.Caller)
@@ -84,6 +89,7 @@ class MetaResource:
         self,
         *,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Caller:
@@ -101,6 +107,7 @@ class MetaResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = self._client.request(options)
         return response.parse(models.Caller)
@@ -109,6 +116,7 @@ class MetaResource:
         self,
         *,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Status:
@@ -126,6 +134,7 @@ class MetaResource:
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = self._client.request(options)
         return response.parse(models.Status)
@@ -134,6 +143,7 @@ class MetaResource:
         self,
         *,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Caller:
@@ -151,6 +161,7 @@ class MetaResource:
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = self._client.request(options)
         return response.parse(models.Caller)
@@ -183,6 +194,7 @@ class AsyncMetaResource:
         self,
         *,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Caller:
@@ -200,6 +212,7 @@ class AsyncMetaResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = await self._client.request(options)
         return response.parse(models.Caller)
@@ -208,6 +221,7 @@ class AsyncMetaResource:
         self,
         *,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Caller:
@@ -225,6 +239,7 @@ class AsyncMetaResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = await self._client.request(options)
         return response.parse(models.Caller)
@@ -233,6 +248,7 @@ class AsyncMetaResource:
         self,
         *,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Caller:
@@ -250,6 +266,7 @@ class AsyncMetaResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = await self._client.request(options)
         return response.parse(models.Caller)
@@ -258,6 +275,7 @@ class AsyncMetaResource:
         self,
         *,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Status:
@@ -275,6 +293,7 @@ class AsyncMetaResource:
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = await self._client.request(options)
         return response.parse(models.Status)
@@ -283,6 +302,7 @@ class AsyncMetaResource:
         self,
         *,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Caller:
@@ -300,6 +320,7 @@ class AsyncMetaResource:
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = await self._client.request(options)
         return response.parse(models.Caller)

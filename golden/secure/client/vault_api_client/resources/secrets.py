@@ -32,16 +32,17 @@ class SecretsResource:
         headers, ETag, replay flag, rate limit)."""
         return SecretsResourceWithRawResponse(self)
 
-    def list_secrets(
+    def list(
         self,
         *,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.SecretList:
         """List the caller's secrets
 
-        `GET /v1/secrets`.
+        `GET /v1/secrets` (operationId `listSecrets`).
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -53,22 +54,26 @@ class SecretsResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = self._client.request(options)
         return response.parse(models.SecretList)
 
-    def put_secret(
+    def put(
         self,
         *,
         name: str,
         body: models.SecretValue | dict[str, Any],
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Secret:
         """Store a secret
 
-        `PUT /v1/secrets/{name}`.
+        `PUT /v1/secrets/{name}` (operationId `putSecret`).
 
         Args:
             name: path parameter `name`
@@ -80,10 +85,13 @@ class SecretsResource:
             "/v1/secrets/" + path_segment(name),
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             security=Security(({"apiKeyHeader": ()}, {"oauth": ("secrets:write",)})),
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = self._client.request(options)
         return response.parse(models.Secret)
@@ -93,8 +101,8 @@ class SecretsResourceWithRawResponse:
     """`client.secrets.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: SecretsResource) -> None:
-        self.list_secrets = to_raw(resource.list_secrets)
-        self.put_secret = to_raw(resource.put_secret)
+        self.list = to_raw(resource.list)
+        self.put = to_raw(resource.put)
 
 
 class AsyncSecretsResource:
@@ -109,16 +117,17 @@ class AsyncSecretsResource:
         headers, ETag, replay flag, rate limit)."""
         return AsyncSecretsResourceWithRawResponse(self)
 
-    async def list_secrets(
+    async def list(
         self,
         *,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.SecretList:
         """List the caller's secrets
 
-        `GET /v1/secrets`.
+        `GET /v1/secrets` (operationId `listSecrets`).
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -130,22 +139,26 @@ class AsyncSecretsResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = await self._client.request(options)
         return response.parse(models.SecretList)
 
-    async def put_secret(
+    async def put(
         self,
         *,
         name: str,
         body: models.SecretValue | dict[str, Any],
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Secret:
         """Store a secret
 
-        `PUT /v1/secrets/{name}`.
+        `PUT /v1/secrets/{name}` (operationId `putSecret`).
 
         Args:
             name: path parameter `name`
@@ -157,10 +170,13 @@ class AsyncSecretsResource:
             "/v1/secrets/" + path_segment(name),
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             security=Security(({"apiKeyHeader": ()}, {"oauth": ("secrets:write",)})),
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = await self._client.request(options)
         return response.parse(models.Secret)
@@ -170,8 +186,8 @@ class AsyncSecretsResourceWithRawResponse:
     """`client.secrets.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: AsyncSecretsResource) -> None:
-        self.list_secrets = async_to_raw(resource.list_secrets)
-        self.put_secret = async_to_raw(resource.put_secret)
+        self.list = async_to_raw(resource.list)
+        self.put = async_to_raw(resource.put)
 
 
 __all__ = [

@@ -31,18 +31,20 @@ class TransfersResource:
         headers, ETag, replay flag, rate limit)."""
         return TransfersResourceWithRawResponse(self)
 
-    def create_transfer(
+    def create(
         self,
         *,
         body: models.TransferCreate | dict[str, Any],
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Transfer:
         """Move money between two accounts
 
-        `POST /v1/transfers`.
+        `POST /v1/transfers` (operationId `createTransfer`).
 
         Sends an idempotency key (`Idempotency-Key`): yours, or one generated
         once for this call and reused by every retry, so retries are safe.
@@ -60,6 +62,8 @@ class TransfersResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = self._client.request(options)
         return response.parse(models.Transfer)
@@ -69,7 +73,7 @@ class TransfersResourceWithRawResponse:
     """`client.transfers.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: TransfersResource) -> None:
-        self.create_transfer = to_raw(resource.create_transfer)
+        self.create = to_raw(resource.create)
 
 
 class AsyncTransfersResource:
@@ -84,18 +88,20 @@ class AsyncTransfersResource:
         headers, ETag, replay flag, rate limit)."""
         return AsyncTransfersResourceWithRawResponse(self)
 
-    async def create_transfer(
+    async def create(
         self,
         *,
         body: models.TransferCreate | dict[str, Any],
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Transfer:
         """Move money between two accounts
 
-        `POST /v1/transfers`.
+        `POST /v1/transfers` (operationId `createTransfer`).
 
         Sends an idempotency key (`Idempotency-Key`): yours, or one generated
         once for this call and reused by every retry, so retries are safe.
@@ -113,6 +119,8 @@ class AsyncTransfersResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = await self._client.request(options)
         return response.parse(models.Transfer)
@@ -122,7 +130,7 @@ class AsyncTransfersResourceWithRawResponse:
     """`client.transfers.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: AsyncTransfersResource) -> None:
-        self.create_transfer = async_to_raw(resource.create_transfer)
+        self.create = async_to_raw(resource.create)
 
 
 __all__ = [

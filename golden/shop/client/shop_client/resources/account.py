@@ -34,6 +34,7 @@ class AccountResource:
         self,
         *,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Account:
@@ -50,6 +51,7 @@ class AccountResource:
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = self._client.request(options)
         return response.parse(models.Account)
@@ -58,13 +60,19 @@ class AccountResource:
         self,
         *,
         body: models.Account | dict[str, Any] | None = None,
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Account:
         """Change your account's settings
 
         `POST /v1/account` (operationId `PostAccount`).
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a POST is sent once.
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -73,9 +81,12 @@ class AccountResource:
             "/v1/account",
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = self._client.request(options)
         return response.parse(models.Account)
@@ -105,6 +116,7 @@ class AsyncAccountResource:
         self,
         *,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Account:
@@ -121,6 +133,7 @@ class AsyncAccountResource:
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = await self._client.request(options)
         return response.parse(models.Account)
@@ -129,13 +142,19 @@ class AsyncAccountResource:
         self,
         *,
         body: models.Account | dict[str, Any] | None = None,
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Account:
         """Change your account's settings
 
         `POST /v1/account` (operationId `PostAccount`).
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a POST is sent once.
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -144,9 +163,12 @@ class AsyncAccountResource:
             "/v1/account",
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = await self._client.request(options)
         return response.parse(models.Account)
@@ -161,8 +183,8 @@ class AsyncAccountResourceWithRawResponse:
 
 
 __all__ = [
-    "AsyncAccountResource",
-    "AsyncAccountResourceWithRawResponse",
     "AccountResource",
     "AccountResourceWithRawResponse",
+    "AsyncAccountResource",
+    "AsyncAccountResourceWithRawResponse",
 ]

@@ -47,6 +47,7 @@ class CustomersResource:
         starting_after: str | None = None,
         limit: int | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> SyncPage[models.Customer, models.CustomerList]:
@@ -74,6 +75,7 @@ class CustomersResource:
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         return SyncPage(
             self._client,
@@ -96,13 +98,19 @@ class CustomersResource:
         self,
         *,
         body: models.CustomerInput | dict[str, Any],
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Customer:
         """Create a customer
 
         `POST /v1/customers` (operationId `PostCustomers`).
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a POST is sent once.
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -111,9 +119,12 @@ class CustomersResource:
             "/v1/customers",
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = self._client.request(options)
         return response.parse(models.Customer)
@@ -123,6 +134,7 @@ class CustomersResource:
         *,
         customer: str,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Customer:
@@ -142,6 +154,7 @@ class CustomersResource:
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = self._client.request(options)
         return response.parse(models.Customer)
@@ -151,7 +164,10 @@ class CustomersResource:
         *,
         customer: str,
         body: models.CustomerInput | dict[str, Any] | None = None,
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Customer:
@@ -161,6 +177,9 @@ class CustomersResource:
 
         Args:
             customer: path parameter `customer`
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a POST is sent once.
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -169,9 +188,12 @@ class CustomersResource:
             "/v1/customers/" + path_segment(customer),
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = self._client.request(options)
         return response.parse(models.Customer)
@@ -180,7 +202,10 @@ class CustomersResource:
         self,
         *,
         customer: str,
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> None:
@@ -197,11 +222,13 @@ class CustomersResource:
             "DELETE",
             "/v1/customers/" + path_segment(customer),
             headers=headers,
+            idempotency_key=idempotency_key,
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
-        response = self._client.request(options)
-        return None
+        self._client.request(options)
 
 
 class CustomersResourceWithRawResponse:
@@ -238,6 +265,7 @@ class AsyncCustomersResource:
         starting_after: str | None = None,
         limit: int | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> AsyncPaginator[models.Customer, models.CustomerList]:
@@ -265,6 +293,7 @@ class AsyncCustomersResource:
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
 
         async def first_page() -> AsyncPage[models.Customer, models.CustomerList]:
@@ -291,13 +320,19 @@ class AsyncCustomersResource:
         self,
         *,
         body: models.CustomerInput | dict[str, Any],
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Customer:
         """Create a customer
 
         `POST /v1/customers` (operationId `PostCustomers`).
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a POST is sent once.
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -306,9 +341,12 @@ class AsyncCustomersResource:
             "/v1/customers",
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = await self._client.request(options)
         return response.parse(models.Customer)
@@ -318,6 +356,7 @@ class AsyncCustomersResource:
         *,
         customer: str,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Customer:
@@ -337,6 +376,7 @@ class AsyncCustomersResource:
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = await self._client.request(options)
         return response.parse(models.Customer)
@@ -346,7 +386,10 @@ class AsyncCustomersResource:
         *,
         customer: str,
         body: models.CustomerInput | dict[str, Any] | None = None,
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Customer:
@@ -356,6 +399,9 @@ class AsyncCustomersResource:
 
         Args:
             customer: path parameter `customer`
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a POST is sent once.
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -364,9 +410,12 @@ class AsyncCustomersResource:
             "/v1/customers/" + path_segment(customer),
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = await self._client.request(options)
         return response.parse(models.Customer)
@@ -375,7 +424,10 @@ class AsyncCustomersResource:
         self,
         *,
         customer: str,
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> None:
@@ -392,11 +444,13 @@ class AsyncCustomersResource:
             "DELETE",
             "/v1/customers/" + path_segment(customer),
             headers=headers,
+            idempotency_key=idempotency_key,
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
-        response = await self._client.request(options)
-        return None
+        await self._client.request(options)
 
 
 class AsyncCustomersResourceWithRawResponse:

@@ -37,6 +37,7 @@ class CustomersSourcesResource:
         *,
         customer: str,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> builtins.list[models.Source]:
@@ -56,6 +57,7 @@ class CustomersSourcesResource:
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = self._client.request(options)
         return cast(list[models.Source], response.parse_as(list[models.Source]))
@@ -65,7 +67,10 @@ class CustomersSourcesResource:
         *,
         customer: str,
         body: models.Source | dict[str, Any],
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Source:
@@ -75,6 +80,9 @@ class CustomersSourcesResource:
 
         Args:
             customer: path parameter `customer`
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a POST is sent once.
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -83,9 +91,12 @@ class CustomersSourcesResource:
             "/v1/customers/" + path_segment(customer) + "/sources",
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = self._client.request(options)
         return response.parse(models.Source)
@@ -96,7 +107,10 @@ class CustomersSourcesResource:
         customer: str,
         id_: str,
         body: models.PostCustomersCustomerSourcesIdVerifyRequest | dict[str, Any] | None = None,
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Source:
@@ -107,6 +121,9 @@ class CustomersSourcesResource:
         Args:
             customer: path parameter `customer`
             id_: path parameter `id`
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a POST is sent once.
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -115,9 +132,12 @@ class CustomersSourcesResource:
             "/v1/customers/" + path_segment(customer) + "/sources/" + path_segment(id_) + "/verify",
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = self._client.request(options)
         return response.parse(models.Source)
@@ -149,6 +169,7 @@ class AsyncCustomersSourcesResource:
         *,
         customer: str,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> builtins.list[models.Source]:
@@ -168,6 +189,7 @@ class AsyncCustomersSourcesResource:
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = await self._client.request(options)
         return cast(list[models.Source], response.parse_as(list[models.Source]))
@@ -177,7 +199,10 @@ class AsyncCustomersSourcesResource:
         *,
         customer: str,
         body: models.Source | dict[str, Any],
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Source:
@@ -187,6 +212,9 @@ class AsyncCustomersSourcesResource:
 
         Args:
             customer: path parameter `customer`
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a POST is sent once.
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -195,9 +223,12 @@ class AsyncCustomersSourcesResource:
             "/v1/customers/" + path_segment(customer) + "/sources",
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = await self._client.request(options)
         return response.parse(models.Source)
@@ -208,7 +239,10 @@ class AsyncCustomersSourcesResource:
         customer: str,
         id_: str,
         body: models.PostCustomersCustomerSourcesIdVerifyRequest | dict[str, Any] | None = None,
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Source:
@@ -219,6 +253,9 @@ class AsyncCustomersSourcesResource:
         Args:
             customer: path parameter `customer`
             id_: path parameter `id`
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a POST is sent once.
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -227,9 +264,12 @@ class AsyncCustomersSourcesResource:
             "/v1/customers/" + path_segment(customer) + "/sources/" + path_segment(id_) + "/verify",
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             accept="application/json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = await self._client.request(options)
         return response.parse(models.Source)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import builtins
 import functools
 from collections.abc import Mapping
 from typing import Any, Literal, cast
@@ -33,20 +34,21 @@ class PetsResource:
         headers, ETag, replay flag, rate limit)."""
         return PetsResourceWithRawResponse(self)
 
-    def list_pets(
+    def list(
         self,
         *,
-        species: list[Literal["cat", "dog", "bird"]] | None = None,
-        fields: list[str] | None = None,
-        legacy_tags: list[str] | None = None,
+        species: builtins.list[Literal["cat", "dog", "bird"]] | None = None,
+        fields: builtins.list[str] | None = None,
+        legacy_tags: builtins.list[str] | None = None,
         limit: int | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> list[models.Pet]:
+    ) -> builtins.list[models.Pet]:
         """List pets
 
-        `GET /pets`.
+        `GET /pets` (operationId `listPets`).
 
         Args:
             species: query parameter `species`
@@ -71,22 +73,25 @@ class PetsResource:
             errors={"429": models.Problem},
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = self._client.request(options)
         return cast(list[models.Pet], response.parse_as(list[models.Pet]))
 
-    def create_pet(
+    def create(
         self,
         *,
         body: models.NewPet | dict[str, Any],
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Pet:
         """Register a pet
 
-        `POST /pets`.
+        `POST /pets` (operationId `createPet`).
 
         Sends an idempotency key (`Idempotency-Key`): yours, or one generated
         once for this call and reused by every retry, so retries are safe.
@@ -105,21 +110,24 @@ class PetsResource:
             errors={"409": models.Problem, "422": models.Problem, "429": models.Problem},
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = self._client.request(options)
         return response.parse(models.Pet)
 
-    def get_pet(
+    def get(
         self,
         *,
         pet_id: str,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Pet:
         """Get a pet
 
-        `GET /pets/{petId}`.
+        `GET /pets/{petId}` (operationId `getPet`).
 
         Args:
             pet_id: path parameter `petId`
@@ -135,23 +143,27 @@ class PetsResource:
             errors={"404": models.Problem},
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = self._client.request(options)
         return response.parse(models.Pet)
 
-    def update_pet(
+    def update(
         self,
         *,
         pet_id: str,
         body: models.NewPet | dict[str, Any],
         if_match: str,
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Pet:
         """Replace a pet
 
-        `PUT /pets/{petId}`.
+        `PUT /pets/{petId}` (operationId `updatePet`).
 
         Args:
             pet_id: path parameter `petId`
@@ -165,11 +177,14 @@ class PetsResource:
             "/pets/" + path_segment(pet_id),
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             security=Security(({"apiKey": ()},)),
             accept="application/json, application/problem+json",
             errors={"412": models.Problem, "428": models.Problem},
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = self._client.request(options)
         return response.parse(models.Pet)
@@ -179,7 +194,10 @@ class PetsResource:
         *,
         pet_id: str,
         body: models.UploadPhotoRequest | Mapping[str, Any],
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Pet:
@@ -189,6 +207,9 @@ class PetsResource:
 
         Args:
             pet_id: path parameter `petId`
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a POST is sent once.
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -197,10 +218,13 @@ class PetsResource:
             "/pets/" + path_segment(pet_id) + "/photo",
             headers=headers,
             files=body,
+            idempotency_key=idempotency_key,
             security=Security(({"apiKey": ()},)),
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = self._client.request(options)
         return response.parse(models.Pet)
@@ -210,10 +234,10 @@ class PetsResourceWithRawResponse:
     """`client.pets.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: PetsResource) -> None:
-        self.list_pets = to_raw(resource.list_pets)
-        self.create_pet = to_raw(resource.create_pet)
-        self.get_pet = to_raw(resource.get_pet)
-        self.update_pet = to_raw(resource.update_pet)
+        self.list = to_raw(resource.list)
+        self.create = to_raw(resource.create)
+        self.get = to_raw(resource.get)
+        self.update = to_raw(resource.update)
         self.upload_photo = to_raw(resource.upload_photo)
 
 
@@ -229,20 +253,21 @@ class AsyncPetsResource:
         headers, ETag, replay flag, rate limit)."""
         return AsyncPetsResourceWithRawResponse(self)
 
-    async def list_pets(
+    async def list(
         self,
         *,
-        species: list[Literal["cat", "dog", "bird"]] | None = None,
-        fields: list[str] | None = None,
-        legacy_tags: list[str] | None = None,
+        species: builtins.list[Literal["cat", "dog", "bird"]] | None = None,
+        fields: builtins.list[str] | None = None,
+        legacy_tags: builtins.list[str] | None = None,
         limit: int | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
-    ) -> list[models.Pet]:
+    ) -> builtins.list[models.Pet]:
         """List pets
 
-        `GET /pets`.
+        `GET /pets` (operationId `listPets`).
 
         Args:
             species: query parameter `species`
@@ -267,22 +292,25 @@ class AsyncPetsResource:
             errors={"429": models.Problem},
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = await self._client.request(options)
         return cast(list[models.Pet], response.parse_as(list[models.Pet]))
 
-    async def create_pet(
+    async def create(
         self,
         *,
         body: models.NewPet | dict[str, Any],
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Pet:
         """Register a pet
 
-        `POST /pets`.
+        `POST /pets` (operationId `createPet`).
 
         Sends an idempotency key (`Idempotency-Key`): yours, or one generated
         once for this call and reused by every retry, so retries are safe.
@@ -301,21 +329,24 @@ class AsyncPetsResource:
             errors={"409": models.Problem, "422": models.Problem, "429": models.Problem},
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = await self._client.request(options)
         return response.parse(models.Pet)
 
-    async def get_pet(
+    async def get(
         self,
         *,
         pet_id: str,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Pet:
         """Get a pet
 
-        `GET /pets/{petId}`.
+        `GET /pets/{petId}` (operationId `getPet`).
 
         Args:
             pet_id: path parameter `petId`
@@ -331,23 +362,27 @@ class AsyncPetsResource:
             errors={"404": models.Problem},
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = await self._client.request(options)
         return response.parse(models.Pet)
 
-    async def update_pet(
+    async def update(
         self,
         *,
         pet_id: str,
         body: models.NewPet | dict[str, Any],
         if_match: str,
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Pet:
         """Replace a pet
 
-        `PUT /pets/{petId}`.
+        `PUT /pets/{petId}` (operationId `updatePet`).
 
         Args:
             pet_id: path parameter `petId`
@@ -361,11 +396,14 @@ class AsyncPetsResource:
             "/pets/" + path_segment(pet_id),
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             security=Security(({"apiKey": ()},)),
             accept="application/json, application/problem+json",
             errors={"412": models.Problem, "428": models.Problem},
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = await self._client.request(options)
         return response.parse(models.Pet)
@@ -375,7 +413,10 @@ class AsyncPetsResource:
         *,
         pet_id: str,
         body: models.UploadPhotoRequest | Mapping[str, Any],
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.Pet:
@@ -385,6 +426,9 @@ class AsyncPetsResource:
 
         Args:
             pet_id: path parameter `petId`
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a POST is sent once.
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -393,10 +437,13 @@ class AsyncPetsResource:
             "/pets/" + path_segment(pet_id) + "/photo",
             headers=headers,
             files=body,
+            idempotency_key=idempotency_key,
             security=Security(({"apiKey": ()},)),
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = await self._client.request(options)
         return response.parse(models.Pet)
@@ -406,10 +453,10 @@ class AsyncPetsResourceWithRawResponse:
     """`client.pets.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: AsyncPetsResource) -> None:
-        self.list_pets = async_to_raw(resource.list_pets)
-        self.create_pet = async_to_raw(resource.create_pet)
-        self.get_pet = async_to_raw(resource.get_pet)
-        self.update_pet = async_to_raw(resource.update_pet)
+        self.list = async_to_raw(resource.list)
+        self.create = async_to_raw(resource.create)
+        self.get = async_to_raw(resource.get)
+        self.update = async_to_raw(resource.update)
         self.upload_photo = async_to_raw(resource.upload_photo)
 
 

@@ -84,7 +84,7 @@ class PetsHandler(PetsBase):
         ctx: RequestContext,
         *,
         pet_id: str,
-        body: bytes,
+        body: models.UploadPhotoRequest,
     ) -> models.Pet | Reply[models.Pet]:
         """POST /pets/{petId}/photo: Upload a photo of a pet
 

@@ -13,6 +13,7 @@ from fastapi import APIRouter, Body, Depends, Path, Query, Request, Response
 from .. import models
 from ..interfaces import PetsBase
 from ..runtime import context as _context
+from ..runtime.form_values import form_value
 from ..runtime.forms import form_model, require_body
 from ..runtime.idempotency import idempotent_route
 from ..runtime.problems import GuardedRoute, require_content_type
@@ -204,7 +205,9 @@ async def upload_photo_endpoint(
 ) -> Any:
     """POST /pets/{petId}/photo: Upload a photo of a pet"""
     _ctx = _context.request_context(_request, _response, if_match=False)
-    _result = await _handler(_request).upload_photo(_ctx, pet_id=pet_id, body=await _request.body())
+    _result = await _handler(_request).upload_photo(
+        _ctx, pet_id=pet_id, body=form_value(_request, models.UploadPhotoRequest)
+    )
     return _context.respond(
         _ctx,
         _result,

@@ -36,18 +36,19 @@ class UsersResource:
         headers, ETag, replay flag, rate limit)."""
         return UsersResourceWithRawResponse(self)
 
-    def list_users(
+    def list(
         self,
         *,
         limit: int | None = None,
         starting_after: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> SyncPage[models.User, models.UserList]:
         """List users
 
-        `GET /v1/users`.
+        `GET /v1/users` (operationId `listUsers`).
 
         Args:
             limit: query parameter `limit`. Maximum number of users to return.
@@ -70,6 +71,7 @@ class UsersResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         return SyncPage(
             self._client,
@@ -88,18 +90,20 @@ class UsersResource:
             models.UserList,
         )
 
-    def create_user(
+    def create(
         self,
         *,
         body: models.UserCreate | dict[str, Any],
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.User:
         """Create a user
 
-        `POST /v1/users`.
+        `POST /v1/users` (operationId `createUser`).
 
         Creates a user. Retries with the same `Idempotency-Key` replay the first response.
 
@@ -119,22 +123,25 @@ class UsersResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = self._client.request(options)
         return response.parse(models.User)
 
-    def get_user(
+    def get(
         self,
         *,
         user_id: str,
         if_none_match: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.User | None:
         """Get a user
 
-        `GET /v1/users/{userId}`.
+        `GET /v1/users/{userId}` (operationId `getUser`).
 
         Returns the user and its current `ETag`. Send `If-None-Match` to revalidate a cached copy.
 
@@ -153,24 +160,28 @@ class UsersResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = self._client.request(options)
         if response.not_modified:
             return None
         return response.parse(models.User)
 
-    def delete_user(
+    def delete(
         self,
         *,
         user_id: str,
         if_match: str,
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> None:
         """Delete a user
 
-        `DELETE /v1/users/{userId}`.
+        `DELETE /v1/users/{userId}` (operationId `deleteUser`).
 
         Deletes the user if it is still at the version named by `If-Match`.
 
@@ -185,32 +196,40 @@ class UsersResource:
             "DELETE",
             "/v1/users/" + path_segment(user_id),
             headers=headers,
+            idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()},)),
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
-        response = self._client.request(options)
-        return None
+        self._client.request(options)
 
-    def update_user(
+    def update(
         self,
         *,
         user_id: str,
         body: models.UserUpdate | dict[str, Any],
         if_match: str,
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.User:
         """Update a user
 
-        `PATCH /v1/users/{userId}`.
+        `PATCH /v1/users/{userId}` (operationId `updateUser`).
 
         Changes the given fields. `If-Match` must carry the ETag from the last `GET`; if the user
         changed since, the update is refused with `412` and the client must re-fetch and retry.
 
         Args:
             user_id: path parameter `userId`. Identifier of the user.
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a PATCH is sent once.
         """
         headers: dict[str, str] = {}
         if if_match is not None:
@@ -221,10 +240,13 @@ class UsersResource:
             "/v1/users/" + path_segment(user_id),
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()},)),
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = self._client.request(options)
         return response.parse(models.User)
@@ -234,11 +256,11 @@ class UsersResourceWithRawResponse:
     """`client.users.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: UsersResource) -> None:
-        self.list_users = to_raw(resource.list_users)
-        self.create_user = to_raw(resource.create_user)
-        self.get_user = to_raw(resource.get_user)
-        self.delete_user = to_raw(resource.delete_user)
-        self.update_user = to_raw(resource.update_user)
+        self.list = to_raw(resource.list)
+        self.create = to_raw(resource.create)
+        self.get = to_raw(resource.get)
+        self.delete = to_raw(resource.delete)
+        self.update = to_raw(resource.update)
 
 
 class AsyncUsersResource:
@@ -253,18 +275,19 @@ class AsyncUsersResource:
         headers, ETag, replay flag, rate limit)."""
         return AsyncUsersResourceWithRawResponse(self)
 
-    def list_users(
+    def list(
         self,
         *,
         limit: int | None = None,
         starting_after: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> AsyncPaginator[models.User, models.UserList]:
         """List users
 
-        `GET /v1/users`.
+        `GET /v1/users` (operationId `listUsers`).
 
         Args:
             limit: query parameter `limit`. Maximum number of users to return.
@@ -287,6 +310,7 @@ class AsyncUsersResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
 
         async def first_page() -> AsyncPage[models.User, models.UserList]:
@@ -309,18 +333,20 @@ class AsyncUsersResource:
 
         return AsyncPaginator(first_page)
 
-    async def create_user(
+    async def create(
         self,
         *,
         body: models.UserCreate | dict[str, Any],
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.User:
         """Create a user
 
-        `POST /v1/users`.
+        `POST /v1/users` (operationId `createUser`).
 
         Creates a user. Retries with the same `Idempotency-Key` replay the first response.
 
@@ -340,22 +366,25 @@ class AsyncUsersResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = await self._client.request(options)
         return response.parse(models.User)
 
-    async def get_user(
+    async def get(
         self,
         *,
         user_id: str,
         if_none_match: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.User | None:
         """Get a user
 
-        `GET /v1/users/{userId}`.
+        `GET /v1/users/{userId}` (operationId `getUser`).
 
         Returns the user and its current `ETag`. Send `If-None-Match` to revalidate a cached copy.
 
@@ -374,24 +403,28 @@ class AsyncUsersResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = await self._client.request(options)
         if response.not_modified:
             return None
         return response.parse(models.User)
 
-    async def delete_user(
+    async def delete(
         self,
         *,
         user_id: str,
         if_match: str,
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> None:
         """Delete a user
 
-        `DELETE /v1/users/{userId}`.
+        `DELETE /v1/users/{userId}` (operationId `deleteUser`).
 
         Deletes the user if it is still at the version named by `If-Match`.
 
@@ -406,32 +439,40 @@ class AsyncUsersResource:
             "DELETE",
             "/v1/users/" + path_segment(user_id),
             headers=headers,
+            idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()},)),
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
-        response = await self._client.request(options)
-        return None
+        await self._client.request(options)
 
-    async def update_user(
+    async def update(
         self,
         *,
         user_id: str,
         body: models.UserUpdate | dict[str, Any],
         if_match: str,
+        idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.User:
         """Update a user
 
-        `PATCH /v1/users/{userId}`.
+        `PATCH /v1/users/{userId}` (operationId `updateUser`).
 
         Changes the given fields. `If-Match` must carry the ETag from the last `GET`; if the user
         changed since, the update is refused with `412` and the client must re-fetch and retry.
 
         Args:
             user_id: path parameter `userId`. Identifier of the user.
+
+        Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
+        without one, a PATCH is sent once.
         """
         headers: dict[str, str] = {}
         if if_match is not None:
@@ -442,10 +483,13 @@ class AsyncUsersResource:
             "/v1/users/" + path_segment(user_id),
             headers=headers,
             json=body,
+            idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()},)),
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = await self._client.request(options)
         return response.parse(models.User)
@@ -455,11 +499,11 @@ class AsyncUsersResourceWithRawResponse:
     """`client.users.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: AsyncUsersResource) -> None:
-        self.list_users = async_to_raw(resource.list_users)
-        self.create_user = async_to_raw(resource.create_user)
-        self.get_user = async_to_raw(resource.get_user)
-        self.delete_user = async_to_raw(resource.delete_user)
-        self.update_user = async_to_raw(resource.update_user)
+        self.list = async_to_raw(resource.list)
+        self.create = async_to_raw(resource.create)
+        self.get = async_to_raw(resource.get)
+        self.delete = async_to_raw(resource.delete)
+        self.update = async_to_raw(resource.update)
 
 
 __all__ = [

@@ -31,16 +31,17 @@ class WebhookEndpointsResource:
         headers, ETag, replay flag, rate limit)."""
         return WebhookEndpointsResourceWithRawResponse(self)
 
-    def list_webhook_endpoints(
+    def list(
         self,
         *,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.ListWebhookEndpointsResponse:
         """List webhook endpoints
 
-        `GET /v1/webhook-endpoints`.
+        `GET /v1/webhook-endpoints` (operationId `listWebhookEndpoints`).
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -52,22 +53,25 @@ class WebhookEndpointsResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = self._client.request(options)
         return response.parse(models.ListWebhookEndpointsResponse)
 
-    def create_webhook_endpoint(
+    def create(
         self,
         *,
         body: models.WebhookEndpointCreate | dict[str, Any],
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.WebhookEndpointWithSecret:
         """Register a webhook endpoint
 
-        `POST /v1/webhook-endpoints`.
+        `POST /v1/webhook-endpoints` (operationId `createWebhookEndpoint`).
 
         Registers a URL for the given event types. The response carries the endpoint's signing
         secret; it is shown only once.
@@ -88,6 +92,8 @@ class WebhookEndpointsResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = self._client.request(options)
         return response.parse(models.WebhookEndpointWithSecret)
@@ -97,8 +103,8 @@ class WebhookEndpointsResourceWithRawResponse:
     """`client.webhook_endpoints.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: WebhookEndpointsResource) -> None:
-        self.list_webhook_endpoints = to_raw(resource.list_webhook_endpoints)
-        self.create_webhook_endpoint = to_raw(resource.create_webhook_endpoint)
+        self.list = to_raw(resource.list)
+        self.create = to_raw(resource.create)
 
 
 class AsyncWebhookEndpointsResource:
@@ -113,16 +119,17 @@ class AsyncWebhookEndpointsResource:
         headers, ETag, replay flag, rate limit)."""
         return AsyncWebhookEndpointsResourceWithRawResponse(self)
 
-    async def list_webhook_endpoints(
+    async def list(
         self,
         *,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.ListWebhookEndpointsResponse:
         """List webhook endpoints
 
-        `GET /v1/webhook-endpoints`.
+        `GET /v1/webhook-endpoints` (operationId `listWebhookEndpoints`).
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -134,22 +141,25 @@ class AsyncWebhookEndpointsResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
         )
         response = await self._client.request(options)
         return response.parse(models.ListWebhookEndpointsResponse)
 
-    async def create_webhook_endpoint(
+    async def create(
         self,
         *,
         body: models.WebhookEndpointCreate | dict[str, Any],
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
     ) -> models.WebhookEndpointWithSecret:
         """Register a webhook endpoint
 
-        `POST /v1/webhook-endpoints`.
+        `POST /v1/webhook-endpoints` (operationId `createWebhookEndpoint`).
 
         Registers a URL for the given event types. The response carries the endpoint's signing
         secret; it is shown only once.
@@ -170,6 +180,8 @@ class AsyncWebhookEndpointsResource:
             accept="application/json, application/problem+json",
             max_retries=max_retries,
             timeout=timeout,
+            extra_query=extra_query,
+            extra_body=extra_body,
         )
         response = await self._client.request(options)
         return response.parse(models.WebhookEndpointWithSecret)
@@ -179,8 +191,8 @@ class AsyncWebhookEndpointsResourceWithRawResponse:
     """`client.webhook_endpoints.with_raw_response`: each method returns `Raw[T]`."""
 
     def __init__(self, resource: AsyncWebhookEndpointsResource) -> None:
-        self.list_webhook_endpoints = async_to_raw(resource.list_webhook_endpoints)
-        self.create_webhook_endpoint = async_to_raw(resource.create_webhook_endpoint)
+        self.list = async_to_raw(resource.list)
+        self.create = async_to_raw(resource.create)
 
 
 __all__ = [
