@@ -36,6 +36,7 @@ from generator.ir import Api, Operation, Parameter
 from generator.render.env import TemplateFiles, fingerprint, operation_view, templates_root
 from generator.render.error_views import error_views_json, plan_error_views
 from generator.render.escape import py_literal
+from generator.render.format_checks import server_models
 from generator.render.inline_models import model_schemas
 from generator.render.models import models_for
 from generator.render.names import NameAllocator, package_version, safe_identifier, snake_case
@@ -751,6 +752,14 @@ class _Planner:
         return plans
 
 
+def _checking(models_source: str | Deferred) -> str | Deferred:
+    """The server's models module: the shared one with `EmailStr` from the runtime
+    (`format_checks`), when its text is there (else when it is)."""
+    if isinstance(models_source, str):
+        return server_models(models_source)
+    return Deferred(lambda: server_models(models_source.text()))
+
+
 def plan_server(
     api: Api,
     *,
@@ -851,7 +860,7 @@ def plan_server(
         gen(f"{pkg}/interfaces.py", "interfaces.py.j2"),
         gen(f"{pkg}/auth.py", "auth.py.j2"),
         templates.file(f"{pkg}/verifier.py", "verifier.py.j2", format=True, create_once=True),
-        GeneratedFile(f"{pkg}/models.py", models_source, format=True),
+        GeneratedFile(f"{pkg}/models.py", _checking(models_source), format=True),
         gen(f"{pkg}/routers/__init__.py", "routers_init.py.j2"),
         gen(f"{pkg}/handlers/__init__.py", "handlers_init.py.j2"),
     ]
