@@ -9,6 +9,8 @@ requests); the client gets this transformation of it, built on its runtime's `_m
 - every use of a `StrEnum` class `E` in a type becomes `Open[E]` (`E | str`), of an `IntEnum`
   `OpenInt[E]` (`E | int`): unknown values of a response arrive as plain values;
 - `AwareDatetime` comes from the runtime (a response's naive date-time is read as naive);
+- `EmailStr` (`format: email`, which the server checks: `format_checks`) becomes `str`: a
+  response is never refused for an address;
 - each `Annotated[..., Field(discriminator=...)]` gets `OPEN_UNION` beside the `Field`: an
   unknown variant of a response is kept as its JSON object.
 
@@ -26,10 +28,11 @@ from collections.abc import Iterator
 
 from generator.spec.load import remembered
 
-_VERSION = "1"
+_VERSION = "2"
 _KIND = "clientmodels" + _VERSION
 _RUNTIME = "._runtime._models"
 _FROM_RUNTIME = frozenset({"AwareDatetime", "BaseModel"})  # pydantic's names the runtime replaces
+_AS_STR = "EmailStr"  # a pydantic name read as `str`
 _memo: dict[str, str] = {}
 
 
@@ -101,6 +104,9 @@ def transform(text: str) -> str:
         edits.insert_after(call, f", {names['OPEN_UNION']}")
     for value in _forbidding(tree):
         edits.replace(value, '"allow"')
+    for name in ast.walk(tree):
+        if isinstance(name, ast.Name) and name.id == _AS_STR and _AS_STR not in defined:
+            edits.replace(name, "str")
     pydantic_import = next(
         (
             n
@@ -111,19 +117,26 @@ def transform(text: str) -> str:
     )
     imported = {a.name for a in pydantic_import.names} if pydantic_import is not None else set()
     runtime = sorted(used | (imported & _FROM_RUNTIME))
+    replaced = _FROM_RUNTIME | {_AS_STR}
     if not runtime:
+        if pydantic_import is not None and _AS_STR in imported:
+            edits.replace(pydantic_import, _import_without(pydantic_import, replaced))
         return edits.apply()
     aliases = [n if names.get(n, n) == n else f"{n} as {names[n]}" for n in runtime]
     statement = f"from {_RUNTIME} import {', '.join(sorted(aliases, key=_sort_key))}"
     if pydantic_import is not None:
-        kept = [a for a in pydantic_import.names if a.name not in _FROM_RUNTIME]
-        listed = ", ".join(f"{a.name} as {a.asname}" if a.asname else a.name for a in kept)
-        edits.replace(
-            pydantic_import, (f"from pydantic import {listed}\n" if kept else "") + statement
-        )
+        kept = _import_without(pydantic_import, replaced)
+        edits.replace(pydantic_import, (f"{kept}\n" if kept else "") + statement)
     else:
         edits.append_line(_last_import(tree), statement)
     return edits.apply()
+
+
+def _import_without(statement: ast.ImportFrom, names: frozenset[str]) -> str:
+    """`from pydantic import ...` without `names` (empty: nothing is left)."""
+    kept = [a for a in statement.names if a.name not in names]
+    listed = ", ".join(f"{a.name} as {a.asname}" if a.asname else a.name for a in kept)
+    return f"from pydantic import {listed}" if kept else ""
 
 
 def _sort_key(name: str) -> tuple[bool, str]:

@@ -7,6 +7,8 @@ the server and the client.
 - `inline`: schemas declared inline in operations, given names beside the components;
 - `subset`: the part of the document the library receives, with descriptions replaced by
   placeholders;
+- `format_checks`: which string formats the models check (`x-apiforge-format-checks`), and
+  the server's `EmailStr` from its runtime;
 - `fixes`, `isolation`, `constraints`, `regex_engines`: what is mended, left out or dropped
   so that the module imports and validates as the spec says.
 

@@ -80,6 +80,11 @@ from generator.models.constraints import (
     default_problem,
     schema_nodes,
 )
+from generator.models.format_checks import (
+    format_checks,
+    format_checks_in_text,
+    type_mappings,
+)
 from generator.models.inline import ModelSchemas, inline_digest
 from generator.models.isolation import left_out, refs_located
 from generator.models.regex_engines import Dropped, drop_unrunnable_patterns, pattern_locations
@@ -98,10 +103,8 @@ from generator.spec.located import warn_at
 
 _log = logger()
 
-# `format`s that would need packages beyond pydantic (email-validator): plain strings.
-_TYPE_MAPPINGS = ["email=string", "idn-email=string"]
 # Bump when anything here changes what the library is asked for (the cache key has it too).
-_MODELS_VERSION = "15"
+_MODELS_VERSION = "16"
 _CACHE_KIND = "models" + _MODELS_VERSION
 _RESTORED_KIND = "modelstext" + _MODELS_VERSION  # the module with its descriptions restored
 _KEYS_KIND = "modelkeys" + _MODELS_VERSION  # a known document's job key and texts
@@ -155,6 +158,7 @@ class _Preloaded:
                 kind,
                 digest,
                 self.data.get("openapi") if isinstance(self.data, Mapping) else None,
+                format_checks(self.data),  # a top-level switch, outside `components`
                 code_digest(),
                 _library_version(),
                 header,
@@ -349,7 +353,12 @@ def _library_module(
     inline = pre is None and any(is_inline_key(k) for k in class_names or ())
     if (pre is None or found is None or class_names is None) and not inline:
         # the library reads the file itself, uncached
-        options = _options(class_names or {}, header, openapi_30=declares_30(source))
+        options = _options(
+            class_names or {},
+            header,
+            openapi_30=declares_30(source),
+            checks=format_checks_in_text(_text_of(source)),
+        )
         try:
             return _run(source, options)
         except ApiforgeError:
@@ -368,7 +377,12 @@ def _library_module(
         with preloaded(source, document.data):
             return _library_module(source, class_names=class_names, header=header)
     if found is None or class_names is None:  # (a subset the library must read from files)
-        options = _options(class_names or {}, header, openapi_30=declares_30(source))
+        options = _options(
+            class_names or {},
+            header,
+            openapi_30=declares_30(source),
+            checks=format_checks(pre.data),
+        )
         return _run(source, options)
     data, names = pre.data, class_names
 
@@ -408,7 +422,10 @@ def _job(
         return _job(data, class_names, header, placeholders=False)
     openapi_30 = isinstance(data, Mapping) and str(data.get("openapi", "")).startswith("3.0")
     options = _options(
-        {subset_name(v): v for v in class_names.values()}, header, openapi_30=openapi_30
+        {subset_name(v): v for v in class_names.values()},
+        header,
+        openapi_30=openapi_30,
+        checks=format_checks(data),
     )
     texts_ = tuple(texts.texts) if texts is not None else ()
     return _Job(subset, options, models_cache_key(subset, options), texts_)
@@ -514,7 +531,11 @@ def _library_version() -> str:
 
 
 def _options(
-    name_map_by_name: Mapping[str, str], header: str, *, openapi_30: bool = False
+    name_map_by_name: Mapping[str, str],
+    header: str,
+    *,
+    openapi_30: bool = False,
+    checks: bool = True,
 ) -> dict[str, Any]:
     """The library's options, as plain data (its enums are made by `_run`: the cache key is
     computed without importing the library, ~0.1 s)."""
@@ -552,7 +573,8 @@ def _options(
         "enable_version_header": False,
         "use_schema_description": False,
         "use_field_description": False,
-        "type_mappings": _TYPE_MAPPINGS,
+        # string formats as types, or all `str` (`format_checks`)
+        "type_mappings": type_mappings(checks),
         "formatters": [],  # ruff formats models.py with the rest of the tree
         "model_name_map": name_map or None,
         "custom_file_header": header or None,
@@ -697,12 +719,17 @@ _OPENAPI_30 = re.compile(r"""(?:^|[{,\s])["']?openapi["']?\s*:\s*["']?3\.0""")
 
 def declares_30(source: Path | str) -> bool:
     """Whether the document at `source` (a path, or the spec's text) is OpenAPI 3.0."""
+    return _OPENAPI_30.search(_text_of(source)) is not None
+
+
+def _text_of(source: Path | str) -> str:
+    """The spec's text (`source`: a path, or the text itself; "" when it cannot be read)."""
     if isinstance(source, Path):
         try:
-            source = source.read_text(encoding="utf-8", errors="replace")
+            return source.read_text(encoding="utf-8", errors="replace")
         except OSError:
-            return False
-    return _OPENAPI_30.search(source) is not None
+            return ""
+    return source
 
 
 def _first_line(exc: BaseException) -> str:

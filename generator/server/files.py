@@ -14,6 +14,7 @@ from dataclasses import replace as dc_replace
 from typing import Any, cast
 
 from generator.ir import Api, Operation
+from generator.models.format_checks import server_models
 from generator.render.env import TemplateFiles, fingerprint, operation_view, templates_root
 from generator.render.plan_cache import PlanCache
 from generator.render.pytypes import is_plain_class
@@ -66,7 +67,7 @@ def server_files(
         gen(f"{pkg}/interfaces.py", "interfaces.py.j2"),
         gen(f"{pkg}/auth.py", "auth.py.j2"),
         templates.file(f"{pkg}/verifier.py", "verifier.py.j2", format=True, create_once=True),
-        GeneratedFile(f"{pkg}/models.py", models_source, format=True),
+        GeneratedFile(f"{pkg}/models.py", _checking(models_source), format=True),
         gen(f"{pkg}/routers/__init__.py", "routers_init.py.j2"),
         gen(f"{pkg}/handlers/__init__.py", "handlers_init.py.j2"),
     ]
@@ -191,3 +192,11 @@ def tag_view(tag: TagPlan, kept: Kept | None = None) -> TagPlan:
         dc_replace(o, op=cast(Operation, operation_view(o.op))) for o in tag.operations
     )
     return dc_replace(tag, operations=operations)
+
+
+def _checking(models_source: str | Deferred) -> str | Deferred:
+    """The server's models module: the shared one with `EmailStr` from the runtime
+    (`format_checks`), when its text is there (else when it is)."""
+    if isinstance(models_source, str):
+        return server_models(models_source)
+    return Deferred(lambda: server_models(models_source.text()))

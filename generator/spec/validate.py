@@ -49,6 +49,8 @@ from typing import Any
 from generator.errors import ApiforgeError, Problem
 from generator.ir import Where
 from generator.log import logger
+from generator.models.format_checks import EXTENSION as FORMAT_CHECKS
+from generator.models.format_checks import extension_problem
 from generator.spec.defaults import DefaultChecker
 from generator.spec.load import cache_get, cache_put
 from generator.spec.refs import Resolver, UnresolvedRef
@@ -61,8 +63,8 @@ from generator.spec.rs_checks import (
 )
 from generator.spec.swagger2 import ConvertedDocument
 
-_CACHE_KIND = "valid2"
-_INVALID_KIND = "invalid2"  # (how many errors, the first MAX_REPORTED located) of a spec
+_CACHE_KIND = "valid3"
+_INVALID_KIND = "invalid3"  # (how many errors, the first MAX_REPORTED located) of a spec
 MAX_REPORTED = 50  # as errors (--strict), with a count of the rest
 MAX_WARNED = 20  # as warnings, with a count of the rest
 OAS31_DIALECT = "https://spec.openapis.org/oas/3.1/dialect/base"
@@ -201,6 +203,10 @@ def collect_errors(resolver: Resolver) -> list[SpecError]:
     v30 = version.startswith("3.0")
     errors = list(_structural(root.data, root.name, v30))
     errors.extend(_Semantic(resolver, v30).run())
+    wrong = extension_problem(root.data)
+    if wrong is not None:
+        where = Where(root.name, "").child(FORMAT_CHECKS)
+        errors.append(SpecError(wrong, where, "extension", ""))
     return errors
 
 

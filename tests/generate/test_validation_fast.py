@@ -224,7 +224,7 @@ def test_valid_spec_is_cached_and_yaml_dates_do_not_crash(tmp_path: Path) -> Non
     validate(ok)  # valid: no error, and cached
     from generator.spec.load import cache_get
 
-    assert cache_get("valid2", ok.root.digest) is True
+    assert cache_get("valid3", ok.root.digest) is True
 
 
 def test_model_names_cache_never_serves_stale_names(private_cache: Path) -> None:

@@ -149,7 +149,7 @@ def test_the_fixed_module_type_checks(tmp_path: Path) -> None:
 
 
 def test_examples_that_are_not_a_list_become_one() -> None:
-    from generator.render.model_fixes import listed_examples
+    from generator.models.fixes import listed_examples
 
     text = (
         "class Thing(BaseModel):\n"

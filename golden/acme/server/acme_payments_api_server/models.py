@@ -9,6 +9,8 @@ from typing import Annotated, Literal
 from pydantic import AnyUrl, AwareDatetime, BaseModel, ConfigDict, Field, RootModel
 from typing_extensions import TypeAliasType
 
+from .runtime.formats import EmailStr
+
 
 class FieldError(BaseModel):
     model_config = ConfigDict(
@@ -111,7 +113,7 @@ class CustomerCreate(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
-    email: str
+    email: EmailStr
     name: Annotated[str, Field(max_length=200, min_length=1)]
     phone: Annotated[str | None, Field(examples=["+33142685300"])] = None
     address: Address | None = None
@@ -123,7 +125,7 @@ class CustomerUpdate(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
-    email: str | None = None
+    email: EmailStr | None = None
     name: Annotated[str | None, Field(max_length=200, min_length=1)] = None
     phone: str | None = None
     address: Address | None = None
@@ -136,7 +138,7 @@ class Customer(BaseModel):
         populate_by_name=True,
     )
     id: Annotated[str, Field(examples=["cus_01HTZ3A7B8C9D0E1F2G3H4J5K6"])]
-    email: str
+    email: EmailStr
     name: str
     phone: str | None = None
     address: Address | None = None
@@ -352,7 +354,7 @@ class PaymentCreate(BaseModel):
     payment_method: Annotated[PaymentMethod, Field(alias="paymentMethod")]
     description: Annotated[str | None, Field(max_length=500)] = None
     receipt_email: Annotated[
-        str | None,
+        EmailStr | None,
         Field(alias="receiptEmail", description="Where to send the receipt; `null` sends none."),
     ] = None
     metadata: Metadata | None = None
@@ -370,7 +372,7 @@ class Payment(BaseModel):
     amount_refunded: Annotated[int, Field(alias="amountRefunded", ge=0)]
     payment_method: Annotated[PaymentMethod, Field(alias="paymentMethod")]
     description: str | None = None
-    receipt_email: Annotated[str | None, Field(alias="receiptEmail")] = None
+    receipt_email: Annotated[EmailStr | None, Field(alias="receiptEmail")] = None
     failure_reason: Annotated[
         str | None,
         Field(

@@ -7,6 +7,8 @@ from typing import Annotated
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
+from .runtime.formats import EmailStr
+
 
 class Problem(BaseModel):
     model_config = ConfigDict(
@@ -30,7 +32,7 @@ class User(BaseModel):
     )
     id: Annotated[str, Field(examples=["usr_abc123"])]
     name: Annotated[str, Field(min_length=1)]
-    email: str
+    email: EmailStr
     role: Role
     created_at: Annotated[AwareDatetime, Field(alias="createdAt")]
     updated_at: Annotated[AwareDatetime, Field(alias="updatedAt")]
@@ -41,7 +43,7 @@ class UserCreate(BaseModel):
         populate_by_name=True,
     )
     name: Annotated[str, Field(min_length=1)]
-    email: str
+    email: EmailStr
     role: Role | None = Role.MEMBER
 
 
@@ -50,7 +52,7 @@ class UserUpdate(BaseModel):
         populate_by_name=True,
     )
     name: Annotated[str | None, Field(min_length=1)] = None
-    email: str | None = None
+    email: EmailStr | None = None
     role: Role | None = Role.MEMBER
 
 
