@@ -432,7 +432,7 @@ class _Planner:
         encoding = ""
         body_media = ""
         content = op.request_body.content if op.request_body else ()
-        chosen = next((m for m in content if _is_json(m)), content[0] if content else None)
+        chosen = first_json(content) or (content[0] if content else None)
         if op.request_body is not None and op.request_body.content:
             media = first_json(op.request_body.content)
             if media is not None:
