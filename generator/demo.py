@@ -468,7 +468,7 @@ class Session:
             show(
                 f"GET /v1/payments with {label} → {r.status_code}, WWW-Authenticate: {challenge}", 4
             )
-        page = self.client().payments.with_raw_response.list_payments()
+        page = self.client().payments.with_raw_response.list()
         show(
             f"GET /v1/payments with demo-token → {page.status_code} "
             "(the verifier knows its SHA-256; principal acct_demo)",
@@ -479,7 +479,7 @@ class Session:
         self.start("Idempotent retry: the first response is lost in transit")
         api = self.client()
         self.transport.lose_next_response = True
-        raw = api.payments.with_raw_response.create_payment(
+        raw = api.payments.with_raw_response.create(
             body={
                 "amount": 5000,
                 "currency": "usd",
@@ -507,7 +507,7 @@ class Session:
         self.start(f"Rate limit: a token allowed 2 requests per second ({LIMITED_TOKEN})")
         api = self.client(LIMITED_TOKEN)
         for _ in range(6):  # until a call ran into the limit
-            if api.payments.with_raw_response.list_payments().retries_taken:
+            if api.payments.with_raw_response.list().retries_taken:
                 break
         waits = iter(self.waits)
         for request, response, _ in self.exchanges():
@@ -522,12 +522,12 @@ class Session:
     def concurrency(self) -> None:
         self.start("Optimistic concurrency: Alice writes from a stale copy")
         api = self.client()
-        created = api.customers.with_raw_response.create_customer(
+        created = api.customers.with_raw_response.create(
             body={"email": "alice@example.com", "name": "Alice Martin"}
         )
         cid, stale = created.parsed.id, created.etag
         show(f"Alice creates customer {cid} and keeps the copy: ETag {stale}", 4)
-        bob = api.customers.with_raw_response.update_customer(
+        bob = api.customers.with_raw_response.update(
             customer_id=cid, body={"phone": "+33142685300"}, if_match=stale
         )
         show(f"Bob sets the phone with If-Match {stale} → {bob.status_code}, ETag {bob.etag}", 4)
@@ -536,14 +536,14 @@ class Session:
         def read() -> tuple[Any, str | None]:  # Alice's copy first, then fresh reads
             if copies:
                 return copies.pop()
-            fresh = api.customers.with_raw_response.get_customer(customer_id=cid)
+            fresh = api.customers.with_raw_response.get(customer_id=cid)
             return fresh.parsed, fresh.etag
 
         self.mark = len(self.transport.log)
         result = self.acme.read_modify_write(
             read,
             lambda customer: {"tags": [*customer.tags, "vip"]},
-            lambda change, etag: api.customers.with_raw_response.update_customer(
+            lambda change, etag: api.customers.with_raw_response.update(
                 customer_id=cid, body=change, if_match=etag
             ),
         )
@@ -563,7 +563,7 @@ class Session:
     def job(self) -> None:
         self.start("Async job: 202 Accepted, then wait() polls the job")
         api = self.client()
-        job = api.reports.create_report(
+        job = api.reports.create(
             body={"type": "sales", "startDate": "2026-01-01", "endDate": "2026-03-31"}
         )
         show(

@@ -52,7 +52,7 @@ def test_text_groups_and_summarises(breaking: tuple[str, str]) -> None:
     out = result.output
     assert out.startswith("Breaking changes (2)")
     assert "parameter-removed  GET /v1/customers: query parameter `email` removed" in out
-    assert "client: client.customers.list_customers(email=…)" in out
+    assert "client: client.customers.list(email=…)" in out
     assert f"old: {breaking[0]}:" in out and f"new: {breaking[1]}:" in out
     assert out.rstrip().endswith(
         "2 changes (2 breaking, 0 warning, 0 compatible); client version bump: major"
@@ -89,7 +89,7 @@ def test_github_annotations_and_markdown(breaking: tuple[str, str]) -> None:
     assert markdown.startswith("## Billing 1.0.0")
     assert "client version bump **major**" in markdown
     assert "### Breaking changes" in markdown
-    assert "  - client: `client.customers.list_customers(email=…)`" in markdown
+    assert "  - client: `client.customers.list(email=…)`" in markdown
 
 
 def test_configuration_ignores_and_overrides(breaking: tuple[str, str], tmp_path: Path) -> None:
@@ -235,7 +235,7 @@ def test_create_request_body_change_names_model_field(tmp_path: Path) -> None:
         ).output
     )
     (change,) = data["changes"]
-    assert "client.customers.create_customer(body=…): CustomerCreate.name" in change["client"]
+    assert "client.customers.create(body=…): CustomerCreate.name" in change["client"]
 
 
 def test_every_kind_has_a_documentation_page() -> None:

@@ -5,7 +5,9 @@ The fresh environment takes the generated projects' dependencies from apiforge's
 `.pth` file), so the test needs no network; `pip install` still builds and installs each
 project as the README says. The only change made to a command is the server's port (a free
 one instead of 8000, which another program may hold). A block with a placeholder for the
-reader to fill in (`HOST`, `<your proxy>`) is not run; every other block is."""
+reader to fill in (`HOST`, `<your proxy>`) is not run; the production block (it listens on
+every interface, which a test must not) is checked instead: valid shell, and every flag it
+gives uvicorn is one uvicorn has; every other block is run."""
 
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from tests.support import free_port, stop_process_group, wait_for_port
 
 ROOT = Path(__file__).resolve().parents[2]
 PLACEHOLDER = re.compile(r"\bHOST\b|<[^>]+>")
+EVERY_INTERFACE = "--host 0.0.0.0"
 
 
 def sh_blocks(readme: Path) -> list[str]:
@@ -102,4 +105,14 @@ def test_the_generated_readmes_commands_work_as_written(tmp_path: Path) -> None:
         assert httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=10).status_code == 200
     finally:
         stop_process_group(proc)
-    assert runnable == [run_it], "a README block that is neither run here nor a placeholder"
+    production = [b for b in runnable if EVERY_INTERFACE in b]
+    assert runnable == [run_it, *production], (
+        "a README block neither run, checked nor a placeholder"
+    )
+    for block in production:
+        assert subprocess.run(["bash", "-n", "-c", block]).returncode == 0, block
+        flags = re.findall(r"(?<=\s)--[a-z][a-z-]*", block.split("uvicorn", 1)[1])
+        usage = subprocess.run(
+            [sys.executable, "-m", "uvicorn", "--help"], capture_output=True, text=True
+        ).stdout
+        assert flags and all(flag in usage for flag in flags), (flags, block)

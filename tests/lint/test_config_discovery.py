@@ -69,7 +69,7 @@ def test_a_spectral_ruleset_top_level_is_refused_with_a_hint(project: Path) -> N
     assert code == 2
     lines = err.splitlines()
     assert lines[0] == (
-        "error: .apiforge.yaml:1:1: unknown top-level key 'extends': the settings go under `lint:`"
+        "error: .apiforge.yaml:1:1: unknown top-level key 'extends': the settings go under `lint:` or `diff:`"
     )
     assert lines[1].startswith("hint: apiforge reads Spectral-style severities under `lint:`")
 
