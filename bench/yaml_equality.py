@@ -13,7 +13,7 @@ must be rejected with the same exception class and message. Exits 1 on any diffe
 
     .venv/bin/python bench/yaml_equality.py --blocks [--split-bytes N] [--mutations N] [FILE ...]
 
-also checks the block-by-block reader (`generator.spec.load.load_yaml_blocks`, what big files
+also checks the block-by-block reader (`generator.spec.blocks.load_yaml_blocks`, what big files
 go through when a cache is on) against the whole parse, on every file: with blocks split down
 to `--split-bytes` (small, so even small files split into many blocks), the data must be the
 same as above, a text the whole parse rejects must be refused (so the whole parse gives its
@@ -47,9 +47,11 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import generator.spec.blocks as blocks  # noqa: E402
 import generator.spec.load as load  # noqa: E402
+from generator.spec.blocks import load_yaml_blocks  # noqa: E402
 from generator.spec.fast_yaml import json_tree, load_fast  # noqa: E402
-from generator.spec.load import load_yaml, load_yaml_blocks  # noqa: E402
+from generator.spec.load import load_yaml  # noqa: E402
 from generator.spec.sourcemap import (  # noqa: E402
     SourceMap,
     _BlockIndex,
@@ -438,12 +440,12 @@ def main() -> None:
             if diff is not None:
                 diff = f"against ruamel.yaml: {diff}"
         if diff is None and args.blocks:
-            production = load.BLOCK_SPLIT_BYTES
-            load.BLOCK_SPLIT_BYTES = args.split_bytes
+            production = blocks.BLOCK_SPLIT_BYTES
+            blocks.BLOCK_SPLIT_BYTES = args.split_bytes
             try:
                 how, diff, _, (_, count) = compare_blocks(raw)
             finally:
-                load.BLOCK_SPLIT_BYTES = production
+                blocks.BLOCK_SPLIT_BYTES = production
             read[how] += 1
             if how == "blocks" and diff is None:
                 leaves.append(count)

@@ -389,8 +389,6 @@ def plan_with_models(
     docstring draws: `root` is the spec's root document, `lifted` the models step's input
     (`model_schemas`), `checks` the validation already started, `header` the models
     module's first line."""
-    from generator.spec.load import gc_paused
-
     api, source, progress = build.api, build.source, build.progress
     class_names = dict(lifted.class_names)
     planned: list[Planned] | None = None
@@ -411,15 +409,9 @@ def plan_with_models(
             # A failure here is reported after validation and lint, as it was before.
             try:
                 models_text = models_module(api, source, class_names, header)
-                usable = usable_classes(class_names, models_text)  # (the same for both trees)
-                classes = {kind: usable for kind in kinds}
-                # planning allocates much and frees it by reference counts: no collections
-                # (they were 40-80 ms of a Stripe regeneration)
-                ahead_work = functools.partial(
-                    said_ahead, checks, lifted.schemas, class_names, models_text, kinds
+                planned = _plan_beside_checks(
+                    build, checks, lifted, class_names, kinds, models_text
                 )
-                with gc_paused():
-                    planned = beside(build, kinds, classes, models_text, ahead_work)
             except Exception as exc:
                 early_error = exc
         ahead = next((p.ahead for p in planned or () if p.ahead is not None), None)
@@ -449,12 +441,46 @@ def plan_with_models(
     else:
         warn_about_models(lifted.schemas, class_names, models_text, kinds)
     if planned is None:
-        usable = usable_classes(class_names, models_text)
-        classes = {kind: usable for kind in kinds}
-        if speculative is not None and all(classes[k] == class_names for k in kinds):
-            planned = speculative
-        else:
-            if speculative is not None:  # a class is missing: plan again with the real classes
-                build.abandon(speculative)
-            planned = build.plan(kinds, classes, models_text)
+        planned = _plan_with_module(build, class_names, kinds, models_text, speculative)
     return Made(planned, models_text, lint_summary, lint_failed)
+
+
+def _plan_beside_checks(
+    build: Build,
+    checks: Checks,
+    lifted: Any,
+    class_names: dict[str, str],
+    kinds: list[str],
+    models_text: str,
+) -> list[Planned]:
+    """Both trees planned and rendered with the models module already there, while
+    validation runs; what the models step would warn about is worked out meanwhile."""
+    from generator.spec.load import gc_paused
+
+    usable = usable_classes(class_names, models_text)  # (the same for both trees)
+    classes = {kind: usable for kind in kinds}
+    # planning allocates much and frees it by reference counts: no collections
+    # (they were 40-80 ms of a Stripe regeneration)
+    ahead_work = functools.partial(
+        said_ahead, checks, lifted.schemas, class_names, models_text, kinds
+    )
+    with gc_paused():
+        return beside(build, kinds, classes, models_text, ahead_work)
+
+
+def _plan_with_module(
+    build: Build,
+    class_names: dict[str, str],
+    kinds: list[str],
+    models_text: str,
+    speculative: list[Planned] | None,
+) -> list[Planned]:
+    """The trees once the models module is there: the speculation (planned as if every
+    class were defined) when it was right, else planned again with the real classes."""
+    usable = usable_classes(class_names, models_text)
+    classes = {kind: usable for kind in kinds}
+    if speculative is not None and all(classes[k] == class_names for k in kinds):
+        return speculative
+    if speculative is not None:  # a class is missing: plan again with the real classes
+        build.abandon(speculative)
+    return build.plan(kinds, classes, models_text)

@@ -130,6 +130,21 @@ def _tuple(values: Sequence[str]) -> str:
     return py_tuple([_pystr(v) for v in values])
 
 
+def _kind_patterns(kind: str, submit: Operation | None, media_types: Sequence[str]) -> list[str]:
+    """The patterns a route's docstring lists for its kind (a job, its status or cancel
+    route) and its request media types."""
+    patterns: list[str] = []
+    if kind == "job":
+        patterns.append("202 job: Location + Retry-After; the handler is the job's work")
+    elif kind == "job_status":
+        patterns.append(f"served from the job store (jobs of {submit.id if submit else '?'})")
+    elif kind == "job_cancel":
+        patterns.append("cancels a job in the job store")
+    if media_types:
+        patterns.append("415 unless Content-Type is " + ", ".join(media_types))
+    return patterns
+
+
 class _Planner:
     def __init__(self, api: Api, mapper: TypeMapper) -> None:
         self.api = api
@@ -514,6 +529,29 @@ class _Planner:
 
     # -- operations ------------------------------------------------------------------
 
+    def result(
+        self, op: Operation, kind: str, status: int, response_type: str | None
+    ) -> tuple[str, str | None, str | None]:
+        """What the handler returns (its annotation), the route's response model, and the
+        request body's callback URL property of a job that calls back."""
+        if kind == "job":
+            result_type = self.job_result(op)
+            plain = ("Any", "dict[str, Any]")
+            result = result_type if result_type in plain else f"{result_type} | dict[str, Any]"
+            job = op.patterns.async_job
+            callback = None
+            if job and job.callback_url and op.request_body is not None:
+                callback = self._callback_property(op)
+            return result, None, callback
+        if kind in ("job_status", "job_cancel"):
+            return "Any", None, None
+        value = response_type or "None"
+        result = f"{value} | Reply[{value}]" if value != "Any" else "Any"
+        response_model = response_type if response_type and response_type != "Any" else None
+        if status in (204, 205, 304):  # FastAPI refuses a response model on a bodiless status
+            response_model = None
+        return result, response_model, None
+
     def operation(
         self, op: Operation, methods: NameAllocator, endpoints: NameAllocator
     ) -> OperationPlan:
@@ -541,24 +579,7 @@ class _Planner:
         if_match_required = bool(
             conc and conc.if_match and (conc.if_match_required or "428" in conc.responses)
         )
-        job = op.patterns.async_job
-        callback_property: str | None = None
-        if kind == "job":
-            result_type = self.job_result(op)
-            plain = ("Any", "dict[str, Any]")
-            result = result_type if result_type in plain else f"{result_type} | dict[str, Any]"
-            response_model = None
-            if job and job.callback_url and op.request_body is not None:
-                callback_property = self._callback_property(op)
-        elif kind in ("job_status", "job_cancel"):
-            result = "Any"
-            response_model = None
-        else:
-            value = response_type or "None"
-            result = f"{value} | Reply[{value}]" if value != "Any" else "Any"
-            response_model = response_type if response_type and response_type != "Any" else None
-            if status in (204, 205, 304):  # FastAPI refuses a response model on a bodiless status
-                response_model = None
+        result, response_model, callback_property = self.result(op, kind, status, response_type)
         auth = auth_plan(op, self.api)
         patterns: list[str] = []
         if auth is not None:
@@ -576,14 +597,7 @@ class _Planner:
             patterns.append(
                 "If-Match → 412 when stale" + ("; 428 when missing" if if_match_required else "")
             )
-        if kind == "job":
-            patterns.append("202 job: Location + Retry-After; the handler is the job's work")
-        elif kind == "job_status":
-            patterns.append(f"served from the job store (jobs of {submit.id if submit else '?'})")
-        elif kind == "job_cancel":
-            patterns.append("cancels a job in the job store")
-        if media_types:
-            patterns.append("415 unless Content-Type is " + ", ".join(media_types))
+        patterns += _kind_patterns(kind, submit, media_types)
         return OperationPlan(
             op=op,
             kind=kind,

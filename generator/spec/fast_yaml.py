@@ -62,7 +62,7 @@ _KEY_TABLE_MIN = 32  # children of a mapping worth a table of its keys (`RymlTre
 def _refused(body: bytes) -> bool:
     """Whether the text may hold what this reader does not take (see the module docstring):
     a superset, so a description that merely looks so is refused too."""
-    from generator.spec.load import anchor_names, blockable
+    from generator.spec.blocks import anchor_names, blockable
 
     if b"\t" in body or _MERGE_KEY.search(body) or not blockable(body):
         return True  # tabs: rapidyaml and libyaml differ on some; `\n` lines: libyaml's

@@ -158,108 +158,129 @@ def _construct(loader: Any, root: Node) -> Any:
     and recursive ones work) when first met, and filled later, breadth-first, with PyYAML's
     own pending generators interleaved in the order it would run them.
     """
-    memo: dict[Node, Any] = loader.constructed_objects
-    pending: list[Any] = loader.state_generators  # PyYAML's deferred fills
-    bools = loader.bool_values
-    construct_object = loader.construct_object
-    queue: list[Any] = []  # nodes (and generators) whose contents are still to construct
-
-    def other(node: Node) -> Any:
-        if node.__class__ is ScalarNode:
-            tag = node.tag
-            if tag == _NULL:
-                return None
-            if tag == _BOOL:
-                return bools[node.value.lower()]
-        value = construct_object(node)
-        if pending:
-            queue.extend(pending)
-            pending.clear()
-        return value
-
-    def container(node: Node) -> Any:
-        cls, tag = node.__class__, node.tag
-        if cls is MappingNode and tag == _MAP:
-            value: Any = {}
-        elif cls is SequenceNode and tag == _SEQ:
-            value = []
-        else:
-            return other(node)
-        memo[node] = value
-        queue.append(node)
-        return value
-
-    data = root.value if root.__class__ is ScalarNode and root.tag == _STR else container(root)
-
-    # the two loops below inline `container` for the common nodes
-    append_queue = queue.append
+    run = _Construction(loader)
+    data = root.value if root.__class__ is ScalarNode and root.tag == _STR else run.container(root)
+    queue = run.queue
     index = 0
     while index < len(queue):
         item = queue[index]
         index += 1
         cls = item.__class__
         if cls is MappingNode:
-            out = memo[item]
-            pairs = item.value
-            for key_node, _ in pairs:
-                if key_node.tag in (_MERGE, _VALUE):
-                    loader.flatten_mapping(item)
-                    pairs = item.value
-                    break
-            for key_node, value_node in pairs:
-                if key_node.tag == _STR and key_node.__class__ is ScalarNode:
-                    key = key_node.value
-                else:
-                    key = memo[key_node] if key_node in memo else container(key_node)
-                    if not isinstance(key, Hashable):
-                        raise ConstructorError(
-                            "while constructing a mapping",
-                            item.start_mark,
-                            "found unhashable key",
-                            key_node.start_mark,
-                        )
-                tag = value_node.tag
-                cls = value_node.__class__
-                if tag == _STR and cls is ScalarNode:
-                    out[key] = value_node.value
-                elif value_node in memo:
-                    out[key] = memo[value_node]
-                elif tag == _MAP and cls is MappingNode:
-                    out[key] = memo[value_node] = {}
-                    append_queue(value_node)
-                elif tag == _SEQ and cls is SequenceNode:
-                    out[key] = memo[value_node] = []
-                    append_queue(value_node)
-                else:
-                    out[key] = other(value_node)
+            run.fill_mapping(item)
         elif cls is SequenceNode:
-            append = memo[item].append
-            for value_node in item.value:
-                tag = value_node.tag
-                cls = value_node.__class__
-                if tag == _STR and cls is ScalarNode:
-                    append(value_node.value)
-                elif value_node in memo:
-                    append(memo[value_node])
-                elif tag == _MAP and cls is MappingNode:
-                    new_map: dict[Any, Any] = {}
-                    append(new_map)
-                    memo[value_node] = new_map
-                    append_queue(value_node)
-                elif tag == _SEQ and cls is SequenceNode:
-                    new_seq: list[Any] = []
-                    append(new_seq)
-                    memo[value_node] = new_seq
-                    append_queue(value_node)
-                else:
-                    append(other(value_node))
+            run.fill_sequence(item)
         else:
-            assert isinstance(item, GeneratorType)
-            for _ in item:
-                pass
-            if pending:
-                queue.extend(pending)
-                pending.clear()
+            run.finish_generator(item)
     loader.constructed_objects = {}
     loader.recursive_objects = {}
     return data
+
+
+class _Construction:
+    """One document's construction (`_construct`): the collections met and not yet filled
+    (`queue`), and how one is filled."""
+
+    def __init__(self, loader: Any) -> None:
+        self.loader = loader
+        self.memo: dict[Node, Any] = loader.constructed_objects
+        self.pending: list[Any] = loader.state_generators  # PyYAML's deferred fills
+        self.bools = loader.bool_values
+        self.construct_object = loader.construct_object
+        self.queue: list[Any] = []  # nodes (and generators) whose contents are still to construct
+
+    def other(self, node: Node) -> Any:
+        if node.__class__ is ScalarNode:
+            tag = node.tag
+            if tag == _NULL:
+                return None
+            if tag == _BOOL:
+                return self.bools[node.value.lower()]
+        value = self.construct_object(node)
+        pending = self.pending
+        if pending:
+            self.queue.extend(pending)
+            pending.clear()
+        return value
+
+    def container(self, node: Node) -> Any:
+        cls, tag = node.__class__, node.tag
+        if cls is MappingNode and tag == _MAP:
+            value: Any = {}
+        elif cls is SequenceNode and tag == _SEQ:
+            value = []
+        else:
+            return self.other(node)
+        self.memo[node] = value
+        self.queue.append(node)
+        return value
+
+    # the two loops below inline `container` for the common nodes
+
+    def fill_mapping(self, item: MappingNode) -> None:
+        memo, append_queue, other = self.memo, self.queue.append, self.other
+        out = memo[item]
+        pairs = item.value
+        for key_node, _ in pairs:
+            if key_node.tag in (_MERGE, _VALUE):
+                self.loader.flatten_mapping(item)
+                pairs = item.value
+                break
+        for key_node, value_node in pairs:
+            if key_node.tag == _STR and key_node.__class__ is ScalarNode:
+                key = key_node.value
+            else:
+                key = memo[key_node] if key_node in memo else self.container(key_node)
+                if not isinstance(key, Hashable):
+                    raise ConstructorError(
+                        "while constructing a mapping",
+                        item.start_mark,
+                        "found unhashable key",
+                        key_node.start_mark,
+                    )
+            tag = value_node.tag
+            cls = value_node.__class__
+            if tag == _STR and cls is ScalarNode:
+                out[key] = value_node.value
+            elif value_node in memo:
+                out[key] = memo[value_node]
+            elif tag == _MAP and cls is MappingNode:
+                out[key] = memo[value_node] = {}
+                append_queue(value_node)
+            elif tag == _SEQ and cls is SequenceNode:
+                out[key] = memo[value_node] = []
+                append_queue(value_node)
+            else:
+                out[key] = other(value_node)
+
+    def fill_sequence(self, item: SequenceNode) -> None:
+        memo, append_queue, other = self.memo, self.queue.append, self.other
+        append = memo[item].append
+        for value_node in item.value:
+            tag = value_node.tag
+            cls = value_node.__class__
+            if tag == _STR and cls is ScalarNode:
+                append(value_node.value)
+            elif value_node in memo:
+                append(memo[value_node])
+            elif tag == _MAP and cls is MappingNode:
+                new_map: dict[Any, Any] = {}
+                append(new_map)
+                memo[value_node] = new_map
+                append_queue(value_node)
+            elif tag == _SEQ and cls is SequenceNode:
+                new_seq: list[Any] = []
+                append(new_seq)
+                memo[value_node] = new_seq
+                append_queue(value_node)
+            else:
+                append(other(value_node))
+
+    def finish_generator(self, item: Any) -> None:
+        assert isinstance(item, GeneratorType)
+        for _ in item:
+            pass
+        pending = self.pending
+        if pending:
+            self.queue.extend(pending)
+            pending.clear()

@@ -8,7 +8,7 @@ document was constructed from (`Document._yaml_tree`), so the text is parsed onc
 map is not going to be cached, only the pointers asked for are looked up in the tree (with
 exactly the answers the whole map would give); otherwise the whole map is built and cached
 by content hash like parsed data. Only a document whose data came from the parse cache, with
-no cached map, is composed again. A big YAML file read block by block (`load.BlockLayout`)
+no cached map, is composed again. A big YAML file read block by block (`blocks.BlockLayout`)
 gets its map from its blocks' maps, each made once per block text and cached like the
 blocks' data, so an edit re-maps only the blocks it changed.
 """
@@ -29,16 +29,10 @@ from itertools import accumulate, repeat
 from operator import add
 from typing import TYPE_CHECKING, Any
 
+from generator.spec.blocks import BlockLayout, BlockLeaf, BlockSplit
+from generator.spec.cache import cache_dir, cache_get, cache_put
 from generator.spec.fast_yaml import RymlTree, Unlocatable, json_tree
-from generator.spec.load import (
-    BlockLayout,
-    BlockLeaf,
-    BlockSplit,
-    cache_dir,
-    cache_get,
-    cache_put,
-    gc_paused,
-)
+from generator.spec.gc_pause import gc_paused
 
 if TYPE_CHECKING:  # PyYAML is imported when a map is made with it, not for every lint
     import yaml

@@ -28,16 +28,14 @@ found is left to the reader of the converted document, which names the `$ref`.
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, unquote
 
-from generator.spec.load import MISSING, Document, node_at, unescape
+from generator.spec.load import Document, unescape
+from generator.spec.swagger2_refs import RefConverter, escape, ptr
 
 OPENAPI_VERSION = "3.0.3"
 _VERSION = "2"  # part of a converted document's digest: a change here is a new document
@@ -63,11 +61,6 @@ _SCHEMA_KEYS = (
     "enum",
     "multipleOf",
 )
-_REF_PREFIXES = {
-    "#/definitions/": "#/components/schemas/",
-    "#/parameters/": "#/components/parameters/",
-    "#/responses/": "#/components/responses/",
-}
 _OAUTH_FLOWS = {
     "implicit": "implicit",
     "password": "password",
@@ -78,16 +71,6 @@ _OAUTH_FLOWS = {
 
 def is_swagger2(data: Any) -> bool:
     return isinstance(data, dict) and str(data.get("swagger", "")).strip() == "2.0"
-
-
-def escape(token: str) -> str:
-    return token.replace("~", "~0").replace("/", "~1")
-
-
-def _ptr(base: str, *tokens: Any) -> str:
-    for token in tokens:
-        base = f"{base}/{escape(str(token))}"
-    return base
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,15 +142,6 @@ def convert(doc: Document, load: Callable[[Path], Document] | None = None) -> Co
     )
 
 
-def _local_ref(fragment: str) -> str:
-    """`#<fragment>` (a pointer into the 2.0 document) as the converted document says it."""
-    ref = "#" + fragment
-    for old, new in _REF_PREFIXES.items():
-        if ref.startswith(old):
-            return new + ref[len(old) :]
-    return ref
-
-
 def _dict(node: Any) -> dict[Any, Any]:
     return node if isinstance(node, dict) else {}
 
@@ -186,35 +160,24 @@ def _media_list(node: Any) -> list[str] | None:
     return [m for m in node if isinstance(m, str) and m.strip()]
 
 
-class _Converter:
+class _Converter(RefConverter):
+    """The 2.0 document as 3.0: its servers, paths and operations, parameters, bodies,
+    responses and components (schemas and `$ref`s: `RefConverter`)."""
+
     def __init__(
         self,
         data: dict[Any, Any],
         path: Path | None = None,
         load: Callable[[Path], Document] | None = None,
     ) -> None:
-        self.src = data
-        self.origins: dict[str, str] = {}
+        super().__init__(data, path, load)
         self.notes: list[Note] = []
         self.produces = _media_list(data.get("produces")) or [_DEFAULT_MEDIA]
         self.consumes = _media_list(data.get("consumes")) or [_DEFAULT_MEDIA]
         self.global_params = _dict(data.get("parameters"))
-        # other files (see the module docstring)
-        self.path = path.absolute() if path is not None else None
-        self.load = load if path is not None else None
-        self.files: dict[Path, Document | None] = {}  # read (None: cannot be read)
-        self.file: Path | None = None  # the other file being converted; None: the document
-        self.entry = ""  # the pointer of the `$ref` (in the document) that led into it
-        self.brought: dict[tuple[Path, str], str] = {}  # (file, pointer) → the new `$ref`
-        self.brought_schemas: dict[str, Any] = {}
-        self.taken = {str(name) for name in _dict(data.get("definitions"))}
 
     def note(self, kind: str, message: str, pointer: str) -> None:
         self.notes.append(Note(kind, message, pointer))
-
-    def origin(self, converted: str, original: str) -> None:
-        if converted != original:
-            self.origins[converted] = original
 
     # --- the document ----------------------------------------------------------------
 
@@ -270,21 +233,21 @@ class _Converter:
         if schemas:
             self.origin("/components/schemas", "/definitions")
             for name in schemas:
-                self.origin(_ptr("/components/schemas", name), _ptr("/definitions", name))
+                self.origin(ptr("/components/schemas", name), ptr("/definitions", name))
         parameters: dict[str, Any] = {}
         for name, param in self.global_params.items():
-            at = _ptr("/parameters", name)
+            at = ptr("/parameters", name)
             if isinstance(param, dict) and param.get("in") in ("body", "formData"):
                 continue  # becomes part of each request body that uses it
-            parameters[str(name)] = self.parameter(param, at, _ptr("/components/parameters", name))
+            parameters[str(name)] = self.parameter(param, at, ptr("/components/parameters", name))
         if parameters:
             out["parameters"] = parameters
             self.origin("/components/parameters", "/parameters")
         responses = {
             str(code): self.response(
                 response,
-                _ptr("/responses", code),
-                _ptr("/components/responses", code),
+                ptr("/responses", code),
+                ptr("/components/responses", code),
                 self.produces,
             )
             for code, response in _dict(src.get("responses")).items()
@@ -293,7 +256,7 @@ class _Converter:
             out["responses"] = responses
             self.origin("/components/responses", "/responses")
         schemes = {
-            str(name): self.security_scheme(scheme, _ptr("/securityDefinitions", name), str(name))
+            str(name): self.security_scheme(scheme, ptr("/securityDefinitions", name), str(name))
             for name, scheme in _dict(src.get("securityDefinitions")).items()
         }
         if schemes:
@@ -328,7 +291,7 @@ class _Converter:
                     scheme.get("scopes") if isinstance(scheme.get("scopes"), dict) else {}
                 )
                 out = {"type": "oauth2", "flows": {target: spec}}
-                self.origin(_ptr("/components/securitySchemes", name, "flows", target), at)
+                self.origin(ptr("/components/securitySchemes", name, "flows", target), at)
         else:
             out = {"type": kind}
         if "description" in scheme:
@@ -341,7 +304,7 @@ class _Converter:
     def paths(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for url, item in _dict(self.src.get("paths")).items():
-            at = _ptr("/paths", url)
+            at = ptr("/paths", url)
             if not isinstance(item, dict) or (isinstance(url, str) and url.startswith("x-")):
                 out[url] = item
                 continue
@@ -349,12 +312,12 @@ class _Converter:
                 self.note("path-ref", "a path item `$ref` is not followed in 2.0 input", at)
             shared = _list(item.get("parameters"))
             converted: dict[str, Any] = {}
-            plain, _ = self.parameters(shared, _ptr(at, "parameters"), _ptr(at, "parameters"))
+            plain, _ = self.parameters(shared, ptr(at, "parameters"), ptr(at, "parameters"))
             if plain:
                 converted["parameters"] = plain
             for method, operation in item.items():
                 if method in _METHODS and isinstance(operation, dict):
-                    converted[method] = self.operation(operation, _ptr(at, method), shared, at)
+                    converted[method] = self.operation(operation, ptr(at, method), shared, at)
                 elif isinstance(method, str) and method.startswith("x-"):
                     converted[method] = operation
             out[str(url)] = converted
@@ -368,11 +331,11 @@ class _Converter:
             if key in op:
                 out[key] = op[key]
         own = _list(op.get("parameters"))
-        params, bodies = self.parameters(own, _ptr(at, "parameters"), _ptr(at, "parameters"))
+        params, bodies = self.parameters(own, ptr(at, "parameters"), ptr(at, "parameters"))
         # parameters of the path item that the operation does not override: the plain ones
         # stay on the path item, a body or form field goes into this operation's body
         overridden = {self.param_key(p) for p, _ in bodies}
-        _, shared_bodies = self.parameters(shared, _ptr(path_at, "parameters"), None)
+        _, shared_bodies = self.parameters(shared, ptr(path_at, "parameters"), None)
         bodies = [b for b in shared_bodies if self.param_key(b[0]) not in overridden] + bodies
         if params:
             out["parameters"] = params
@@ -384,7 +347,7 @@ class _Converter:
         responses = _dict(op.get("responses"))
         out["responses"] = {
             str(code): (
-                self.response(r, _ptr(at, "responses", code), _ptr(at, "responses", code), produces)
+                self.response(r, ptr(at, "responses", code), ptr(at, "responses", code), produces)
                 if not (isinstance(code, str) and code.startswith("x-"))
                 else r
             )
@@ -400,7 +363,7 @@ class _Converter:
                 "operation-schemes",
                 f"operation `schemes` {schemes} differ from the document's: not carried over "
                 "(the operation uses the document's servers)",
-                _ptr(at, "schemes"),
+                ptr(at, "schemes"),
             )
         out.update(_extensions(op))
         return out
@@ -416,7 +379,7 @@ class _Converter:
         plain: list[Any] = []
         bodies: list[tuple[dict[str, Any], str]] = []
         for i, param in enumerate(params):
-            where = _ptr(at, i)
+            where = ptr(at, i)
             resolved, resolved_at = param, where
             ref = param.get("$ref") if isinstance(param, dict) else None
             other = self.other_file(ref, where)
@@ -427,19 +390,19 @@ class _Converter:
                         bodies.append((self.body_parameter(node, where), where))
                 elif out_at is not None:
                     with self.reading(file, where):
-                        plain.append(self.parameter(node, where, _ptr(out_at, len(plain))))
+                        plain.append(self.parameter(node, where, ptr(out_at, len(plain))))
                 continue
             if isinstance(ref, str) and ref.startswith("#/parameters/"):
                 name = unescape(ref[len("#/parameters/") :])
                 if name in self.global_params:
                     resolved = self.global_params[name]
-                    resolved_at = _ptr("/parameters", name)
+                    resolved_at = ptr("/parameters", name)
             if isinstance(resolved, dict) and resolved.get("in") in ("body", "formData"):
                 bodies.append((resolved, resolved_at))
                 continue
             if out_at is None:
                 continue
-            converted_at = _ptr(out_at, len(plain))
+            converted_at = ptr(out_at, len(plain))
             if isinstance(ref, str):
                 plain.append({"$ref": self.ref(ref)})
                 self.origin(converted_at, where)
@@ -471,7 +434,7 @@ class _Converter:
                     "allowEmptyValue",
                     f"`allowEmptyValue` on a parameter in {where}: OpenAPI 3 allows it only in "
                     "query; left out",
-                    _ptr(at, "allowEmptyValue"),
+                    ptr(at, "allowEmptyValue"),
                 )
         schema = self.value_schema(param, at)
         if schema.get("type") == "file":
@@ -479,13 +442,13 @@ class _Converter:
                 "file-parameter",
                 f"a `type: file` parameter in {where}: files are form fields (in: formData); "
                 "read as a binary string",
-                _ptr(at, "type"),
+                ptr(at, "type"),
             )
             schema = {**schema, "type": "string", "format": "binary"}
         out["schema"] = schema
-        self.origin(_ptr(out_at, "schema"), at)
+        self.origin(ptr(out_at, "schema"), at)
         if "x-nullable" in param:
-            self.origin(_ptr(out_at, "schema", "nullable"), _ptr(at, "x-nullable"))
+            self.origin(ptr(out_at, "schema", "nullable"), ptr(at, "x-nullable"))
         style = self.style(param, at, str(where))
         out.update(style)
         out.update({k: v for k, v in _extensions(param).items() if k != "x-nullable"})
@@ -501,14 +464,14 @@ class _Converter:
         if isinstance(schema.get("items"), dict):
             items = schema["items"]
             if "$ref" in items:
-                schema["items"] = self.schema(items, _ptr(at, "items"))
+                schema["items"] = self.schema(items, ptr(at, "items"))
             else:
-                schema["items"] = self.value_schema(items, _ptr(at, "items"))
+                schema["items"] = self.value_schema(items, ptr(at, "items"))
                 if "collectionFormat" in items and items.get("type") == "array":
                     self.note(
                         "collectionFormat",
                         "a nested array's `collectionFormat` has no OpenAPI 3 equivalent; left out",
-                        _ptr(at, "items", "collectionFormat"),
+                        ptr(at, "items", "collectionFormat"),
                     )
         if param.get("x-nullable") is True:
             schema["nullable"] = True
@@ -534,7 +497,7 @@ class _Converter:
             "collectionFormat",
             f"`collectionFormat: {fmt}` in {where} has no OpenAPI 3 equivalent; "
             "left out (read as comma-separated)",
-            _ptr(at, "collectionFormat"),
+            ptr(at, "collectionFormat"),
         )
         return {"style": "form", "explode": False} if where == "query" else {}
 
@@ -566,10 +529,10 @@ class _Converter:
         media = [m for m in consumes if m not in _FORM_MEDIA] or [_DEFAULT_MEDIA]
         schema = param.get("schema", {})
         out["content"] = {}
-        self.origin(_ptr(at, "requestBody"), param_at)
+        self.origin(ptr(at, "requestBody"), param_at)
         for m in media:
-            out["content"][m] = {"schema": self.schema(schema, _ptr(param_at, "schema"))}
-            self.origin(_ptr(at, "requestBody", "content", m, "schema"), _ptr(param_at, "schema"))
+            out["content"][m] = {"schema": self.schema(schema, ptr(param_at, "schema"))}
+            self.origin(ptr(at, "requestBody", "content", m, "schema"), ptr(param_at, "schema"))
         if param.get("required"):
             out["required"] = True
         if isinstance(param.get("name"), str):
@@ -585,7 +548,7 @@ class _Converter:
         encoding: dict[str, Any] = {}
         fields: list[tuple[str, str]] = []  # (property name, the form parameter's pointer)
         has_file = False
-        self.origin(_ptr(at, "requestBody"), form[0][1])
+        self.origin(ptr(at, "requestBody"), form[0][1])
         for param, param_at in form:
             name = str(param.get("name", ""))
             schema = self.value_schema(param, param_at)
@@ -605,7 +568,7 @@ class _Converter:
                 self.note(
                     "allowEmptyValue",
                     "`allowEmptyValue` on a form field has no OpenAPI 3 equivalent; left out",
-                    _ptr(param_at, "allowEmptyValue"),
+                    ptr(param_at, "allowEmptyValue"),
                 )
         media = [m for m in consumes if m in _FORM_MEDIA]
         if not media:
@@ -627,7 +590,7 @@ class _Converter:
                 content[m]["encoding"] = encoding
             for name, param_at in fields:
                 self.origin(
-                    _ptr(at, "requestBody", "content", m, "schema", "properties", name), param_at
+                    ptr(at, "requestBody", "content", m, "schema", "properties", name), param_at
                 )
         out: dict[str, Any] = {"content": content}
         if required:
@@ -651,7 +614,7 @@ class _Converter:
         if headers:
             out["headers"] = {}
             for name, header in headers.items():
-                header_at = _ptr(at, "headers", name)
+                header_at = ptr(at, "headers", name)
                 if not isinstance(header, dict):
                     out["headers"][name] = header
                     continue
@@ -659,13 +622,13 @@ class _Converter:
                 if "description" in header:
                     converted["description"] = header["description"]
                 converted["schema"] = self.value_schema(header, header_at)
-                self.origin(_ptr(out_at, "headers", name, "schema"), header_at)
+                self.origin(ptr(out_at, "headers", name, "schema"), header_at)
                 if header.get("type") == "array" and header.get("collectionFormat", "csv") != "csv":
                     self.note(
                         "collectionFormat",
                         f"`collectionFormat: {header['collectionFormat']}` in a header has no "
                         "OpenAPI 3 equivalent; left out (read as comma-separated)",
-                        _ptr(header_at, "collectionFormat"),
+                        ptr(header_at, "collectionFormat"),
                     )
                 converted.update(_extensions(header))
                 out["headers"][name] = converted
@@ -674,11 +637,11 @@ class _Converter:
         for m in produces:
             entry: dict[str, Any] = {}
             if "schema" in response:
-                entry["schema"] = self.schema(response["schema"], _ptr(at, "schema"))
-                self.origin(_ptr(out_at, "content", m, "schema"), _ptr(at, "schema"))
+                entry["schema"] = self.schema(response["schema"], ptr(at, "schema"))
+                self.origin(ptr(out_at, "content", m, "schema"), ptr(at, "schema"))
             if m in examples:  # without a schema too: the example says what the body is
                 entry["example"] = examples[m]
-                self.origin(_ptr(out_at, "content", m, "example"), _ptr(at, "examples", m))
+                self.origin(ptr(out_at, "content", m, "example"), ptr(at, "examples", m))
             if entry:
                 content[m] = entry
         if content:
@@ -688,132 +651,7 @@ class _Converter:
                 self.note(
                     "example",
                     f"an example for {m}, which the operation does not produce: left out",
-                    _ptr(at, "examples", m),
+                    ptr(at, "examples", m),
                 )
         out.update(_extensions(response))
-        return out
-
-    def ref(self, ref: Any, at: str = "") -> Any:
-        """A schema's `$ref` (at `at`) as the converted document says it: a local one with
-        its new prefix, one into another file to the component schema brought in for it."""
-        target = self.target(ref)
-        if target is None:
-            return _local_ref(ref[1:]) if isinstance(ref, str) and ref.startswith("#/") else ref
-        file, fragment = target
-        if file == self.path:  # back into the document, from another file
-            return _local_ref(fragment)
-        known = self.brought.get(target)
-        if known is not None:
-            return known
-        node = self.node(file, fragment)
-        if node is MISSING:  # its reader names it: as the document wrote it, when it did
-            return ref if self.file is None else self.as_written(file, fragment)
-        tokens = [t for t in fragment.split("/") if t]
-        name = unescape(tokens[-1]) if tokens else file.stem
-        free, n = name, 1
-        while free in self.taken:
-            n += 1
-            free = f"{name}{n}"
-        self.taken.add(free)
-        new = "#/components/schemas/" + escape(free)
-        self.brought[target] = new  # before converting it: it may refer to itself
-        self.brought_schemas[free] = None  # its place: before those it brings in
-        self.origin(_ptr("/components/schemas", free), self.entry if self.file else at)
-        with self.reading(file, at):
-            self.brought_schemas[free] = self.schema(node, fragment)
-        return new
-
-    # --- other files -------------------------------------------------------------------
-
-    def target(self, ref: Any) -> tuple[Path, str] | None:
-        """(the other file, the pointer in it) that `ref` names; None for a `$ref` inside
-        the document itself, a URL, or when other files are not read."""
-        if self.load is None or self.path is None or not isinstance(ref, str):
-            return None
-        file_part, _, fragment = ref.partition("#")
-        fragment = unquote(fragment)
-        if not file_part:
-            return None if self.file is None else (self.file, fragment)
-        if "://" in file_part:
-            return None
-        file = Path(os.path.normpath((self.file or self.path).parent / unquote(file_part)))
-        return None if file == self.path and self.file is None else (file, fragment)
-
-    def other_file(self, ref: Any, at: str) -> tuple[Path, Any] | None:
-        """(file, node) for a parameter's or a response's `$ref` into another file that can
-        be read; None otherwise (the `$ref` stays as written)."""
-        target = self.target(ref)
-        if target is None:
-            return None
-        node = self.node(*target)
-        return None if node is MISSING else (target[0], node)
-
-    def node(self, file: Path, fragment: str) -> Any:
-        if file == self.path:
-            return node_at(self.src, fragment)
-        if file not in self.files:
-            assert self.load is not None
-            self.files[file] = self.load(file) if file.is_file() else None
-        doc = self.files[file]
-        return MISSING if doc is None else node_at(doc.data, fragment)
-
-    def as_written(self, file: Path, fragment: str) -> str:
-        """A `$ref` to `file` as the converted document (in the 2.0 document's folder) would
-        write it: what its reader reports when the file is not there."""
-        assert self.path is not None
-        relative = quote(os.path.relpath(file, self.path.parent).replace(os.sep, "/"))
-        return f"{relative}#{quote(fragment, safe='/~')}" if fragment else relative
-
-    @contextlib.contextmanager
-    def reading(self, file: Path, at: str) -> Iterator[None]:
-        """Convert in `file`'s terms (its local `$ref`s are into it) what the `$ref` at `at`
-        brought in; the first such `$ref` in the document is where its messages point."""
-        outer = (self.file, self.entry)
-        self.file = None if file == self.path else file
-        self.entry = self.entry if outer[0] is not None else at
-        try:
-            yield
-        finally:
-            self.file, self.entry = outer
-
-    def body_parameter(self, param: dict[str, Any], at: str) -> dict[str, Any]:
-        """A body or form parameter of another file, its schema converted in that file's
-        terms now (its request body is made later, in the document's)."""
-        if "schema" not in param:
-            return param
-        return {**param, "schema": self.schema(param["schema"], _ptr(at, "schema"))}
-
-    def schema(self, schema: Any, at: str) -> Any:
-        """A 2.0 schema as 3.0: `$ref`s rewritten, `x-nullable`, string `discriminator`s and
-        `type: file` converted, everything else as written. Instance data (`example`,
-        `default`, `enum`) and extensions are not looked into."""
-        if not isinstance(schema, dict):
-            return schema
-        out: dict[Any, Any] = {}
-        for key, value in schema.items():
-            if key == "$ref":
-                out[key] = self.ref(value, _ptr(at, "$ref"))
-            elif key in ("properties", "patternProperties", "definitions") and isinstance(
-                value, dict
-            ):
-                out[key] = {k: self.schema(v, _ptr(at, key, k)) for k, v in value.items()}
-            elif key in ("items", "additionalProperties", "not") and isinstance(value, dict):
-                out[key] = self.schema(value, _ptr(at, key))
-            elif key in ("allOf", "anyOf", "oneOf", "items") and isinstance(value, list):
-                out[key] = [self.schema(v, _ptr(at, key, i)) for i, v in enumerate(value)]
-            elif key == "x-nullable":
-                if value is True and "$ref" not in schema:
-                    out["nullable"] = True
-                elif value is True:
-                    out["allOf"] = [{"$ref": self.ref(schema["$ref"], _ptr(at, "$ref"))}]
-                    out["nullable"] = True
-            elif key == "discriminator" and isinstance(value, str):
-                out[key] = {"propertyName": value}
-            elif key == "type" and value == "file":
-                out["type"] = "string"
-                out["format"] = "binary"
-            else:
-                out[key] = value
-        if "allOf" in out and "$ref" in out and out.get("nullable") is True:
-            del out["$ref"]  # a nullable `$ref`: 3.0 ignores siblings of `$ref`
         return out

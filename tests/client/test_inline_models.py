@@ -22,7 +22,7 @@ import yaml
 from generator.client.plan import write_client
 from generator.models import build as models_step
 from generator.pipeline.generate import generate
-from generator.spec import load, load_spec
+from generator.spec import blocks, load, load_spec
 from tests.generate.importable import located, mypy_strict
 from tests.server.conftest import serve
 
@@ -312,7 +312,7 @@ def test_a_changed_inline_schema_is_never_served_from_the_cache(
 ) -> None:
     """Only `paths` changes: the `components` text is the same, but the models are not."""
     monkeypatch.setenv("APIFORGE_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(load, "BLOCK_SPLIT_BYTES", 0)  # `components` known by its text
+    monkeypatch.setattr(blocks, "BLOCK_SPLIT_BYTES", 0)  # `components` known by its text
     monkeypatch.setattr(load, "CACHE_MIN_BYTES", 0)
     models_step.clear_memo()
     before = _models_after(SPEC, tmp_path, "before")
@@ -384,7 +384,7 @@ def test_a_new_operation_without_inline_schemas_needs_no_models_run(
     """The regeneration speed path: `components` and the lifted schemas are as before, so the
     models module comes from the cache without building the schema subset."""
     monkeypatch.setenv("APIFORGE_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(load, "BLOCK_SPLIT_BYTES", 0)  # `components` known by its text
+    monkeypatch.setattr(blocks, "BLOCK_SPLIT_BYTES", 0)  # `components` known by its text
     monkeypatch.setattr(load, "CACHE_MIN_BYTES", 0)
     models_step.clear_memo()
     before = _models_after(SPEC, tmp_path, "before")

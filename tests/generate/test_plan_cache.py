@@ -115,11 +115,11 @@ def reading(
     """The spec read whole (it is small), then block by block with `paths` split into its path
     items, as Stripe's 4 MB is: the plan inputs' digests are then its blocks' text hashes.
     Checks that the second reading was the one used."""
-    from generator.spec import load
+    from generator.spec import blocks, load
 
     if request.param == "by blocks":
         monkeypatch.setattr(load, "CACHE_MIN_BYTES", 0)
-        monkeypatch.setattr(load, "BLOCK_SPLIT_BYTES", 64)
+        monkeypatch.setattr(blocks, "BLOCK_SPLIT_BYTES", 64)
     made = _instances(monkeypatch, plan_cache.PlanInputs)
     yield made
     by_blocks = [i for i in made if i.blocks[1] is not None]

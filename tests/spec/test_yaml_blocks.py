@@ -13,10 +13,12 @@ from typing import Any
 
 import pytest
 
+import generator.spec.blocks as blocks
 import generator.spec.load as load
 import generator.spec.sourcemap as sourcemap
 from generator.errors import ApiforgeError
-from generator.spec.load import BlockSplit, load_yaml, load_yaml_blocks, parse_document
+from generator.spec.blocks import BlockSplit, load_yaml_blocks
+from generator.spec.load import load_yaml, parse_document
 from generator.spec.sourcemap import SourceMap, _BlockIndex, _index_yaml, _line_starts_str
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,7 +39,7 @@ EQ = _equality_module()
 @pytest.fixture(autouse=True)
 def small_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
     """Split every entry that can be, so small texts split at every level."""
-    monkeypatch.setattr(load, "BLOCK_SPLIT_BYTES", 0)
+    monkeypatch.setattr(blocks, "BLOCK_SPLIT_BYTES", 0)
 
 
 def read(text: str | bytes) -> str:
@@ -458,7 +460,7 @@ def _corpus_sample() -> list[Path]:
 @pytest.mark.skipif(not CORPUS.exists(), reason="../shared/corpus is beside the clone")
 @pytest.mark.parametrize("path", _corpus_sample(), ids=lambda p: str(p.relative_to(CORPUS)))
 def test_corpus_sample_by_blocks(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(load, "BLOCK_SPLIT_BYTES", 2048)
+    monkeypatch.setattr(blocks, "BLOCK_SPLIT_BYTES", 2048)
     raw = path.read_bytes()
     try:
         raw.decode("utf-8-sig")

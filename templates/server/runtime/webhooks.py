@@ -17,7 +17,7 @@
 
 Stores by URL (``storage.parse_store_url``): ``memory://``, ``sqlite:///file.db``, ``redis://…``,
 ``postgresql://…`` (``postgres.PostgresOutbox``: senders claim with ``FOR UPDATE SKIP LOCKED``).
-``WebhookDispatcher`` (``delivery.py``) is importable from here too.
+This module imports nothing of the sending side: ``delivery.py`` imports it.
 """
 
 from __future__ import annotations
@@ -40,8 +40,6 @@ from .storage import connect_sqlite, parse_store_url
 
 if TYPE_CHECKING:  # redis is the `redis` extra: imported only by the Redis outbox
     import redis.asyncio as aioredis
-
-    from .delivery import WebhookDispatcher as WebhookDispatcher
 
 DeliveryStatus = Literal["pending", "sending", "delivered", "dead"]
 Clock = Callable[[], float]
@@ -1006,13 +1004,3 @@ def open_outbox(url: str, *, clock: Clock = time.time) -> Outbox:
 
         return PostgresOutbox(url, clock)
     return RedisOutbox(url, clock=clock)
-
-
-def __getattr__(name: str) -> Any:
-    """``from .webhooks import WebhookDispatcher`` keeps working (it lives in ``delivery``,
-    which imports this module: imported lazily, so either module may be imported first)."""
-    if name == "WebhookDispatcher":
-        from .delivery import WebhookDispatcher
-
-        return WebhookDispatcher
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -46,7 +46,8 @@ from PKG.runtime.destinations import DestinationPolicy
 from PKG.runtime.jobs import JobRegistry, open_jobs
 from PKG.runtime.problems import PROBLEM_JSON, ProblemDetail
 from PKG.runtime.webhook_signing import WebhookSigner
-from PKG.runtime.webhooks import WebhookDispatcher, open_outbox
+from PKG.runtime.delivery import WebhookDispatcher
+from PKG.runtime.webhooks import open_outbox
 
 registry = JobRegistry()
 
@@ -143,6 +144,7 @@ def rt(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimpleNamespace]:
             package=package,
             app_module=app_module,
             jobs=importlib.import_module(f"{package}.runtime.jobs"),
+            delivery=importlib.import_module(f"{package}.runtime.delivery"),
             wh=importlib.import_module(f"{package}.runtime.webhooks"),
             ws=importlib.import_module(f"{package}.runtime.webhook_signing"),
             dst=importlib.import_module(f"{package}.runtime.destinations"),
@@ -533,7 +535,7 @@ def test_callback_url_gets_a_signed_webhook(
         svc = rt.jobs.open_jobs(url, registry, outbox=outbox, queue_name=queue)
         if kind == "sqlite":
             assert svc.store.shares_outbox(outbox), "job end and callback: one transaction"
-        dispatcher = rt.wh.WebhookDispatcher(
+        dispatcher = rt.delivery.WebhookDispatcher(
             outbox,
             rt.ws.WebhookSigner((SECRET,)),
             policy=rt.dst.DestinationPolicy(allow_http=True, allow=("127.0.0.1",)),

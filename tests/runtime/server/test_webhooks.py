@@ -46,6 +46,7 @@ def rt(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimpleNamespace]:
     sys.path.insert(0, str(root))
     try:
         yield SimpleNamespace(
+            delivery=importlib.import_module(f"{package}.runtime.delivery"),
             wh=importlib.import_module(f"{package}.runtime.webhooks"),
             ws=importlib.import_module(f"{package}.runtime.webhook_signing"),
             dst=importlib.import_module(f"{package}.runtime.destinations"),
@@ -157,7 +158,7 @@ def test_retries_follow_the_schedule_until_delivered(
     async def scenario() -> None:
         clock = FakeClock()
         outbox = open_outbox(rt, store_url, clock)
-        dispatcher = rt.wh.WebhookDispatcher(
+        dispatcher = rt.delivery.WebhookDispatcher(
             outbox, rt.ws.WebhookSigner((secret,)), clock=clock, policy=loopback(rt)
         )
         event = rt.wh.new_event("order.completed", {"orderId": "ord_1"}, now=clock())
@@ -211,7 +212,7 @@ def test_connection_errors_then_dead_after_the_last_retry(
     async def scenario() -> None:
         clock = FakeClock()
         outbox = open_outbox(rt, url, clock)
-        dispatcher = rt.wh.WebhookDispatcher(
+        dispatcher = rt.delivery.WebhookDispatcher(
             outbox,
             rt.ws.WebhookSigner((rt.ws.generate_secret(),)),
             clock=clock,
@@ -247,7 +248,7 @@ def test_stripe_scheme_and_rotation_reach_the_consumer(
     async def scenario() -> None:
         outbox = rt.wh.open_outbox("memory://")
         signer = rt.ws.WebhookSigner((new, old), scheme="stripe", header_prefix="Acme")
-        dispatcher = rt.wh.WebhookDispatcher(outbox, {"acme": signer}, policy=loopback(rt))
+        dispatcher = rt.delivery.WebhookDispatcher(outbox, {"acme": signer}, policy=loopback(rt))
         await outbox.enqueue(
             rt.wh.new_event("order.completed", {"n": 1}), [rt.wh.Endpoint(consumer.url, "acme")]
         )
@@ -383,7 +384,7 @@ def test_dispatcher_loop_delivers_promptly(
 
     async def scenario() -> float:
         outbox = rt.wh.open_outbox(f"sqlite:///{tmp_path / 'o.db'}")
-        dispatcher = rt.wh.WebhookDispatcher(
+        dispatcher = rt.delivery.WebhookDispatcher(
             outbox, rt.ws.WebhookSigner((secret,)), poll_interval=30, policy=loopback(rt)
         )
         dispatcher.start()
