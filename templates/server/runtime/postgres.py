@@ -42,7 +42,7 @@ from .idempotency_store import (
     _new_token,
 )
 from .jobs import Job, JobStore, WebhookBuilder, _claim_or_abandon
-from .repository import KeyExists, Record, Repository, Versioned, VersionConflict, dump_value
+from .repository import KeyExists, Record, Repository, VersionConflict, Versioned, dump_value
 from .schema import migrate_postgres
 from .webhooks import (
     _DELIVERY_COLUMNS,
