@@ -16,6 +16,8 @@ psycopg-pool).
 - `PostgresJobStore`: 202 jobs as rows, run by each process's in-process worker; the next job
   is claimed with `FOR UPDATE SKIP LOCKED`, and a job's end and its callback event commit in
   one transaction when the outbox is in the same database.
+- `PostgresRepository`: the versioned repository handlers keep resources in
+  (`repository.py`), one conditional statement per write.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from .idempotency_store import (
     _new_token,
 )
 from .jobs import Job, JobStore, WebhookBuilder, _claim_or_abandon
+from .repository import KeyExists, Record, Repository, VersionConflict, Versioned, dump_value
 from .schema import migrate_postgres
 from .webhooks import (
     _DELIVERY_COLUMNS,
@@ -550,6 +553,77 @@ class PostgresJobStore(JobStore):
             if new is not None:
                 await self._write(conn, new, webhook)
             return new
+
+    async def close(self) -> None:
+        await self.db.aclose()
+
+
+# ------------------------------------------------------------------------------- repository
+
+
+class PostgresRepository(Repository):
+    """`repository.py`'s versioned repository in table `apiforge_records`: every conditional
+    write is one statement (`UPDATE … WHERE version = %s`), so of N writers holding the same
+    version exactly one wins, across processes and hosts."""
+
+    def __init__(self, url: str, namespace: str = "default") -> None:
+        self.namespace = namespace
+        self.db = _Lazy(url)
+
+    async def get(self, key: str) -> Versioned | None:
+        rows = await self.db.fetch(
+            "SELECT value, version FROM apiforge_records WHERE namespace = %s AND key = %s",
+            (self.namespace, key),
+        )
+        return None if not rows else Versioned(json.loads(rows[0][0]), int(rows[0][1]))
+
+    async def _current_version(self, key: str) -> int | None:
+        found = await self.get(key)
+        return None if found is None else found.version
+
+    async def create(self, key: str, value: Any) -> int:
+        inserted = await self.db.changed(
+            "INSERT INTO apiforge_records (namespace, key, value, version)"
+            " VALUES (%s, %s, %s, 1) ON CONFLICT DO NOTHING",
+            (self.namespace, key, dump_value(value)),
+        )
+        if inserted != 1:
+            raise KeyExists(key)
+        return 1
+
+    async def update(self, key: str, value: Any, expected_version: int) -> int:
+        changed = await self.db.changed(
+            "UPDATE apiforge_records SET value = %s, version = version + 1"
+            " WHERE namespace = %s AND key = %s AND version = %s",
+            (dump_value(value), self.namespace, key, expected_version),
+        )
+        if changed != 1:
+            raise VersionConflict(key, expected_version, await self._current_version(key))
+        return expected_version + 1
+
+    async def delete(self, key: str, expected_version: int) -> None:
+        changed = await self.db.changed(
+            "DELETE FROM apiforge_records WHERE namespace = %s AND key = %s AND version = %s",
+            (self.namespace, key, expected_version),
+        )
+        if changed != 1:
+            raise VersionConflict(key, expected_version, await self._current_version(key))
+
+    async def list(
+        self, *, prefix: str = "", after: str | None = None, limit: int = 100
+    ) -> list[Record]:
+        sql = "SELECT key, value, version FROM apiforge_records WHERE namespace = %s"
+        params: list[Any] = [self.namespace]
+        if prefix:  # a range on the primary key (its "C" collation orders by code point)
+            sql += " AND key >= %s AND key < %s"
+            params += [prefix, prefix + "\U0010ffff"]
+        if after is not None:
+            sql += " AND key > %s"
+            params.append(after)
+        sql += " ORDER BY key LIMIT %s"
+        params.append(limit)
+        rows = await self.db.fetch(sql, params)
+        return [Record(str(k), json.loads(v), int(ver)) for k, v, ver in rows]
 
     async def close(self) -> None:
         await self.db.aclose()

@@ -18,7 +18,8 @@ Integration surface (async, since handlers are):
   ordered by key; pass the last key as `after` for the next page
 - `open_repository(store_url, namespace)` — `memory://` → `MemoryRepository`,
   `sqlite:///file.db` → `SQLiteRepository` (the namespace separates resource types in one
-  file). `VersionConflict` and `KeyExists` are `ProblemDetail`s, so a handler can let them
+  file), `postgresql://…` → `postgres.PostgresRepository` (table `apiforge_records`, created
+  by the schema's migrations). `VersionConflict` and `KeyExists` are `ProblemDetail`s, so a handler can let them
   propagate and the client gets the right problem.
 
 `MemoryRepository` is asyncio-safe: each operation runs without awaiting between its compare
@@ -75,7 +76,7 @@ class KeyExists(ProblemDetail):
         self.key = key
 
 
-def _dump(value: Any) -> str:
+def dump_value(value: Any) -> str:
     try:
         return json.dumps(value, separators=(",", ":"), sort_keys=True, allow_nan=False)
     except (TypeError, ValueError) as exc:
@@ -117,14 +118,14 @@ class MemoryRepository(Repository):
         return None if row is None else Versioned(json.loads(row[0]), row[1])
 
     async def create(self, key: str, value: Any) -> int:
-        text = _dump(value)
+        text = dump_value(value)
         if key in self._rows:
             raise KeyExists(key)
         self._rows[key] = (text, 1)
         return 1
 
     async def update(self, key: str, value: Any, expected_version: int) -> int:
-        text = _dump(value)
+        text = dump_value(value)
         row = self._rows.get(key)
         if row is None or row[1] != expected_version:
             raise VersionConflict(key, expected_version, None if row is None else row[1])
@@ -187,7 +188,7 @@ class SQLiteRepository(Repository):
         return None if found is None else found.version
 
     async def create(self, key: str, value: Any) -> int:
-        text = _dump(value)
+        text = dump_value(value)
         try:
             await self._write(
                 "INSERT INTO apiforge_records (namespace, key, value, version) VALUES (?, ?, ?, 1)",
@@ -198,7 +199,7 @@ class SQLiteRepository(Repository):
         return 1
 
     async def update(self, key: str, value: Any, expected_version: int) -> int:
-        text = _dump(value)
+        text = dump_value(value)
         changed = await self._write(
             "UPDATE apiforge_records SET value=?, version=version+1"
             " WHERE namespace=? AND key=? AND version=?",
@@ -246,6 +247,11 @@ def open_repository(store_url: str, namespace: str = "default") -> Repository:
         return MemoryRepository()
     if store.kind == "sqlite":
         return SQLiteRepository(store.path, namespace)
+    if store.kind == "postgres":
+        from .postgres import PostgresRepository
+
+        return PostgresRepository(store_url, namespace)
     raise ValueError(
-        f"store URL {store_url!r}: the versioned repository supports memory:// and sqlite:///FILE"
+        f"store URL {store_url!r}: the versioned repository supports memory://,"
+        " sqlite:///FILE and postgresql://"
     )

@@ -94,6 +94,13 @@ POSTGRES_MIGRATIONS: Sequence[Sequence[str]] = (
         )""",
         "CREATE INDEX IF NOT EXISTS apiforge_jobs_due ON apiforge_jobs (status, created_at)",
     ),
+    (
+        """CREATE TABLE IF NOT EXISTS apiforge_records (
+            namespace TEXT NOT NULL, key TEXT COLLATE "C" NOT NULL,
+            value TEXT NOT NULL, version INTEGER NOT NULL,
+            PRIMARY KEY (namespace, key)
+        )""",
+    ),
 )
 
 
