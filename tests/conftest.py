@@ -29,3 +29,18 @@ def postgres_url() -> Iterator[str]:
     database; tests make their own with `tests.support.fresh_database`)."""
     with postgres_server() as url:
         yield url
+
+
+@pytest.fixture(autouse=True)
+def apiforge_logger_restored() -> Iterator[None]:
+    """The "apiforge" logger as it was before each test: a generated server started in-process
+    configures it with a handler on that test's stderr, which pytest closes afterwards (a later
+    warning would then fail in that handler)."""
+    import logging
+
+    log = logging.getLogger("apiforge")
+    handlers, level, propagate = list(log.handlers), log.level, log.propagate
+    yield
+    log.handlers[:] = handlers
+    log.setLevel(level)
+    log.propagate = propagate
