@@ -23,7 +23,7 @@ points into another file: the library reads the files itself, no placeholders), 
 library fails on the full subset too), `timeout`.
 
 `--baseline FILE` also generates the full subset with another version of models.py (e.g.
-`git show HEAD:generator/models/build.py > /tmp/old.py`) and compares, for changes that must
+`git show HEAD:generator/models/build.py > old_build.py`) and compares, for changes that must
 not change any output. `--drop KEYWORD` also generates the full subset with KEYWORD deleted
 from every schema (at schema positions only) and reports whether the output changed: evidence
 for which keywords could be left out of the subset (one difference is enough to keep one).
