@@ -65,7 +65,7 @@ paths:
     get:
       operationId: getWidget
       parameters:
-        - {name: widgetId, in: path, required: true, schema: {type: string}}
+        - {name: widgetId, in: path, required: true, schema: {type: string, maxLength: 16}}
       responses:
         "200":
           description: ok
@@ -396,6 +396,15 @@ def test_an_optional_member_is_not_null_unless_its_schema_says_so(mock_base: str
         answer = httpx.post(url, json=body, timeout=10)
         assert answer.status_code == 422, (body, answer.text)
         assert [e["location"] for e in answer.json()["errors"]] == where, body
+
+
+def test_a_refused_path_parameter_is_located_by_its_wire_name(mock_base: str) -> None:
+    """The route reads `widgetId` by its alias: the error names the parameter as the spec and
+    the caller do, not by the handler's Python name (`widget_id`)."""
+    refused = httpx.get(f"{mock_base}/widgets/{'w' * 17}", timeout=10)
+    assert refused.status_code == 422, refused.text
+    assert [e["location"] for e in refused.json()["errors"]] == [["path", "widgetId"]]
+    assert httpx.get(f"{mock_base}/widgets/{'w' * 16}", timeout=10).status_code == 200
 
 
 def test_formatted_text_parameters_are_checked(mock_base: str) -> None:

@@ -248,7 +248,7 @@ def test_metrics_count_every_decision_across_both_workers(served: tuple[str, Pat
     assert (
         delta(
             "apiforge_requests_total",
-            '{method="PATCH",route="/v1/customers/{customer_id}",status="412"}',
+            '{method="PATCH",route="/v1/customers/{customerId}",status="412"}',
         )
         == 1
     )

@@ -64,7 +64,9 @@ def test_api_wide_rate_limit_applies_to_every_operation(tmp_path: Path) -> None:
         (200, 204),
         (200, 204),
     )
-    assert ops["putB"].route_path == "/b/{id_}"  # `id` is a builtin: renamed, path follows
+    # `id` is a builtin: the handler's argument is renamed, the route reads it by its alias
+    assert ops["putB"].route_path == "/b/{id}"
+    assert "Path(alias='id')" in ops["putB"].params[0].annotation
     no_extension = {k: v for k, v in SPEC.items() if k != "x-rate-limit"}
     tags = _planner(tmp_path, no_extension).tags()  # untagged: `a` and `b`, from the paths
     assert [o.rate_limit for tag in tags for o in tag.operations] == ["ietf", None]

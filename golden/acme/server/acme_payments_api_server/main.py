@@ -63,12 +63,12 @@ ALLOWED_METHODS: dict[str, tuple[str, ...]] = {
         "GET",
         "POST",
     ),
-    "/v1/customers/{customer_id}": (
+    "/v1/customers/{customerId}": (
         "DELETE",
         "GET",
         "PATCH",
     ),
-    "/v1/jobs/{job_id}": (
+    "/v1/jobs/{jobId}": (
         "DELETE",
         "GET",
     ),
@@ -76,12 +76,12 @@ ALLOWED_METHODS: dict[str, tuple[str, ...]] = {
         "GET",
         "POST",
     ),
-    "/v1/payments/{payment_id}": ("GET",),
+    "/v1/payments/{paymentId}": ("GET",),
     "/v1/refunds": (
         "GET",
         "POST",
     ),
-    "/v1/refunds/{refund_id}": ("GET",),
+    "/v1/refunds/{refundId}": ("GET",),
     "/v1/reports": ("POST",),
 }
 

@@ -59,7 +59,7 @@ VERSION = "0.1.0"
 
 #: The methods of each path, for 405 answers that name them all in `Allow`.
 ALLOWED_METHODS: dict[str, tuple[str, ...]] = {
-    "/documents/{document_id}": (
+    "/documents/{documentId}": (
         "DELETE",
         "GET",
         "PATCH",
@@ -75,7 +75,7 @@ ALLOWED_METHODS: dict[str, tuple[str, ...]] = {
         "GET",
         "POST",
     ),
-    "/widgets/{widget_id}": (
+    "/widgets/{widgetId}": (
         "GET",
         "PATCH",
     ),

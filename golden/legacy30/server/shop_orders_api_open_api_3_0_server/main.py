@@ -51,7 +51,7 @@ VERSION = "1.4.0"
 #: The methods of each path, for 405 answers that name them all in `Allow`.
 ALLOWED_METHODS: dict[str, tuple[str, ...]] = {
     "/v1/orders": ("POST",),
-    "/v1/orders/{order_id}": (
+    "/v1/orders/{orderId}": (
         "GET",
         "PATCH",
     ),

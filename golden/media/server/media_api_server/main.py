@@ -57,12 +57,12 @@ ALLOWED_METHODS: dict[str, tuple[str, ...]] = {
         "POST",
     ),
     "/v1/files/search": ("POST",),
-    "/v1/files/{file_id}/content": (
+    "/v1/files/{fileId}/content": (
         "GET",
         "PUT",
     ),
     "/v1/legacy/files": ("GET",),
-    "/v1/reports/{report_id}/export": ("GET",),
+    "/v1/reports/{reportId}/export": ("GET",),
 }
 
 

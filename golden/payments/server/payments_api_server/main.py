@@ -49,7 +49,7 @@ ALLOWED_METHODS: dict[str, tuple[str, ...]] = {
         "GET",
         "POST",
     ),
-    "/v1/payments/{payment_id}": ("GET",),
+    "/v1/payments/{paymentId}": ("GET",),
 }
 
 

@@ -53,7 +53,7 @@ VERSION = "1.0.0"
 
 #: The methods of each path, for 405 answers that name them all in `Allow`.
 ALLOWED_METHODS: dict[str, tuple[str, ...]] = {
-    "/v1/jobs/{job_id}": (
+    "/v1/jobs/{jobId}": (
         "DELETE",
         "GET",
     ),

@@ -64,7 +64,7 @@ ALLOWED_METHODS: dict[str, tuple[str, ...]] = {
         "GET",
         "POST",
     ),
-    "/v1/customers/{customer}/sources/{id_}/verify": ("POST",),
+    "/v1/customers/{customer}/sources/{id}/verify": ("POST",),
 }
 
 

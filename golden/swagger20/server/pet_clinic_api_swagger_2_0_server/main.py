@@ -49,11 +49,11 @@ ALLOWED_METHODS: dict[str, tuple[str, ...]] = {
         "GET",
         "POST",
     ),
-    "/pets/{pet_id}": (
+    "/pets/{petId}": (
         "GET",
         "PUT",
     ),
-    "/pets/{pet_id}/photo": ("POST",),
+    "/pets/{petId}/photo": ("POST",),
 }
 
 

@@ -49,7 +49,7 @@ ALLOWED_METHODS: dict[str, tuple[str, ...]] = {
         "GET",
         "POST",
     ),
-    "/v1/users/{user_id}": (
+    "/v1/users/{userId}": (
         "DELETE",
         "GET",
         "PATCH",

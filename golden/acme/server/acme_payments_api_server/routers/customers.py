@@ -148,7 +148,12 @@ async def get_customer_endpoint(
     _request: Request,
     _response: Response,
     customer_id: Annotated[
-        str, Path(pattern="^cus_[0-9A-Z]{26}$", description="Identifier of the customer.")
+        str,
+        Path(
+            alias="customerId",
+            pattern="^cus_[0-9A-Z]{26}$",
+            description="Identifier of the customer.",
+        ),
     ],
 ) -> Any:
     """GET /v1/customers/{customerId}: Get a customer"""
@@ -165,7 +170,7 @@ async def get_customer_endpoint(
 
 
 router.add_api_route(
-    "/v1/customers/{customer_id}",
+    "/v1/customers/{customerId}",
     get_customer_endpoint,
     methods=["GET"],
     operation_id="getCustomer",
@@ -189,7 +194,12 @@ async def delete_customer_endpoint(
     _request: Request,
     _response: Response,
     customer_id: Annotated[
-        str, Path(pattern="^cus_[0-9A-Z]{26}$", description="Identifier of the customer.")
+        str,
+        Path(
+            alias="customerId",
+            pattern="^cus_[0-9A-Z]{26}$",
+            description="Identifier of the customer.",
+        ),
     ],
 ) -> Any:
     """DELETE /v1/customers/{customerId}: Delete a customer"""
@@ -206,7 +216,7 @@ async def delete_customer_endpoint(
 
 
 router.add_api_route(
-    "/v1/customers/{customer_id}",
+    "/v1/customers/{customerId}",
     delete_customer_endpoint,
     methods=["DELETE"],
     operation_id="deleteCustomer",
@@ -229,7 +239,12 @@ async def update_customer_endpoint(
     _request: Request,
     _response: Response,
     customer_id: Annotated[
-        str, Path(pattern="^cus_[0-9A-Z]{26}$", description="Identifier of the customer.")
+        str,
+        Path(
+            alias="customerId",
+            pattern="^cus_[0-9A-Z]{26}$",
+            description="Identifier of the customer.",
+        ),
     ],
     _body: Annotated[models.CustomerUpdate, Body()],
 ) -> Any:
@@ -247,7 +262,7 @@ async def update_customer_endpoint(
 
 
 router.add_api_route(
-    "/v1/customers/{customer_id}",
+    "/v1/customers/{customerId}",
     update_customer_endpoint,
     methods=["PATCH"],
     operation_id="updateCustomer",

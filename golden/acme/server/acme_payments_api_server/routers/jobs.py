@@ -22,7 +22,7 @@ _AUTH_get_job_endpoint = AuthRequirement((("bearerAuth", ()),), (("apiKeyAuth", 
 async def get_job_endpoint(
     _request: Request,
     _response: Response,
-    job_id: Annotated[str, Path(description="Identifier of the job.")],
+    job_id: Annotated[str, Path(alias="jobId", description="Identifier of the job.")],
 ) -> Any:
     """GET /v1/jobs/{jobId}: Get a job"""
     _ctx = _context.request_context(_request, _response, if_match=False)
@@ -32,7 +32,7 @@ async def get_job_endpoint(
 
 
 router.add_api_route(
-    "/v1/jobs/{job_id}",
+    "/v1/jobs/{jobId}",
     get_job_endpoint,
     methods=["GET"],
     operation_id="getJob",
@@ -54,7 +54,7 @@ _AUTH_cancel_job_endpoint = AuthRequirement((("bearerAuth", ()),), (("apiKeyAuth
 async def cancel_job_endpoint(
     _request: Request,
     _response: Response,
-    job_id: Annotated[str, Path(description="Identifier of the job.")],
+    job_id: Annotated[str, Path(alias="jobId", description="Identifier of the job.")],
 ) -> Any:
     """DELETE /v1/jobs/{jobId}: Cancel a job"""
     _ctx = _context.request_context(_request, _response, if_match=False)
@@ -64,7 +64,7 @@ async def cancel_job_endpoint(
 
 
 router.add_api_route(
-    "/v1/jobs/{job_id}",
+    "/v1/jobs/{jobId}",
     cancel_job_endpoint,
     methods=["DELETE"],
     operation_id="cancelJob",

@@ -137,7 +137,12 @@ async def get_payment_endpoint(
     _request: Request,
     _response: Response,
     payment_id: Annotated[
-        str, Path(pattern="^pay_[0-9A-Z]{26}$", description="Identifier of the payment.")
+        str,
+        Path(
+            alias="paymentId",
+            pattern="^pay_[0-9A-Z]{26}$",
+            description="Identifier of the payment.",
+        ),
     ],
 ) -> Any:
     """GET /v1/payments/{paymentId}: Get a payment"""
@@ -154,7 +159,7 @@ async def get_payment_endpoint(
 
 
 router.add_api_route(
-    "/v1/payments/{payment_id}",
+    "/v1/payments/{paymentId}",
     get_payment_endpoint,
     methods=["GET"],
     operation_id="getPayment",

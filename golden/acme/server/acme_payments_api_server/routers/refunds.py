@@ -135,7 +135,10 @@ async def get_refund_endpoint(
     _request: Request,
     _response: Response,
     refund_id: Annotated[
-        str, Path(pattern="^re_[0-9A-Z]{26}$", description="Identifier of the refund.")
+        str,
+        Path(
+            alias="refundId", pattern="^re_[0-9A-Z]{26}$", description="Identifier of the refund."
+        ),
     ],
 ) -> Any:
     """GET /v1/refunds/{refundId}: Get a refund"""
@@ -152,7 +155,7 @@ async def get_refund_endpoint(
 
 
 router.add_api_route(
-    "/v1/refunds/{refund_id}",
+    "/v1/refunds/{refundId}",
     get_refund_endpoint,
     methods=["GET"],
     operation_id="getRefund",

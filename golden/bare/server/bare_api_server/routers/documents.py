@@ -31,7 +31,7 @@ def _handler(request: Request) -> DocumentsBase:
 async def get_document_endpoint(
     _request: Request,
     _response: Response,
-    document_id: Annotated[str, Path()],
+    document_id: Annotated[str, Path(alias="documentId")],
 ) -> Any:
     """GET /documents/{documentId}: Get a document"""
     _ctx = _context.request_context(_request, _response, if_match=False)
@@ -47,7 +47,7 @@ async def get_document_endpoint(
 
 
 router.add_api_route(
-    "/documents/{document_id}",
+    "/documents/{documentId}",
     get_document_endpoint,
     methods=["GET"],
     operation_id="getDocument",
@@ -63,7 +63,7 @@ router.add_api_route(
 async def replace_document_endpoint(
     _request: Request,
     _response: Response,
-    document_id: Annotated[str, Path()],
+    document_id: Annotated[str, Path(alias="documentId")],
     _body: Annotated[models.DocumentInput, Body()],
 ) -> Any:
     """PUT /documents/{documentId}: Replace a document"""
@@ -80,7 +80,7 @@ async def replace_document_endpoint(
 
 
 router.add_api_route(
-    "/documents/{document_id}",
+    "/documents/{documentId}",
     replace_document_endpoint,
     methods=["PUT"],
     operation_id="replaceDocument",
@@ -99,7 +99,7 @@ router.add_api_route(
 async def delete_document_endpoint(
     _request: Request,
     _response: Response,
-    document_id: Annotated[str, Path()],
+    document_id: Annotated[str, Path(alias="documentId")],
 ) -> Any:
     """DELETE /documents/{documentId}: Delete a document"""
     _ctx = _context.request_context(_request, _response, if_match=True)
@@ -115,7 +115,7 @@ async def delete_document_endpoint(
 
 
 router.add_api_route(
-    "/documents/{document_id}",
+    "/documents/{documentId}",
     delete_document_endpoint,
     methods=["DELETE"],
     operation_id="deleteDocument",
@@ -130,7 +130,7 @@ router.add_api_route(
 async def patch_document_endpoint(
     _request: Request,
     _response: Response,
-    document_id: Annotated[str, Path()],
+    document_id: Annotated[str, Path(alias="documentId")],
     _body: Annotated[models.DocumentInput, Body()],
 ) -> Any:
     """PATCH /documents/{documentId}: Change part of a document"""
@@ -147,7 +147,7 @@ async def patch_document_endpoint(
 
 
 router.add_api_route(
-    "/documents/{document_id}",
+    "/documents/{documentId}",
     patch_document_endpoint,
     methods=["PATCH"],
     operation_id="patchDocument",

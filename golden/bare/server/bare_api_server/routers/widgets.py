@@ -97,7 +97,7 @@ router.add_api_route(
 async def get_widget_endpoint(
     _request: Request,
     _response: Response,
-    widget_id: Annotated[str, Path()],
+    widget_id: Annotated[str, Path(alias="widgetId")],
 ) -> Any:
     """GET /widgets/{widgetId}: Get a widget"""
     _ctx = _context.request_context(_request, _response, if_match=False)
@@ -113,7 +113,7 @@ async def get_widget_endpoint(
 
 
 router.add_api_route(
-    "/widgets/{widget_id}",
+    "/widgets/{widgetId}",
     get_widget_endpoint,
     methods=["GET"],
     operation_id="getWidget",
@@ -129,7 +129,7 @@ router.add_api_route(
 async def update_widget_endpoint(
     _request: Request,
     _response: Response,
-    widget_id: Annotated[str, Path()],
+    widget_id: Annotated[str, Path(alias="widgetId")],
     _body: Annotated[models.WidgetInput, Body()],
 ) -> Any:
     """PATCH /widgets/{widgetId}: Update a widget"""
@@ -146,7 +146,7 @@ async def update_widget_endpoint(
 
 
 router.add_api_route(
-    "/widgets/{widget_id}",
+    "/widgets/{widgetId}",
     update_widget_endpoint,
     methods=["PATCH"],
     operation_id="updateWidget",

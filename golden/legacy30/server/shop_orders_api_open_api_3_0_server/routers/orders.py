@@ -83,7 +83,7 @@ _AUTH_get_order_endpoint = AuthRequirement((("bearerAuth", ()),))
 async def get_order_endpoint(
     _request: Request,
     _response: Response,
-    order_id: Annotated[str, Path()],
+    order_id: Annotated[str, Path(alias="orderId")],
 ) -> Any:
     """GET /v1/orders/{orderId}: Get an order"""
     _ctx = _context.request_context(_request, _response, if_match=False)
@@ -99,7 +99,7 @@ async def get_order_endpoint(
 
 
 router.add_api_route(
-    "/v1/orders/{order_id}",
+    "/v1/orders/{orderId}",
     get_order_endpoint,
     methods=["GET"],
     operation_id="getOrder",
@@ -122,7 +122,7 @@ _AUTH_update_order_endpoint = AuthRequirement((("bearerAuth", ()),))
 async def update_order_endpoint(
     _request: Request,
     _response: Response,
-    order_id: Annotated[str, Path()],
+    order_id: Annotated[str, Path(alias="orderId")],
     _body: Annotated[models.OrderUpdate, Body()],
 ) -> Any:
     """PATCH /v1/orders/{orderId}: Update an order"""
@@ -139,7 +139,7 @@ async def update_order_endpoint(
 
 
 router.add_api_route(
-    "/v1/orders/{order_id}",
+    "/v1/orders/{orderId}",
     update_order_endpoint,
     methods=["PATCH"],
     operation_id="updateOrder",

@@ -158,7 +158,7 @@ _AUTH_download_file_endpoint = AuthRequirement((("bearerAuth", ()),))
 async def download_file_endpoint(
     _request: Request,
     _response: Response,
-    file_id: Annotated[str, Path()],
+    file_id: Annotated[str, Path(alias="fileId")],
 ) -> Any:
     """GET /v1/files/{fileId}/content: Download a file"""
     _ctx = _context.request_context(_request, _response, if_match=False)
@@ -174,7 +174,7 @@ async def download_file_endpoint(
 
 
 router.add_api_route(
-    "/v1/files/{file_id}/content",
+    "/v1/files/{fileId}/content",
     download_file_endpoint,
     methods=["GET"],
     operation_id="downloadFile",
@@ -195,7 +195,7 @@ _AUTH_upload_file_endpoint = AuthRequirement((("bearerAuth", ()),))
 async def upload_file_endpoint(
     _request: Request,
     _response: Response,
-    file_id: Annotated[str, Path()],
+    file_id: Annotated[str, Path(alias="fileId")],
     upload_session: Annotated[
         str | None, Cookie(alias="upload_session", description="The session of a resumable upload.")
     ] = None,
@@ -216,7 +216,7 @@ async def upload_file_endpoint(
 
 
 router.add_api_route(
-    "/v1/files/{file_id}/content",
+    "/v1/files/{fileId}/content",
     upload_file_endpoint,
     methods=["PUT"],
     operation_id="uploadFile",

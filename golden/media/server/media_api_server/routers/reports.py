@@ -28,7 +28,7 @@ _AUTH_export_report_endpoint = AuthRequirement((("bearerAuth", ()),))
 async def export_report_endpoint(
     _request: Request,
     _response: Response,
-    report_id: Annotated[str, Path()],
+    report_id: Annotated[str, Path(alias="reportId")],
 ) -> Any:
     """GET /v1/reports/{reportId}/export: Export a report as CSV"""
     _ctx = _context.request_context(_request, _response, if_match=False)
@@ -44,7 +44,7 @@ async def export_report_endpoint(
 
 
 router.add_api_route(
-    "/v1/reports/{report_id}/export",
+    "/v1/reports/{reportId}/export",
     export_report_endpoint,
     methods=["GET"],
     operation_id="exportReport",

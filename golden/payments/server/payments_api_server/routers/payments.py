@@ -125,7 +125,7 @@ _AUTH_get_payment_endpoint = AuthRequirement((("bearerAuth", ()),))
 async def get_payment_endpoint(
     _request: Request,
     _response: Response,
-    payment_id: Annotated[str, Path(description="Identifier of the payment.")],
+    payment_id: Annotated[str, Path(alias="paymentId", description="Identifier of the payment.")],
 ) -> Any:
     """GET /v1/payments/{paymentId}: Get a payment"""
     _ctx = _context.request_context(_request, _response, if_match=False)
@@ -141,7 +141,7 @@ async def get_payment_endpoint(
 
 
 router.add_api_route(
-    "/v1/payments/{payment_id}",
+    "/v1/payments/{paymentId}",
     get_payment_endpoint,
     methods=["GET"],
     operation_id="getPayment",

@@ -108,7 +108,7 @@ async def post_customers_customer_sources_id_verify_endpoint(
     _request: Request,
     _response: Response,
     customer: Annotated[str, Path()],
-    id_: Annotated[str, Path()],
+    id_: Annotated[str, Path(alias="id")],
     _body: Annotated[models.PostCustomersCustomerSourcesIdVerifyRequest | None, Body()] = None,
 ) -> Any:
     """POST /v1/customers/{customer}/sources/{id}/verify: Verify a bank account source"""
@@ -127,7 +127,7 @@ async def post_customers_customer_sources_id_verify_endpoint(
 
 
 router.add_api_route(
-    "/v1/customers/{customer}/sources/{id_}/verify",
+    "/v1/customers/{customer}/sources/{id}/verify",
     post_customers_customer_sources_id_verify_endpoint,
     methods=["POST"],
     operation_id="PostCustomersCustomerSourcesIdVerify",

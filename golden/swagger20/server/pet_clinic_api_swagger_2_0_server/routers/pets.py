@@ -123,7 +123,7 @@ _AUTH_get_pet_endpoint = AuthRequirement((("apiKey", ()),))
 async def get_pet_endpoint(
     _request: Request,
     _response: Response,
-    pet_id: Annotated[str, Path(), text_format("uuid")],
+    pet_id: Annotated[str, Path(alias="petId"), text_format("uuid")],
 ) -> Any:
     """GET /pets/{petId}: Get a pet"""
     _ctx = _context.request_context(_request, _response, if_match=False)
@@ -139,7 +139,7 @@ async def get_pet_endpoint(
 
 
 router.add_api_route(
-    "/pets/{pet_id}",
+    "/pets/{petId}",
     get_pet_endpoint,
     methods=["GET"],
     operation_id="getPet",
@@ -161,7 +161,7 @@ _AUTH_update_pet_endpoint = AuthRequirement((("apiKey", ()),))
 async def update_pet_endpoint(
     _request: Request,
     _response: Response,
-    pet_id: Annotated[str, Path(), text_format("uuid")],
+    pet_id: Annotated[str, Path(alias="petId"), text_format("uuid")],
     _body: Annotated[models.NewPet, Body()],
 ) -> Any:
     """PUT /pets/{petId}: Replace a pet"""
@@ -178,7 +178,7 @@ async def update_pet_endpoint(
 
 
 router.add_api_route(
-    "/pets/{pet_id}",
+    "/pets/{petId}",
     update_pet_endpoint,
     methods=["PUT"],
     operation_id="updatePet",
@@ -201,7 +201,7 @@ _AUTH_upload_photo_endpoint = AuthRequirement((("apiKey", ()),))
 async def upload_photo_endpoint(
     _request: Request,
     _response: Response,
-    pet_id: Annotated[str, Path(), text_format("uuid")],
+    pet_id: Annotated[str, Path(alias="petId"), text_format("uuid")],
 ) -> Any:
     """POST /pets/{petId}/photo: Upload a photo of a pet"""
     _ctx = _context.request_context(_request, _response, if_match=False)
@@ -219,7 +219,7 @@ async def upload_photo_endpoint(
 
 
 router.add_api_route(
-    "/pets/{pet_id}/photo",
+    "/pets/{petId}/photo",
     upload_photo_endpoint,
     methods=["POST"],
     operation_id="uploadPhoto",

@@ -126,7 +126,7 @@ _AUTH_get_user_endpoint = AuthRequirement((("bearerAuth", ()),))
 async def get_user_endpoint(
     _request: Request,
     _response: Response,
-    user_id: Annotated[str, Path(description="Identifier of the user.")],
+    user_id: Annotated[str, Path(alias="userId", description="Identifier of the user.")],
 ) -> Any:
     """GET /v1/users/{userId}: Get a user"""
     _ctx = _context.request_context(_request, _response, if_match=False)
@@ -142,7 +142,7 @@ async def get_user_endpoint(
 
 
 router.add_api_route(
-    "/v1/users/{user_id}",
+    "/v1/users/{userId}",
     get_user_endpoint,
     methods=["GET"],
     operation_id="getUser",
@@ -164,7 +164,7 @@ _AUTH_delete_user_endpoint = AuthRequirement((("bearerAuth", ()),))
 async def delete_user_endpoint(
     _request: Request,
     _response: Response,
-    user_id: Annotated[str, Path(description="Identifier of the user.")],
+    user_id: Annotated[str, Path(alias="userId", description="Identifier of the user.")],
 ) -> Any:
     """DELETE /v1/users/{userId}: Delete a user"""
     _ctx = _context.request_context(_request, _response, if_match=True, if_match_required=True)
@@ -180,7 +180,7 @@ async def delete_user_endpoint(
 
 
 router.add_api_route(
-    "/v1/users/{user_id}",
+    "/v1/users/{userId}",
     delete_user_endpoint,
     methods=["DELETE"],
     operation_id="deleteUser",
@@ -201,7 +201,7 @@ _AUTH_update_user_endpoint = AuthRequirement((("bearerAuth", ()),))
 async def update_user_endpoint(
     _request: Request,
     _response: Response,
-    user_id: Annotated[str, Path(description="Identifier of the user.")],
+    user_id: Annotated[str, Path(alias="userId", description="Identifier of the user.")],
     _body: Annotated[models.UserUpdate, Body()],
 ) -> Any:
     """PATCH /v1/users/{userId}: Update a user"""
@@ -218,7 +218,7 @@ async def update_user_endpoint(
 
 
 router.add_api_route(
-    "/v1/users/{user_id}",
+    "/v1/users/{userId}",
     update_user_endpoint,
     methods=["PATCH"],
     operation_id="updateUser",
