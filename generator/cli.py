@@ -217,6 +217,15 @@ def _wants_colour(output: str | None, stderr: bool = False) -> bool:
     return (sys.stderr if stderr else sys.stdout).isatty()
 
 
+def _write_report(output: str, text: str) -> None:
+    """A report into the file `-o` names; a file that cannot be written is bad input."""
+    try:
+        with open(output, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as exc:
+        raise ApiforgeError(Problem(f"cannot write {output}: {exc.strerror}")) from None
+
+
 @main.command()
 @verbosity_options
 @click.argument("specs", metavar="SPEC...", nargs=-1, required=True)
@@ -337,11 +346,7 @@ def lint(
     to_stderr = diff and not output
     text = render_run(run, fmt, colour=_wants_colour(output, stderr=to_stderr))
     if output:
-        try:
-            with open(output, "w", encoding="utf-8") as fh:
-                fh.write(text)
-        except OSError as exc:
-            raise ApiforgeError(Problem(f"cannot write {output}: {exc.strerror}")) from None
+        _write_report(output, text)
     elif run.results or not run.errors:
         click.echo(text, nl=False, err=to_stderr)
     if run.errors:
@@ -622,11 +627,7 @@ def diff_command(
     result = run_diff(old, new, config)
     text = render(result, fmt, colour=_wants_colour(output))
     if output:
-        try:
-            with open(output, "w", encoding="utf-8") as fh:
-                fh.write(text)
-        except OSError as exc:
-            raise ApiforgeError(Problem(f"cannot write {output}: {exc.strerror}")) from None
+        _write_report(output, text)
     else:
         click.echo(text, nl=False)
     sys.exit(EXIT_FINDINGS if result.fails(config.fail_on) else EXIT_OK)

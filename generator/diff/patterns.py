@@ -186,24 +186,19 @@ def _async_job(old: Operation, new: Operation, claims: Claims) -> Iterator[Chang
         return
     old_202, new_202 = old.response("202"), new.response("202")
     assert old_202 is not None and new_202 is not None
-    if was.location and not now.location:
-        header = old_202.header("Location")
-        yield Change(
-            "async-location-removed",
-            f"{new.label}: the 202 no longer declares `Location`",
-            header.where if header else old_202.where,
-            new_202.where,
-            reach,
-        )
-    if was.retry_after and not now.retry_after:
-        header = old_202.header("Retry-After")
-        yield Change(
-            "async-retry-after-removed",
-            f"{new.label}: the 202 no longer declares `Retry-After`",
-            header.where if header else old_202.where,
-            new_202.where,
-            reach,
-        )
+    for dropped, name, kind in (
+        (was.location and not now.location, "Location", "async-location-removed"),
+        (was.retry_after and not now.retry_after, "Retry-After", "async-retry-after-removed"),
+    ):
+        if dropped:
+            header = old_202.header(name)
+            yield Change(
+                kind,
+                f"{new.label}: the 202 no longer declares `{name}`",
+                header.where if header else old_202.where,
+                new_202.where,
+                reach,
+            )
 
 
 def _pagination_shape(spec: PaginationSpec) -> tuple[object, ...]:

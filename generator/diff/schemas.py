@@ -239,18 +239,17 @@ class Comparer:
                         add("enum-narrowed", f"no longer accepts {_show(lost_values)}")
                 elif otypes is None or "null" not in otypes or len(otypes) > 1:
                     add("enum-narrowed", f"now accepts only {_show(nenum)}")
-            for key in _UPPER:
+            for key in _UPPER + _LOWER:
                 new_bound, old_bound = _number(nnode.get(key)), _number(onode.get(key))
-                if new_bound is not None and (old_bound is None or new_bound < old_bound):
-                    was = f"{old_bound:g}" if old_bound is not None else "none"
-                    add("constraint-narrowed", f"`{key}` {was} → {new_bound:g}")
-            for key in _LOWER:
-                new_bound, old_bound = _number(nnode.get(key)), _number(onode.get(key))
-                if new_bound is not None and (old_bound is None or new_bound > old_bound):
-                    if old_bound is None and new_bound <= 0 and key != "exclusiveMinimum":
-                        continue  # `minimum: 0` on a value that had no bound: usually a count
-                    was = f"{old_bound:g}" if old_bound is not None else "none"
-                    add("constraint-narrowed", f"`{key}` {was} → {new_bound:g}")
+                if new_bound is None or new_bound == old_bound:
+                    continue
+                lower = key in _LOWER
+                if old_bound is not None and (new_bound > old_bound) != lower:
+                    continue  # the bound moved outwards: more is accepted
+                if lower and old_bound is None and new_bound <= 0 and key != "exclusiveMinimum":
+                    continue  # `minimum: 0` on a value that had no bound: usually a count
+                was = f"{old_bound:g}" if old_bound is not None else "none"
+                add("constraint-narrowed", f"`{key}` {was} → {new_bound:g}")
             pattern = nnode.get("pattern")
             if isinstance(pattern, str) and pattern != onode.get("pattern"):
                 add("pattern-added", f"must now match `{pattern}`")

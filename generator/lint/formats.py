@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from itertools import groupby
-from xml.sax.saxutils import escape, quoteattr
 
 from generator.lint.engine import LintResult
 from generator.lint.model import Finding
@@ -37,6 +36,11 @@ def render_stylish(result: LintResult) -> str:
 
 def render_junit(result: LintResult) -> str:
     """One test suite per file, one failing test case per finding."""
+    # imported here: `xml.sax.saxutils` brings `urllib.request`, `http.client` and `email`
+    # with it: importing what `apiforge diff` needs took 0.88 times the CPU time without it
+    # (~0.05 s; 15 paired whole-process runs), and `lint` imports this module too
+    from xml.sax.saxutils import escape, quoteattr
+
     out = ['<?xml version="1.0" encoding="UTF-8"?>']
     total = len(result.findings)
     out.append(f'<testsuites name="apiforge lint" tests="{total}" failures="{total}">')

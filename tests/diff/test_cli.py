@@ -134,7 +134,9 @@ def test_acknowledgement_in_the_new_spec(tmp_path: Path) -> None:
 def test_bad_input_is_one_clear_error(tmp_path: Path) -> None:
     broken = tmp_path / "broken.yaml"
     broken.write_text("openapi: 3.1.0\ninfo: [\n", encoding="utf-8")
+    (tmp_path / "afile").write_text("")
     for args in (
+        [str(BASE), str(BASE), "-o", str(tmp_path / "afile" / "report.json")],
         [str(BASE), str(tmp_path / "missing.yaml")],
         [str(broken), str(BASE)],
         ["-", "-"],
@@ -145,6 +147,14 @@ def test_bad_input_is_one_clear_error(tmp_path: Path) -> None:
         assert result.exit_code == 2, (args, result.output)
         assert result.output.startswith("error: "), result.output
         assert "Traceback" not in result.output
+
+
+def test_output_file_holds_what_stdout_would(breaking: tuple[str, str], tmp_path: Path) -> None:
+    old, new = breaking
+    out = tmp_path / "report.json"
+    written = run(old, new, "--format", "json", "-o", str(out))
+    assert written.exit_code == 1 and written.output == ""
+    assert out.read_text(encoding="utf-8") == run(old, new, "--format", "json").output
 
 
 def test_stdin_side(tmp_path: Path) -> None:
