@@ -62,6 +62,7 @@ from .job_view import RUNTIME_VIEW, JobView
 from .observability import bind_request_id, current_request_id, record
 from .problems import ProblemDetail
 from .storage import parse_store_url
+from .transaction import SqliteDatabase, Transaction
 from .webhooks import (
     Endpoint,
     Outbox,
@@ -234,6 +235,24 @@ class JobStore(abc.ABC):
     @abc.abstractmethod
     async def create(self, job: Job) -> None: ...
 
+    def joins(self, tx: Transaction) -> bool:
+        """Whether this store's rows live in `tx`'s database (so a job can be created in it)."""
+        return False
+
+    async def create_in(self, tx: Transaction, job: Job) -> None:
+        """Write the new job inside the caller's open transaction `tx` (no COMMIT here): the
+        job exists, and a worker can see it, exactly when `tx` commits."""
+        if not self.joins(tx):
+            raise RuntimeError(
+                "the job store is not in the store's database: a job cannot join this "
+                "transaction (APIFORGE_JOBS_STORE_URL / APIFORGE_REDIS_URL point elsewhere)"
+            )
+        await tx.execute(
+            "INSERT INTO apiforge_jobs (id, status, created_at, lease_until, record)"
+            " VALUES (?, ?, ?, ?, ?)",
+            (job.id, job.status, job.created_at, job.lease_until, job.to_record()),
+        )
+
     @abc.abstractmethod
     async def get(self, job_id: str) -> Job | None: ...
 
@@ -346,6 +365,11 @@ class SqliteJobStore(JobStore):
     def shares_outbox(self, outbox: Outbox | None) -> bool:
         return isinstance(outbox, SqliteOutbox) and os.path.realpath(
             outbox.path
+        ) == os.path.realpath(self.path)
+
+    def joins(self, tx: Transaction) -> bool:
+        return isinstance(tx.db, SqliteDatabase) and os.path.realpath(
+            tx.db.path
         ) == os.path.realpath(self.path)
 
     @staticmethod
@@ -611,7 +635,11 @@ class JobService:
         *,
         callback_url: str | None = None,
         owner: str | None = None,
+        tx: Transaction | None = None,
     ) -> Job:
+        """Queue a job. With `tx` (the handler's `ctx.transaction()`), the job is written in
+        that transaction: it exists, and the worker runs it, only if the transaction commits
+        (the job store must be in the store's database: SQLite file or PostgreSQL)."""
         if self.registry.get(name) is None:
             raise LookupError(f"no job handler registered as {name!r}")
         job = Job(
@@ -624,13 +652,20 @@ class JobService:
             owner=owner,
             request_id=current_request_id(),
         )
+        if tx is not None:
+            await self.store.create_in(tx, job)
+            tx.after_commit(self._queued)
+            return job
         await self.store.create(job)
-        record("jobs", "queued")
         if self.arq_url is not None:
             await self._enqueue_arq(job.id)
-        elif self.worker is not None:
-            self.worker.wake()
+        self._queued()
         return job
+
+    def _queued(self) -> None:
+        record("jobs", "queued")
+        if self.worker is not None:
+            self.worker.wake()
 
     def shown(self, job: Job) -> dict[str, Any]:
         """The job as the spec's schema shows it (the registry's ``view``)."""
@@ -650,10 +685,12 @@ class JobService:
         *,
         callback_url: str | None = None,
         owner: str | None = None,
+        tx: Transaction | None = None,
     ) -> JSONResponse:
         """202 Accepted, ``Location: <base>/{id}``, ``Retry-After``, the queued job as body.
-        ``owner``: the submitting principal's id; only that principal sees the job."""
-        job = await self.submit(name, input, callback_url=callback_url, owner=owner)
+        ``owner``: the submitting principal's id; only that principal sees the job. ``tx``:
+        as for ``submit``."""
+        job = await self.submit(name, input, callback_url=callback_url, owner=owner, tx=tx)
         return self.accepted_response(job)
 
     async def get(self, job_id: str) -> Job:
