@@ -41,7 +41,7 @@ from .idempotency_store import (
     _encode_headers,
     _new_token,
 )
-from .jobs import Job, JobStore, WebhookBuilder, _claim_or_abandon
+from .job_store import Job, JobStore, WebhookBuilder, _claim_or_abandon
 from .repository import KeyExists, Record, Repository, VersionConflict, Versioned, dump_value
 from .schema import migrate_postgres
 from .transaction import Transaction

@@ -6,8 +6,6 @@ idempotency key free for a fresh retry."""
 from __future__ import annotations
 
 import asyncio
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,18 +15,9 @@ from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import JSONResponse
 
 from tests.runtime.server.conftest import RuntimeModules
-from tests.support import fresh_database, sql_query
+from tests.support import sql_query
 
 KEY = "-0123456789abcdef"  # a key without credentials needs 16+ characters, 8 distinct
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'store.db'}"
-    else:
-        admin: str = request.getfixturevalue("postgres_url")
-        yield fresh_database(admin, "txjobs_" + uuid.uuid4().hex[:10])
 
 
 def build_app(rt: RuntimeModules, url: str, behaviour: dict[str, Any]) -> Any:
