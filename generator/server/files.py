@@ -63,6 +63,7 @@ def server_files(
         GeneratedFile(f"{pkg}/py.typed", ""),
         gen(f"{pkg}/__init__.py", "__init__.py.j2"),
         gen(f"{pkg}/main.py", "main.py.j2"),
+        gen(f"{pkg}/services.py", "services.py.j2"),
         gen(f"{pkg}/settings.py", "settings.py.j2"),
         gen(f"{pkg}/interfaces.py", "interfaces.py.j2"),
         gen(f"{pkg}/auth.py", "auth.py.j2"),

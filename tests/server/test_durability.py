@@ -223,8 +223,8 @@ def test_sigkill_mid_handler_and_mid_job_then_restart(
 def test_jobs_on_redis_run_on_the_documented_arq_worker(
     acme_project: Path, tmp_path: Path, redis_url: str, receiver: Receiver
 ) -> None:
-    """`python -m <package>.runtime.worker <package>.jobs:registry --url redis://…` (the
-    command the generated README and jobs.py document) runs the 202 job; the server polls it
+    """`python -m <package>.runtime.worker <package>.services:registry --url redis://…` (the
+    command the generated README and services.py document) runs the 202 job; the server polls it
     to completed and delivers its webhook from the Redis outbox."""
     ledger = tmp_path / "ledger"
     ledger.mkdir()
@@ -234,7 +234,7 @@ def test_jobs_on_redis_run_on_the_documented_arq_worker(
     worker_env["PYTHONPATH"] = str(acme_project)
     state.mkdir(parents=True)
     command = [sys.executable, "-m", f"{ACME_PACKAGE}.runtime.worker"]
-    command += [f"{ACME_PACKAGE}.jobs:registry", "--url", redis_url]
+    command += [f"{ACME_PACKAGE}.services:registry", "--url", redis_url]
     log = (tmp_path / "worker.log").open("wb")
     worker = subprocess.Popen(
         command, cwd=state, env=worker_env, stdout=log, stderr=log, start_new_session=True

@@ -2,10 +2,11 @@
 
 - liveness (`/healthz` by default): 200 `{"status": "ok"}` as long as the process answers;
 - readiness (`/readyz`): checks what the server depends on — every SQLite file it uses can
-  take a write lock, every Redis answers `PING`, the in-process job worker and webhook
-  sender are running — within a second each; 200 with each check's result, or 503
-  `not-ready` (a problem) naming which checks failed; why they failed (an error naming a
-  host and port) goes to the log, not to the unauthenticated caller;
+  take a write lock, every Redis answers `PING`, every PostgreSQL database runs `SELECT 1`
+  through the process's pool, the in-process job worker and webhook sender are running —
+  within a second each; 200 with each check's result, or 503 `not-ready` (a problem) naming
+  which checks failed; why they failed (an error naming a host and port) goes to the log,
+  not to the unauthenticated caller (no URL, no DSN, no password in the answer);
 - metrics (`/metrics`): `observability.exposition()`, plus the job queue depth and the
   webhook outbox backlog read from the stores at scrape time. Optionally (`metrics_port`)
   also on a port of its own, served by the first worker that binds it.
@@ -64,6 +65,15 @@ def _redis_check(url: str) -> Check:
     return check
 
 
+def _postgres_check(url: str) -> Check:
+    async def check() -> None:
+        from .postgres import ping
+
+        await ping(url, CHECK_TIMEOUT_SECONDS)
+
+    return check
+
+
 def store_checks(urls: dict[str, str]) -> dict[str, Check]:
     """One check per distinct store (`what` → URL), named by its kind and what uses it."""
     by_url: dict[str, list[str]] = {}
@@ -78,6 +88,8 @@ def store_checks(urls: dict[str, str]) -> dict[str, Check]:
             checks[name] = _sqlite_check(parsed.path)
         elif parsed.kind == "redis":
             checks[name] = _redis_check(url)
+        elif parsed.kind == "postgres":
+            checks[name] = _postgres_check(url)
     return checks
 
 

@@ -41,9 +41,10 @@ from .idempotency_store import (
     _encode_headers,
     _new_token,
 )
-from .jobs import Job, JobStore, WebhookBuilder, _claim_or_abandon
+from .job_store import Job, JobStore, WebhookBuilder, _claim_or_abandon
 from .repository import KeyExists, Record, Repository, VersionConflict, Versioned, dump_value
 from .schema import migrate_postgres
+from .transaction import Transaction
 from .webhooks import (
     _DELIVERY_COLUMNS,
     Attempt,
@@ -120,6 +121,27 @@ async def release(db: Database) -> None:
             if found is db:
                 del _DATABASES[key]
         await db.close()
+
+
+async def ping(url: str, timeout: float) -> None:
+    """Run `SELECT 1` on `url` (readiness): through this process's pool when it is open — so a
+    pool whose server went away is noticed — else on a connection of its own. Raises when
+    the database does not answer within `timeout` seconds."""
+    async with asyncio.timeout(timeout):
+        db = _DATABASES.get((os.getpid(), id(asyncio.get_running_loop()), url))
+        if db is not None and db._pool is not None:
+            async with db._pool.connection(timeout=timeout) as conn:
+                await conn.execute("SELECT 1")
+            return
+        import psycopg
+
+        conn = await psycopg.AsyncConnection.connect(
+            url, autocommit=True, connect_timeout=max(1, round(timeout))
+        )
+        try:
+            await conn.execute("SELECT 1")
+        finally:
+            await conn.close()
 
 
 class _Lazy:
@@ -481,6 +503,9 @@ class PostgresJobStore(JobStore):
 
     def shares_outbox(self, outbox: Outbox | None) -> bool:
         return isinstance(outbox, PostgresOutbox) and outbox.url == self.url
+
+    def joins(self, tx: Transaction) -> bool:
+        return tx.dialect == "postgresql" and tx.db.url == self.url
 
     @staticmethod
     async def _write(conn: Any, job: Job, webhook: WebhookBuilder | None) -> None:

@@ -96,10 +96,16 @@ class Transaction(abc.ABC):
 
     dialect: Dialect
 
-    def __init__(self, outbox: Outbox | None) -> None:
+    def __init__(self, db: SqlDatabase, outbox: Outbox | None) -> None:
+        self.db = db  # the database it runs in: stores ask `db.holds(...)` before joining
         self.outbox = outbox  # set when the server's outbox is in this database
         self._after_commit: list[Callable[[], None]] = []
         self.done = False
+
+    def after_commit(self, callback: Callable[[], None]) -> None:
+        """Call `callback` once this transaction has committed (never on a rollback): how a
+        worker learns of a job or an event written here only when it exists."""
+        self._after_commit.append(callback)
 
     @abc.abstractmethod
     async def execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
@@ -205,7 +211,7 @@ class SqliteTransaction(Transaction):
     dialect: Dialect = "sqlite"
 
     def __init__(self, db: SqliteDatabase, slot: _Slot, outbox: Outbox | None) -> None:
-        super().__init__(outbox)
+        super().__init__(db, outbox)
         self._db = db
         self._slot = slot
         self.connection = slot.conn  # for what `execute` does not cover (from `run`)
@@ -265,8 +271,8 @@ class SqliteTransaction(Transaction):
 class PostgresTransaction(Transaction):
     dialect: Dialect = "postgresql"
 
-    def __init__(self, pool: Any, conn: Any, outbox: Outbox | None) -> None:
-        super().__init__(outbox)
+    def __init__(self, db: PostgresDatabase, pool: Any, conn: Any, outbox: Outbox | None) -> None:
+        super().__init__(db, outbox)
         self._pool = pool
         self.connection = conn  # psycopg AsyncConnection, inside BEGIN
 
@@ -423,7 +429,7 @@ class PostgresDatabase(SqlDatabase):
         except BaseException:
             await pool.putconn(conn)
             raise
-        tx = PostgresTransaction(pool, conn, outbox if self.holds(outbox) else None)
+        tx = PostgresTransaction(self, pool, conn, outbox if self.holds(outbox) else None)
         if claim is not None and not await tx.own_claim(claim):
             await tx.rollback()
             raise claim_lost()

@@ -18,7 +18,7 @@ from types import ModuleType
 
 import pytest
 
-from tests.support import uvicorn_server
+from tests.support import fresh_database, uvicorn_server
 
 RUNTIME_SRC = Path(__file__).resolve().parents[3] / "templates" / "server" / "runtime"
 HERE = Path(__file__).resolve().parent
@@ -84,3 +84,13 @@ def served_app(root: Path, name: str, env: dict[str, str]) -> Iterator[str]:
     app = f"{name}.app:create_app"
     with uvicorn_server(app, cwd=root, env=env, extra_args=["--factory"]) as (base, _):
         yield base
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """The store of a shared-transaction test: a SQLite file, or a fresh PostgreSQL database."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'store.db'}"
+    else:
+        admin: str = request.getfixturevalue("postgres_url")
+        yield fresh_database(admin, "tx_" + uuid.uuid4().hex[:10])

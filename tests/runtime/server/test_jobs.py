@@ -144,6 +144,7 @@ def rt(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimpleNamespace]:
             package=package,
             app_module=app_module,
             jobs=importlib.import_module(f"{package}.runtime.jobs"),
+            job_store=importlib.import_module(f"{package}.runtime.job_store"),
             delivery=importlib.import_module(f"{package}.runtime.delivery"),
             wh=importlib.import_module(f"{package}.runtime.webhooks"),
             ws=importlib.import_module(f"{package}.runtime.webhook_signing"),
@@ -510,7 +511,7 @@ def test_arq_jobs_on_redis(rt: SimpleNamespace, redis_url: str) -> None:
 
         # arq re-runs a job whose worker died; past max_attempts it is failed, not forgotten
         lost = await svc.submit("add", {"a": 1, "b": 1})
-        await svc.store.update(lost.id, lambda j: rt.jobs._claim(j, 0.0, 30, "dead-worker"))
+        await svc.store.update(lost.id, lambda j: rt.job_store._claim(j, 0.0, 30, "dead-worker"))
         await svc.run_arq_job(lost.id, job_try=4)
         assert (await svc.get(lost.id)).error["type"].endswith("/job-abandoned")
         await svc.close()
@@ -604,7 +605,7 @@ def test_documented_worker_command_runs_arq(rt: SimpleNamespace, redis_url: str)
     assert proc.returncode == 0, proc.stderr.decode()[-2000:]
 
     async def check() -> Any:
-        store = rt.jobs.RedisJobStore(redis_url)
+        store = rt.job_store.RedisJobStore(redis_url)
         found = await store.get(job.id)
         await store.close()
         return found

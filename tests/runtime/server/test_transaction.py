@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,15 +18,6 @@ from fastapi.responses import JSONResponse
 
 from tests.runtime.server.conftest import RuntimeModules
 from tests.support import fresh_database, sql_query
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'store.db'}"
-    else:
-        admin: str = request.getfixturevalue("postgres_url")
-        yield fresh_database(admin, "tx_" + uuid.uuid4().hex[:10])
 
 
 class Rows:

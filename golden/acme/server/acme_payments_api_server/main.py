@@ -9,34 +9,22 @@ handlers=Handlers(...))`.
 from __future__ import annotations
 
 import contextlib
-import logging
 import sys
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from fastapi import FastAPI
 
-from .auth import SCHEMES, VerifierBase
-from .events import Events
-from .handlers.customers import CustomersHandler
-from .handlers.payments import PaymentsHandler
-from .handlers.refunds import RefundsHandler
-from .handlers.reports import ReportsHandler
-from .interfaces import CustomersBase, PaymentsBase, RefundsBase, ReportsBase
-from .jobs import build_registry
+from .auth import SCHEMES
 from .routers.customers import router as customers_router
 from .routers.jobs import router as jobs_router
 from .routers.payments import router as payments_router
 from .routers.refunds import router as refunds_router
 from .routers.reports import router as reports_router
 from .runtime.client_address import install_trusted_proxies
-from .runtime.context import Services, install_method_not_allowed, install_services
-from .runtime.delivery import WebhookDispatcher
-from .runtime.destinations import DestinationPolicy
+from .runtime.context import install_method_not_allowed, install_services
 from .runtime.health import install_probes, serve_metrics_port, service_checks, store_checks
 from .runtime.idempotency import install_idempotency
-from .runtime.jobs import open_jobs
 from .runtime.mock import mocking
 from .runtime.observability import (
     METRICS,
@@ -47,12 +35,8 @@ from .runtime.observability import (
 from .runtime.problems import install_problem_handlers
 from .runtime.ratelimit import RateLimiter, install_rate_limiting
 from .runtime.security import install_authentication, install_openapi_security
-from .runtime.webhook_signing import WebhookSigner
-from .runtime.webhooks import open_outbox
+from .services import Handlers, build_services
 from .settings import Settings
-from .verifier import Verifier
-
-logger = logging.getLogger(__name__)
 
 TITLE = "Acme Payments API"
 VERSION = "2026.4.15"
@@ -94,57 +78,6 @@ DECLARED_ERRORS: dict[str, dict[str, str]] = {
     "listPayments": {"400": ""},
     "listRefunds": {"400": ""},
 }
-
-
-@dataclass
-class Handlers:
-    """The handler object of each tag, and the verifier of credentials;
-    `create_app(handlers=Handlers(tag=...))` swaps one."""
-
-    customers: CustomersBase = field(default_factory=CustomersHandler)
-    payments: PaymentsBase = field(default_factory=PaymentsHandler)
-    refunds: RefundsBase = field(default_factory=RefundsHandler)
-    reports: ReportsBase = field(default_factory=ReportsHandler)
-    verifier: VerifierBase = field(default_factory=Verifier)
-
-
-def build_services(settings: Settings, handlers: Handlers) -> Services:
-    """The stores this API's patterns keep state in, chosen by the settings."""
-    services = Services(settings, settings.store_url)
-    services.outbox = open_outbox(settings.webhooks_url)
-    services.events = Events(services.outbox, settings.webhook_endpoints)
-    services.destinations = DestinationPolicy(
-        allow_http=settings.webhook_allow_http, allow=settings.webhook_allow_destinations
-    )
-    if settings.webhook_secrets:
-        signer = WebhookSigner(
-            tuple(settings.webhook_secrets),
-            "standard",
-            "Webhook",
-        )
-        services.dispatcher = WebhookDispatcher(
-            services.outbox,
-            signer,
-            policy=services.destinations,
-            attempt_timeout=settings.webhook_attempt_timeout_seconds,
-            lease_seconds=settings.webhook_lease_seconds,
-            concurrency=settings.webhook_concurrency,
-        )
-    else:
-        logger.warning(
-            "APIFORGE_WEBHOOK_SECRETS is not set: webhook events are stored but not delivered"
-        )
-    services.jobs = open_jobs(
-        settings.jobs_url,
-        build_registry(handlers, services),
-        outbox=services.outbox,
-        base_path="/v1/jobs",
-        retry_after=settings.jobs_retry_after_seconds,
-        concurrency=settings.jobs_concurrency,
-        lease_seconds=settings.jobs_lease_seconds,
-        max_attempts=settings.jobs_max_attempts,
-    )
-    return services
 
 
 def create_app(settings: Settings | None = None, *, handlers: Handlers | None = None) -> FastAPI:

@@ -9,31 +9,20 @@ handlers=Handlers(...))`.
 from __future__ import annotations
 
 import contextlib
-import logging
 import sys
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from fastapi import FastAPI
 
-from .auth import SCHEMES, VerifierBase
-from .events import Events
-from .handlers.documents import DocumentsHandler
-from .handlers.exports import ExportsHandler
-from .handlers.orders import OrdersHandler
-from .handlers.quota import QuotaHandler
-from .handlers.widgets import WidgetsHandler
-from .interfaces import DocumentsBase, ExportsBase, OrdersBase, QuotaBase, WidgetsBase
+from .auth import SCHEMES
 from .routers.documents import router as documents_router
 from .routers.exports import router as exports_router
 from .routers.orders import router as orders_router
 from .routers.quota import router as quota_router
 from .routers.widgets import router as widgets_router
 from .runtime.client_address import install_trusted_proxies
-from .runtime.context import Services, install_method_not_allowed, install_services
-from .runtime.delivery import WebhookDispatcher
-from .runtime.destinations import DestinationPolicy
+from .runtime.context import install_method_not_allowed, install_services
 from .runtime.error_view import load_error_views
 from .runtime.health import install_probes, serve_metrics_port, service_checks, store_checks
 from .runtime.idempotency import install_idempotency
@@ -47,12 +36,8 @@ from .runtime.observability import (
 from .runtime.problems import install_problem_handlers
 from .runtime.ratelimit import RateLimiter, install_rate_limiting
 from .runtime.security import install_authentication, install_openapi_security
-from .runtime.webhook_signing import WebhookSigner
-from .runtime.webhooks import open_outbox
+from .services import Handlers, build_services
 from .settings import Settings
-from .verifier import Verifier
-
-logger = logging.getLogger(__name__)
 
 TITLE = "Bare API"
 VERSION = "0.1.0"
@@ -97,48 +82,6 @@ DECLARED_ERRORS: dict[str, dict[str, str]] = {
     "replaceDocument": {"412": "application/json"},
     "updateWidget": {"404": "application/json"},
 }
-
-
-@dataclass
-class Handlers:
-    """The handler object of each tag, and the verifier of credentials;
-    `create_app(handlers=Handlers(tag=...))` swaps one."""
-
-    documents: DocumentsBase = field(default_factory=DocumentsHandler)
-    exports: ExportsBase = field(default_factory=ExportsHandler)
-    orders: OrdersBase = field(default_factory=OrdersHandler)
-    quota: QuotaBase = field(default_factory=QuotaHandler)
-    widgets: WidgetsBase = field(default_factory=WidgetsHandler)
-    verifier: VerifierBase = field(default_factory=Verifier)
-
-
-def build_services(settings: Settings, handlers: Handlers) -> Services:
-    """The stores this API's patterns keep state in, chosen by the settings."""
-    services = Services(settings, settings.store_url)
-    services.outbox = open_outbox(settings.webhooks_url)
-    services.events = Events(services.outbox, settings.webhook_endpoints)
-    services.destinations = DestinationPolicy(
-        allow_http=settings.webhook_allow_http, allow=settings.webhook_allow_destinations
-    )
-    if settings.webhook_secrets:
-        signer = WebhookSigner(
-            tuple(settings.webhook_secrets),
-            "standard",
-            "Webhook",
-        )
-        services.dispatcher = WebhookDispatcher(
-            services.outbox,
-            signer,
-            policy=services.destinations,
-            attempt_timeout=settings.webhook_attempt_timeout_seconds,
-            lease_seconds=settings.webhook_lease_seconds,
-            concurrency=settings.webhook_concurrency,
-        )
-    else:
-        logger.warning(
-            "APIFORGE_WEBHOOK_SECRETS is not set: webhook events are stored but not delivered"
-        )
-    return services
 
 
 def create_app(settings: Settings | None = None, *, handlers: Handlers | None = None) -> FastAPI:

@@ -9,26 +9,19 @@ handlers=Handlers(...))`.
 from __future__ import annotations
 
 import contextlib
-import logging
 import sys
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from fastapi import FastAPI
 
-from .auth import SCHEMES, VerifierBase
-from .handlers.completions import CompletionsHandler
-from .handlers.events import EventsHandler
-from .handlers.files import FilesHandler
-from .handlers.reports import ReportsHandler
-from .interfaces import CompletionsBase, EventsBase, FilesBase, ReportsBase
+from .auth import SCHEMES
 from .routers.completions import router as completions_router
 from .routers.events import router as events_router
 from .routers.files import router as files_router
 from .routers.reports import router as reports_router
 from .runtime.client_address import install_trusted_proxies
-from .runtime.context import Services, install_method_not_allowed, install_services
+from .runtime.context import install_method_not_allowed, install_services
 from .runtime.error_view import load_error_views
 from .runtime.health import install_probes, serve_metrics_port, service_checks, store_checks
 from .runtime.mock import mocking
@@ -40,10 +33,8 @@ from .runtime.observability import (
 )
 from .runtime.problems import install_problem_handlers
 from .runtime.security import install_authentication, install_openapi_security
+from .services import Handlers, build_services
 from .settings import Settings
-from .verifier import Verifier
-
-logger = logging.getLogger(__name__)
 
 TITLE = "Media API"
 VERSION = "1.4.0"
@@ -72,24 +63,6 @@ ALLOWED_METHODS: dict[str, tuple[str, ...]] = {
 DECLARED_ERRORS: dict[str, dict[str, str]] = {
     "exportReport": {"404": "application/json"},
 }
-
-
-@dataclass
-class Handlers:
-    """The handler object of each tag, and the verifier of credentials;
-    `create_app(handlers=Handlers(tag=...))` swaps one."""
-
-    completions: CompletionsBase = field(default_factory=CompletionsHandler)
-    events: EventsBase = field(default_factory=EventsHandler)
-    files: FilesBase = field(default_factory=FilesHandler)
-    reports: ReportsBase = field(default_factory=ReportsHandler)
-    verifier: VerifierBase = field(default_factory=Verifier)
-
-
-def build_services(settings: Settings, handlers: Handlers) -> Services:
-    """The stores this API's patterns keep state in, chosen by the settings."""
-    services = Services(settings, settings.store_url)
-    return services
 
 
 def create_app(settings: Settings | None = None, *, handlers: Handlers | None = None) -> FastAPI:

@@ -9,20 +9,16 @@ handlers=Handlers(...))`.
 from __future__ import annotations
 
 import contextlib
-import logging
 import sys
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from fastapi import FastAPI
 
-from .auth import SCHEMES, VerifierBase
-from .handlers.payments import PaymentsHandler
-from .interfaces import PaymentsBase
+from .auth import SCHEMES
 from .routers.payments import router as payments_router
 from .runtime.client_address import install_trusted_proxies
-from .runtime.context import Services, install_method_not_allowed, install_services
+from .runtime.context import install_method_not_allowed, install_services
 from .runtime.health import install_probes, serve_metrics_port, service_checks, store_checks
 from .runtime.idempotency import install_idempotency
 from .runtime.mock import mocking
@@ -35,10 +31,8 @@ from .runtime.observability import (
 from .runtime.problems import install_problem_handlers
 from .runtime.ratelimit import RateLimiter, install_rate_limiting
 from .runtime.security import install_authentication, install_openapi_security
+from .services import Handlers, build_services
 from .settings import Settings
-from .verifier import Verifier
-
-logger = logging.getLogger(__name__)
 
 TITLE = "Payments API"
 VERSION = "1.0.0"
@@ -59,21 +53,6 @@ ALLOWED_METHODS: dict[str, tuple[str, ...]] = {
 DECLARED_ERRORS: dict[str, dict[str, str]] = {
     "listPayments": {"400": ""},
 }
-
-
-@dataclass
-class Handlers:
-    """The handler object of each tag, and the verifier of credentials;
-    `create_app(handlers=Handlers(tag=...))` swaps one."""
-
-    payments: PaymentsBase = field(default_factory=PaymentsHandler)
-    verifier: VerifierBase = field(default_factory=Verifier)
-
-
-def build_services(settings: Settings, handlers: Handlers) -> Services:
-    """The stores this API's patterns keep state in, chosen by the settings."""
-    services = Services(settings, settings.store_url)
-    return services
 
 
 def create_app(settings: Settings | None = None, *, handlers: Handlers | None = None) -> FastAPI:

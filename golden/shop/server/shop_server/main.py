@@ -9,24 +9,18 @@ handlers=Handlers(...))`.
 from __future__ import annotations
 
 import contextlib
-import logging
 import sys
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from fastapi import FastAPI
 
-from .auth import SCHEMES, VerifierBase
-from .handlers.account import AccountHandler
-from .handlers.customers import CustomersHandler
-from .handlers.customers_sources import CustomersSourcesHandler
-from .interfaces import AccountBase, CustomersBase, CustomersSourcesBase
+from .auth import SCHEMES
 from .routers.account import router as account_router
 from .routers.customers import router as customers_router
 from .routers.customers_sources import router as customers_sources_router
 from .runtime.client_address import install_trusted_proxies
-from .runtime.context import Services, install_method_not_allowed, install_services
+from .runtime.context import install_method_not_allowed, install_services
 from .runtime.health import install_probes, serve_metrics_port, service_checks, store_checks
 from .runtime.mock import mocking
 from .runtime.observability import (
@@ -37,10 +31,8 @@ from .runtime.observability import (
 )
 from .runtime.problems import install_problem_handlers
 from .runtime.security import install_authentication, install_openapi_security
+from .services import Handlers, build_services
 from .settings import Settings
-from .verifier import Verifier
-
-logger = logging.getLogger(__name__)
 
 TITLE = "Shop"
 VERSION = "1.0.0"
@@ -66,23 +58,6 @@ ALLOWED_METHODS: dict[str, tuple[str, ...]] = {
     ),
     "/v1/customers/{customer}/sources/{id}/verify": ("POST",),
 }
-
-
-@dataclass
-class Handlers:
-    """The handler object of each tag, and the verifier of credentials;
-    `create_app(handlers=Handlers(tag=...))` swaps one."""
-
-    account: AccountBase = field(default_factory=AccountHandler)
-    customers: CustomersBase = field(default_factory=CustomersHandler)
-    customers_sources: CustomersSourcesBase = field(default_factory=CustomersSourcesHandler)
-    verifier: VerifierBase = field(default_factory=Verifier)
-
-
-def build_services(settings: Settings, handlers: Handlers) -> Services:
-    """The stores this API's patterns keep state in, chosen by the settings."""
-    services = Services(settings, settings.store_url)
-    return services
 
 
 def create_app(settings: Settings | None = None, *, handlers: Handlers | None = None) -> FastAPI:
