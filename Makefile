@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test check golden bench corpus client-corpus chaos crash serve redis-server postgresql wrk clean
+.PHONY: demo wheels test check golden bench corpus client-corpus chaos crash serve redis-server postgresql wrk clean
 
 $(STAMP): pyproject.toml hatch_build.py generator/spec/_ryml_data.c
 	$(PYTHON) -m venv $(VENV)
@@ -82,6 +82,12 @@ chaos: $(STAMP) redis-server
 # the full-size crash run: workers SIGKILLed at seeded points (make test runs a bounded one)
 crash: $(STAMP) postgresql
 	CRASH_KEYS=60 CRASH_THREADS=4 $(BIN)/pytest -q tests/crash
+
+# the compiled wheel (this Python's tag) and the pure-Python one (py3-none-any)
+wheels: $(STAMP)
+	$(BIN)/python -m pip wheel --quiet --no-deps -w dist .
+	APIFORGE_PURE_WHEEL=1 $(BIN)/python -m pip wheel --quiet --no-deps -w dist .
+	ls dist/apiforge-*.whl
 
 clean:
 	rm -rf $(VENV) build dist .demo

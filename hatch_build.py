@@ -5,7 +5,11 @@ install is made.
 It is compiled with the flags this Python was built with (`sysconfig`), into the source tree
 (an editable install imports it from there; a wheel gets a copy). Without a C compiler the
 install still succeeds, with a warning: apiforge then reads YAML with PyYAML, slower
-(generator/spec/fast_yaml.py)."""
+(generator/spec/fast_yaml.py).
+
+The compiled wheel is tagged for the Python that built it (`cp311-cp311-linux_x86_64`);
+`APIFORGE_PURE_WHEEL=1` builds the pure-Python wheel instead (`py3-none-any`: any Python
+from 3.11 on, the PyYAML reader), which pip picks where no compiled wheel fits."""
 
 from __future__ import annotations
 
@@ -55,6 +59,8 @@ def compile_extension(root: Path) -> Path | None:
 class CustomBuildHook(BuildHookInterface):  # type: ignore[type-arg]
     def initialize(self, version: str, build_data: dict[str, Any]) -> None:
         if self.target_name != "wheel":
+            return
+        if os.environ.get("APIFORGE_PURE_WHEEL"):  # the py3-none-any wheel: every Python
             return
         built = compile_extension(Path(self.root))
         if built is None:

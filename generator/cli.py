@@ -15,6 +15,7 @@ import click
 
 from generator import __version__, compiled_methods, log
 from generator.errors import ApiforgeError, Problem
+from generator.repeats import Repeats
 
 if TYPE_CHECKING:
     import logging
@@ -48,6 +49,9 @@ def reports_bad_input(func: F) -> F:
 
     return wrapper  # type: ignore[return-value]
 
+
+#: The warnings said on an earlier run for the same spec (see generator/repeats.py).
+_REPEATS = Repeats()
 
 #: "quiet", "normal" or "verbose": set by `-q`/`-v` on any command.
 _VERBOSITY = {"level": "normal"}
@@ -138,6 +142,12 @@ def _warn_on_stderr(logger: logging.Logger) -> None:
                 if text in _SAID:
                     return
                 _SAID.add(text)
+                if (
+                    record.levelno == logging.WARNING
+                    and _VERBOSITY["level"] != "verbose"
+                    and _REPEATS.is_repeat(text)
+                ):
+                    return  # said for this very spec before: counted, summarised at the end
                 click.echo(text, err=True)
             except Exception:  # logging's own policy: a failing handler never raises
                 self.handleError(record)
@@ -177,8 +187,14 @@ def main() -> None:
     _SAID.clear()
     log.on_first_use(_warn_on_stderr)
     warn_once_without_fast_reader(lambda line: click.echo(line, err=True))
-    # after the command, whatever its outcome: the cache stays under its size limit
+    # after the command, whatever its outcome: what was warned of is remembered, the cache
+    # stays under its size limit
+    click.get_current_context().call_on_close(_finish_repeats)
     click.get_current_context().call_on_close(_prune_cache)
+
+
+def _finish_repeats() -> None:
+    _REPEATS.finish(lambda line: click.echo(line, err=True))
 
 
 def _prune_cache() -> None:

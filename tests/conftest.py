@@ -14,6 +14,9 @@ CORPUS = ROOT.parent / "shared" / "corpus"
 # `apiforge generate` piped says its stages past 2 s, which a loaded machine reaches: tests that
 # read stderr line by line get only what they test (the progress tests turn it back on)
 os.environ["APIFORGE_NO_PROGRESS"] = "1"
+# every warning on every run, whatever an earlier run (or test) said for the same spec (the
+# repeats tests turn it off)
+os.environ["APIFORGE_REPEAT_WARNINGS"] = "1"
 
 
 @pytest.fixture(scope="session")

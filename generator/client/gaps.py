@@ -84,15 +84,15 @@ def _body_gaps(api: Api, op: Operation) -> list[Gap]:
     if body is None or not body.content:
         return []
     chosen = first_json(body.content) or body.content[0]
+    sent = _sent_media_type(chosen.content_type)
     gaps = [
         Gap(
             m.where,
             op.label,
-            f"request body `{m.content_type}` is not offered: the method sends "
-            f"`{chosen.content_type}`",
+            f"request body `{m.content_type}` is not offered: the method sends `{sent}`",
         )
         for m in body.content
-        if m is not chosen
+        if m is not chosen and essence(m.content_type) != sent
     ]
     ct = essence(chosen.content_type)
     structured = _structure(chosen.schema.data if chosen.schema else None)
@@ -107,6 +107,15 @@ def _body_gaps(api: Api, op: Operation) -> list[Gap]:
         )
     gaps += [Gap(where, op.label, what) for where, what in encoding_gaps(api, chosen)]
     return gaps
+
+
+def _sent_media_type(declared: str) -> str:
+    """The `Content-Type` the method sends for a body declared as `declared`: JSON of any
+    kind (`*/*+json`, `application/*+json`, …) goes as `application/json`, a wildcard
+    otherwise as `application/octet-stream`."""
+    if is_json(declared):
+        return "application/json"
+    return "application/octet-stream" if "*" in declared else essence(declared)
 
 
 def _response_gaps(op: Operation) -> list[Gap]:

@@ -277,13 +277,13 @@ class FixPlan:
         self._insert(parent_at, parent, key, made, rank)
         return made
 
-    def add(self, where: Where, key: str, value: Any, rank: Rank | None) -> bool:
+    def add(self, where: Where, key: str | int, value: Any, rank: Rank | None) -> bool:
         """Add `key: value` to the mapping at `where` (made when missing); False when the
         key is there already."""
         container = self.get(where)
         if not isinstance(container, dict):
             raise CannotFix(f"#{where.pointer} is not a mapping")
-        if member(container, key) is not None:
+        if member(container, str(key)) is not None:
             return False
         self._insert(where, container, key, value, rank)
         return True
@@ -322,7 +322,12 @@ class FixPlan:
         return index
 
     def _insert(
-        self, where: Where, container: dict[str, Any], key: str, value: Any, rank: Rank | None
+        self,
+        where: Where,
+        container: dict[Any, Any],
+        key: str | int,
+        value: Any,
+        rank: Rank | None,
     ) -> None:
         if id(container) in self._created:
             self._mark(value)
@@ -488,8 +493,11 @@ class FixPlan:
     def add_response(self, op: Operation, status: str, response: Where) -> Where:
         """`status: {$ref: response}` in `op`'s responses (nothing when it has one)."""
         at = op.where.child("responses")
-        self.mapping(at, OPERATION_ORDER)
-        self.add(at, status, self.ref(at, response), status_rank)
+        responses = self.mapping(at, OPERATION_ORDER)
+        # in the spec's own spelling: beside `200:` (YAML integers), `422:`, not `'422':`
+        keys: list[Any] = list(responses)  # YAML integers among them
+        spelled = status.isdigit() and any(isinstance(k, int) for k in keys)
+        self.add(at, int(status) if spelled else status, self.ref(at, response), status_rank)
         self._note(self._statuses, op.where, status)
         return at.child(status)
 

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from generator.ir import Api, Operation, ProblemsSpec, Response, Where
-from generator.lint.model import Hit, Rule, normalized, op_hit, rule
+from generator.lint.model import Hit, Rule, normalized, op_hit, responses_where, rule
 
 if TYPE_CHECKING:
     from generator.lint.fix_plan import Fixer, FixPlan
@@ -59,7 +59,33 @@ def problem_details_missing(api: Api) -> Iterator[Hit]:
             )
 
 
-RULES: tuple[Rule, ...] = (problem_details_missing,)
+#: Responses that answer a request the server cannot accept as sent: the generated server's
+#: request validation answers 422 (400 where the operation declares 400 and not 422).
+INVALID_INPUT_STATUSES = ("400", "422", "4XX", "default")
+
+
+@rule(
+    "invalid-input-response-missing",
+    "warning",
+    "an operation that takes input (parameters or a body) but declares no 400 or 422 response",
+    "problems",
+)
+def invalid_input_response_missing(api: Api) -> Iterator[Hit]:
+    for op in api.operations:
+        if not (op.parameters or op.request_body is not None):
+            continue
+        if any(r.status in INVALID_INPUT_STATUSES for r in op.responses):
+            continue
+        taken = "a body" if op.request_body is not None else "parameters"
+        yield op_hit(
+            op,
+            f"takes {taken} but declares no response for invalid input; add `422` (or `400`) "
+            "with an `application/problem+json` body listing what is wrong",
+            responses_where(op),
+        )
+
+
+RULES: tuple[Rule, ...] = (problem_details_missing, invalid_input_response_missing)
 
 
 # --- the fix -------------------------------------------------------------------------------
@@ -165,4 +191,34 @@ def fix_problem_details(finding: Finding, plan: FixPlan) -> tuple[Where, str] | 
     )
 
 
-FIXES: dict[str, Fixer] = {"problem-details-missing": fix_problem_details}
+def invalid_input_status(plan: FixPlan) -> str:
+    """The status the API's operations already use for invalid input, `400` or `422` (the
+    one more operations declare; `422`, what the generated server answers, on a tie)."""
+    if "invalid-input-status" not in plan.memo:
+        declared = Counter(r.status for op in plan.api.operations for r in op.responses)
+        plan.memo["invalid-input-status"] = "400" if declared["400"] > declared["422"] else "422"
+    status: str = plan.memo["invalid-input-status"]
+    return status
+
+
+def fix_invalid_input(finding: Finding, plan: FixPlan) -> tuple[Where, str] | None:
+    op = finding.operation
+    if op is None or any(plan.has_response(op, s) for s in INVALID_INPUT_STATUSES):
+        return None
+    status = invalid_input_status(plan)
+    name = "BadRequest" if status == "400" else "UnprocessableContent"
+    response = problem_response(
+        plan,
+        status,
+        name,
+        "The request is not valid: a parameter or the body does not match what the "
+        "operation accepts.",
+    )
+    at = plan.add_response(op, status, response)
+    return at, f"{plan.label(finding)}: added a `{status}` response for invalid input"
+
+
+FIXES: dict[str, Fixer] = {
+    "problem-details-missing": fix_problem_details,
+    "invalid-input-response-missing": fix_invalid_input,
+}

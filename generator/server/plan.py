@@ -85,7 +85,7 @@ from generator.server.plan_types import (
     TagPlan,
 )
 from generator.server.security import auth_plan, scheme_plans
-from generator.server.settings import settings_rows
+from generator.server.settings import problem_base, settings_rows
 from generator.spec.located import warn_at
 
 # Module names that annotations inside generated classes use: no method may shadow them.
@@ -721,6 +721,7 @@ def plan_server(
     job_event_types, job_event_subscribed = event_planner.job_events() if has_jobs else ({}, False)
     job_view = planner.job_view() if has_jobs else JobViewPlan()
     error_views = plan_error_views((o.op for o in all_ops), api.schemas)
+    base = problem_base(api)
     plan = ServerPlan(
         package=package,
         distribution=package.replace("_", "-"),
@@ -740,7 +741,8 @@ def plan_server(
         signature_prefix=prefix,
         schemes=scheme_plans(api),
         has_auth=any(o.auth for o in all_ops),
-        settings=settings_rows(),
+        settings=settings_rows(base),
+        problem_base=base,
         job_event_types=job_event_types,
         job_event_subscribed=job_event_subscribed,
         job_view=job_view,

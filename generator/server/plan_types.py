@@ -129,6 +129,7 @@ class ServerPlan:
     has_error_views: bool = False
     # the server's own paths (probes, metrics, docs) that the spec's operations take
     moved_paths: dict[str, str] = field(default_factory=dict)
+    problem_base: str = "/problems/"  # where problem `type` URIs start by default
     extra_settings: tuple[tuple[str, str, str, str], ...] = EXTRA_SETTINGS
     files: list[GeneratedFile] = field(default_factory=list)
 

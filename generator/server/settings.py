@@ -6,10 +6,13 @@ from __future__ import annotations
 import functools
 import importlib.util
 import os
+import re
 import sys
 import threading
+from typing import Any
 
 from generator.errors import ApiforgeError, Problem
+from generator.ir import Api
 from generator.render.env import templates_root
 
 #: Settings this server adds to the runtime's (name, type, default literal, description).
@@ -125,8 +128,59 @@ def runtime_settings() -> tuple[tuple[str, str, str], ...]:
         return result
 
 
-def settings_rows() -> list[tuple[str, str, str]]:
-    rows = list(runtime_settings())
+#: A URI as RFC 3986 spells it (no spaces, quotes or braces: a server URL that is not one is
+#: not used for problem types).
+_URI = re.compile(r"[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]+")
+
+
+def problem_base(api: Api) -> str:
+    """Where the server's problem `type` URIs start by default: the spec's
+    `x-apiforge-problem-base`; else the base of the problem types it names (a `const`,
+    `default`, `enum` or `example` of the `type` property of a problem+json schema); else
+    `<its first server URL>/problems/` (variables at their defaults); else `/problems/`."""
+    own = api.extensions.get("x-apiforge-problem-base")
+    if isinstance(own, str) and own.strip():
+        return own.strip()
+    for op in api.operations:
+        for response in op.responses:
+            for media in response.content:
+                if media.schema is None or not media.content_type.lower().startswith(
+                    "application/problem+json"
+                ):
+                    continue
+                named = _named_type(media.schema.data)
+                if named:
+                    return named
+    for server in api.servers[:1]:
+        url = server.url
+        for variable in server.variables:
+            url = url.replace("{" + variable.name + "}", variable.default)
+        url = url.split("#", 1)[0].split("?", 1)[0]
+        if url and _URI.fullmatch(url):
+            return url.rstrip("/") + "/problems/"
+    return "/problems/"
+
+
+def _named_type(schema: Any) -> str:
+    """The base (up to its last `/`) of an absolute problem type URI the schema names."""
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    prop = properties.get("type") if isinstance(properties, dict) else None
+    if not isinstance(prop, dict):
+        return ""
+    named = [prop.get(k) for k in ("const", "default", "example")]
+    named += [v for k in ("enum", "examples") if isinstance(prop.get(k), list) for v in prop[k]]
+    for value in named:
+        if isinstance(value, str) and "://" in value and "/" in value.split("://", 1)[1]:
+            return value.rsplit("/", 1)[0] + "/"
+    return ""
+
+
+def settings_rows(problem_base: str = "/problems/") -> list[tuple[str, str, str]]:
+    """Every setting's (variable, default, description), the defaults this server has."""
+    rows = [
+        (var, problem_base if var == "APIFORGE_PROBLEM_BASE" else default, doc)
+        for var, default, doc in runtime_settings()
+    ]
     seen = {r[0] for r in rows}
     for name, _type, default, doc in EXTRA_SETTINGS:
         var = "APIFORGE_" + name.upper()

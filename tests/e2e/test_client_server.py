@@ -15,7 +15,7 @@ import pytest
 from tests.e2e.conftest import THROTTLED_TOKEN, WEBHOOK_SECRET, MakeClient, Server
 from tests.e2e.harness import Receiver, Waits, Wire, payment_body
 
-PROBLEMS = "https://apiforge.dev/problems/"
+PROBLEMS = "https://api.acme.example.com/problems/"
 REPORT = {"type": "sales", "startDate": "2026-01-01", "endDate": "2026-03-31"}
 
 

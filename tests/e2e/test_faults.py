@@ -20,7 +20,7 @@ from tests.e2e.conftest import MakeClient, Server
 from tests.e2e.faultproxy import Fault, FaultPlan, FaultProxy, HttpRequest
 from tests.e2e.harness import EPOCH, RUNS, FaultRun, Waits, Wire, payment_body
 
-IN_PROGRESS = "https://apiforge.dev/problems/idempotency-in-progress"
+IN_PROGRESS = "https://api.acme.example.com/problems/idempotency-in-progress"
 
 
 def payments_attempt(*numbers: int) -> Any:

@@ -44,7 +44,7 @@ def test_the_working_directorys_file_is_found_and_named(project: Path) -> None:
     assert code == 0
     assert out.splitlines()[-2:] == [
         "configuration: ../.apiforge.yaml",
-        "no findings (5 operations, 0 webhooks checked, 14 rules)",
+        "no findings (5 operations, 0 webhooks checked, 15 rules)",
     ]
     code, out, _ = lint("users.yaml", "--format", "json", cwd=project / "api")
     assert json.loads(out)["config"] == "../.apiforge.yaml"

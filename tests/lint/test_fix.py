@@ -433,7 +433,7 @@ def test_skip_non_specs_as_pre_commit_passes_every_changed_file(tmp_path: Path) 
     code, out, _ = invoke("lint", "--skip-non-specs", str(workflow))
     assert code == 0 and "nothing to lint" in out
     code, out, _ = invoke("lint", "--skip-non-specs", "--fix", str(workflow), str(spec))
-    assert code == 0 and "fixed 4 findings in 1 file" in out  # the PATCH: If-Match, no key
+    assert code == 0 and "fixed 6 findings in 1 file" in out  # the PATCH: If-Match, no key
     assert workflow.read_text() == "on: [push]\njobs: {}\n"
 
 

@@ -25,7 +25,7 @@ def test_stylish_groups_by_file_and_counts() -> None:
     lines = out.splitlines()
     assert lines[0] == USERS and BARE in lines
     assert lines[1].split()[:3] == ["81:9", "warning", "rate-limit-headers-missing"]
-    assert lines[-1] == "✖ 44 problems (4 errors, 38 warnings, 2 infos)"
+    assert lines[-1] == "✖ 52 problems (4 errors, 46 warnings, 2 infos)"
     assert code == 1  # 4 errors
 
 
@@ -45,11 +45,11 @@ def test_junit_is_one_failing_case_per_finding() -> None:
 def test_gitlab_code_quality_issues_have_stable_fingerprints() -> None:
     _, out = lint(BARE, "--format", "gitlab")
     issues = json.loads(out)
-    assert len(issues) == 40
+    assert len(issues) == 48
     assert {i["severity"] for i in issues} == {"major", "minor", "info"}
     first = issues[0]
     assert set(first) == {"description", "check_name", "fingerprint", "severity", "location"}
     assert first["location"] == {"path": BARE, "lines": {"begin": 47}}
-    assert len({i["fingerprint"] for i in issues}) == 40
+    assert len({i["fingerprint"] for i in issues}) == 48
     _, again = lint(BARE, "--format", "gitlab")
     assert again == out

@@ -67,15 +67,15 @@ def test_text_format() -> None:
     assert lines[0].startswith("specs/bare.yaml:47:9")
     first = lines[0].split()
     assert first[1:3] == ["warning", "rate-limit-headers-missing"]
-    assert lines[-1].startswith("40 findings: 4 errors, 34 warnings, 2 infos")
+    assert lines[-1].startswith("48 findings: 4 errors, 42 warnings, 2 infos")
     assert "\x1b[" not in out
-    assert invoke("lint", ACME)[1] == "no findings (14 operations, 4 webhooks checked, 15 rules)\n"
+    assert invoke("lint", ACME)[1] == "no findings (14 operations, 4 webhooks checked, 16 rules)\n"
 
 
 def test_text_groups_by_file() -> None:
     out = invoke("lint", str(FIXTURES.relative_to(ROOT) / "multifile" / "openapi.yaml"))[1]
     blocks = out.strip().split("\n\n")
-    assert len(blocks) == 3  # common.yaml, paths/batches.yaml, summary
+    assert len(blocks) == 4  # common.yaml, openapi.yaml, paths/batches.yaml, summary
     assert all(line.split(":")[0].endswith("common.yaml") for line in blocks[0].splitlines())
 
 
@@ -83,9 +83,9 @@ def test_json_format_shape() -> None:
     data = json.loads(invoke("lint", BARE, "--format", "json")[1])
     assert data["format"] == "apiforge-lint/1"
     assert data["summary"] == {
-        "findings": 40,
+        "findings": 48,
         "error": 4,
-        "warning": 34,
+        "warning": 42,
         "info": 2,
         "suppressed": 0,
         "baselined": 0,
@@ -141,7 +141,7 @@ def test_json_report_writer_is_jsons_own_bytes(value: object) -> None:
 def test_json_report_bytes_on_a_spec_with_findings() -> None:
     result = lint_path(BARE, LintConfig())
     expected = json.dumps(json_data(result), indent=2, ensure_ascii=False) + "\n"
-    assert render_json(result) == expected and len(result.findings) == 40
+    assert render_json(result) == expected and len(result.findings) == 48
 
 
 def test_json_report_findings_template_is_jsons_own_bytes() -> None:
@@ -270,7 +270,7 @@ def test_rules_command_and_docs() -> None:
     code, out = invoke("rules")
     assert code == 0
     lines = out.splitlines()
-    assert len(lines) == len(all_rules()) == 15
+    assert len(lines) == len(all_rules()) == 16
     for rule, line in zip(all_rules(), lines, strict=True):
         assert line.split()[:2] == [rule.id, rule.severity]
         doc = ROOT / "docs" / "rules" / f"{rule.id}.md"

@@ -337,6 +337,35 @@ def test_problem_details_missing(run_lint: Linter) -> None:
     ]
 
 
+def test_invalid_input_response_missing(run_lint: Linter) -> None:
+    query = {"name": "q", "in": "query", "schema": {"type": "string"}}
+    body = {"content": {"application/json": {"schema": {"type": "object"}}}}
+    paths = {
+        "/none": {"get": {"responses": {"200": ok()}}},  # takes nothing
+        "/query": {"get": {"parameters": [query], "responses": {"200": ok(), "404": ok()}}},
+        "/body": {"post": {"requestBody": body, "responses": {"201": ok()}}},
+        "/path/{id}": {
+            "parameters": [{"name": "id", "in": "path", "required": True, "schema": {}}],
+            "get": {"responses": {"200": ok()}},
+        },
+        "/has400": {"post": {"requestBody": body, "responses": {"400": ok(problem=True)}}},
+        "/has422": {"post": {"requestBody": body, "responses": {"422": ok(problem=True)}}},
+        "/has4XX": {"get": {"parameters": [query], "responses": {"4XX": ok(problem=True)}}},
+        "/default": {"get": {"parameters": [query], "responses": {"default": ok()}}},
+    }
+    rule = "invalid-input-response-missing"
+    found = of(run_lint(paths=paths, config=only(rule)), rule)
+    assert [f.message for f in found] == [
+        "GET /query: takes parameters but declares no response for invalid input; add `422` "
+        "(or `400`) with an `application/problem+json` body listing what is wrong",
+        "POST /body: takes a body but declares no response for invalid input; add `422` (or "
+        "`400`) with an `application/problem+json` body listing what is wrong",
+        "GET /path/{id}: takes parameters but declares no response for invalid input; add "
+        "`422` (or `400`) with an `application/problem+json` body listing what is wrong",
+    ]
+    assert found[1].pointer == "/paths/~1body/post/responses"
+
+
 # --- webhooks --------------------------------------------------------------------------
 
 

@@ -69,7 +69,7 @@ class Exclusion:
     applies: Callable[[Failure], bool]
 
 
-PROBLEM_TYPE = '"type":"https://apiforge.dev/problems/'
+PROBLEM_TYPE = '"type":"https://bare.example.com/problems/'
 
 
 def _problem(f: Failure) -> bool:

@@ -176,7 +176,7 @@ def problem(response: httpx.Response, status: int, kind: str) -> dict[str, Any]:
     assert response.status_code == status, response.text
     assert response.headers["content-type"] == "application/problem+json"
     body: dict[str, Any] = response.json()
-    assert body["type"] == f"https://apiforge.dev/problems/{kind}"
+    assert body["type"] == f"https://api.acme.example.com/problems/{kind}"
     assert body["status"] == status
     assert {"type", "title", "status", "detail", "instance"} <= set(body)
     assert body["instance"] == httpx.URL(str(response.request.url)).path

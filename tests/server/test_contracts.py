@@ -113,7 +113,7 @@ def test_handler_crash_is_a_500_problem_that_leaks_nothing(acme_url: str) -> Non
     r = authed.get(acme_url + "/v1/payments/pay_01HTZ4K5M8N9P0Q1R2S3T4V5W6")
     body = problem(r, 500, "internal-error")
     assert body == {
-        "type": "https://apiforge.dev/problems/internal-error",
+        "type": "https://api.acme.example.com/problems/internal-error",
         "title": "Internal server error",
         "status": 500,
         "detail": "The server failed to handle the request.",
@@ -273,7 +273,7 @@ def test_failed_job_embeds_its_problem(acme_url: str) -> None:
     body = done.json()
     assert body["status"] == "failed"
     assert body["error"] == {
-        "type": "https://apiforge.dev/problems/report-too-large",
+        "type": "https://api.acme.example.com/problems/report-too-large",
         "title": "Report too large",
         "status": 422,
         "detail": "Narrow the range (requested by acme-tests).",  # the job's ctx.principal

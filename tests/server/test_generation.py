@@ -159,7 +159,7 @@ def test_hostile_spec_text_stays_inert(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     # no verifier yet for the hostile scheme: the server fails closed, naming it verbatim
-    assert proc.stdout.strip() == "501 https://apiforge.dev/problems/authentication-not-implemented"
+    assert proc.stdout.strip() == "501 /problems/authentication-not-implemented"
     assert not list(tmp_path.rglob("CANARY"))
 
 

@@ -4,8 +4,9 @@ Integration surface (what a generated `main.py` / router uses):
 
 - `ProblemDetail(status, kind, title, detail, headers=, extensions=)` — raise anywhere (handler,
   dependency, middleware) to answer `application/problem+json`; `headers` go on the response.
-- `install_problem_handlers(app, *, max_body_bytes)` — call once in `create_app`, BEFORE adding
-  other middleware. Afterwards every error is a problem with `type`, `title`, `status`,
+- `install_problem_handlers(app, *, max_body_bytes, problem_base)` — call once in
+  `create_app`, BEFORE adding other middleware. Afterwards every error is a problem with
+  `type` (`problem_base` followed by the kind below, see `problem_type`), `title`, `status`,
   `detail`, `instance` (the request path, never the query string):
 
   ============================  ======  ================================================
@@ -66,7 +67,22 @@ from .error_view import ErrorView
 from .observability import CLIENT_LEFT_KEY, current_request_id
 
 PROBLEM_JSON = "application/problem+json"
-PROBLEM_BASE = "https://apiforge.dev/problems/"
+#: Where problem `type` URIs start unless the settings say otherwise (`problem_base`): a
+#: relative URI reference, resolved against the request's URL (RFC 9457, section 3.1.1).
+DEFAULT_PROBLEM_BASE = "/problems/"
+_problem_base = [DEFAULT_PROBLEM_BASE]
+
+
+def set_problem_base(base: str) -> None:
+    """Every problem's `type` is `base` followed by its kind, in this process, from now on
+    (`install_problem_handlers` sets it from the settings)."""
+    _problem_base[0] = base or DEFAULT_PROBLEM_BASE
+
+
+def problem_type(kind: str) -> str:
+    """The `type` URI of problems of `kind` (e.g. "idempotency-conflict")."""
+    return _problem_base[0] + kind
+
 
 logger = logging.getLogger(__name__)
 
@@ -127,7 +143,7 @@ class ProblemDetail(Exception):
 
     def body(self, instance: str) -> dict[str, Any]:
         problem: dict[str, Any] = {
-            "type": PROBLEM_BASE + self.kind,
+            "type": problem_type(self.kind),
             "title": self.title,
             "status": self.status,
             "detail": self.detail or self.title,
@@ -449,8 +465,11 @@ def install_problem_handlers(
     max_body_bytes: int,
     declared_errors: Mapping[str, Mapping[str, str]] | None = None,
     error_views: Mapping[str, Mapping[str, ErrorView]] | None = None,
+    problem_base: str = DEFAULT_PROBLEM_BASE,
 ) -> None:
     """Make every error of `app` an `application/problem+json` response (see module doc).
+
+    `problem_base`: where problem `type` URIs start (`set_problem_base`).
 
     `declared_errors`: operation id → {response key its spec declares ("400", "4XX",
     "default", …) → the plain JSON media type it declares, or ""}: a request error answers
@@ -459,6 +478,7 @@ def install_problem_handlers(
     spec declares}: a problem answers in that object.
     Call it before adding other middleware: `ProblemMiddleware` must sit outside everything
     that can fail, and middleware added later wraps it."""
+    set_problem_base(problem_base)
     table = {op: dict(keys) for op, keys in (declared_errors or {}).items()}
     setattr(app.state, _DECLARED_STATE, table)
     setattr(app.state, _VIEWS_STATE, {op: dict(keys) for op, keys in (error_views or {}).items()})

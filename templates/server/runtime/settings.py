@@ -78,6 +78,11 @@ class Settings:
     rate_limit_lease: int = 32
     #: The realm of `WWW-Authenticate` challenges; empty: the API's title.
     auth_realm: str = ""
+    #: Where problem `type` URIs start: each error's `type` is this followed by its kind
+    #: (`validation-error`, `rate-limited`, …). Default: from the spec (its
+    #: `x-apiforge-problem-base`, else the base of the problem types its examples name, else
+    #: `<first server URL>/problems/`, else the relative `/problems/`).
+    problem_base: str = "/problems/"
     #: Rejected credentials a client address (an IPv6 /64) may send per window before it gets
     #: 429 for every credential, the right one included (brute force), in `limits` syntax;
     #: empty: no bound. Counted in `RATE_LIMIT_STORAGE_URL` (or `REDIS_URL`): per process on

@@ -126,7 +126,7 @@ def handler_for(script: ScriptServer) -> type[BaseHTTPRequestHandler]:
 def problem(status: int, kind: str, detail: str = "", **extra: Any) -> dict[str, Any]:
     """A problem body like the generated server writes."""
     return {
-        "type": f"https://apiforge.dev/problems/{kind}",
+        "type": f"/problems/{kind}",
         "title": kind.replace("-", " ").capitalize(),
         "status": status,
         "detail": detail or kind,

@@ -88,7 +88,7 @@ def test_problem_members_and_extensions() -> None:
     body["instance"] = "/v1/payments/1"
     parsed = ProblemDetails.from_json(body)
     assert parsed is not None
-    assert parsed.type == "https://apiforge.dev/problems/validation-error"
+    assert parsed.type == "/problems/validation-error"
     assert (parsed.title, parsed.status, parsed.detail, parsed.instance) == (
         "Validation error",
         422,

@@ -14,7 +14,7 @@ from tests.runtime.server.conftest import RuntimeModules, app_package
 from tests.support import uvicorn_server
 
 PRECONDITION_FAILED = {
-    "type": "https://apiforge.dev/problems/precondition-failed",
+    "type": "/problems/precondition-failed",
     "title": "Precondition failed",
     "status": 412,
     "detail": "The resource was modified since you last fetched it. Re-fetch and retry.",
@@ -182,7 +182,7 @@ def test_patch_preconditions(server: httpx.Client) -> None:
     assert r.status_code == 428
     assert r.headers["content-type"] == "application/problem+json"
     assert r.json() == {
-        "type": "https://apiforge.dev/problems/precondition-required",
+        "type": "/problems/precondition-required",
         "title": "Precondition required",
         "status": 428,
         "detail": "This operation requires an If-Match header with the ETag you last fetched.",

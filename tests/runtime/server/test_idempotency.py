@@ -276,7 +276,7 @@ def problem(response: httpx.Response, status: int, kind: str) -> dict[str, Any]:
     assert response.status_code == status, response.text
     assert response.headers["content-type"] == "application/problem+json"
     body: dict[str, Any] = json.loads(response.content)
-    assert body["type"] == f"https://apiforge.dev/problems/{kind}"
+    assert body["type"] == f"/problems/{kind}"
     assert body["status"] == status
     return body
 
@@ -743,7 +743,7 @@ def test_fallback_problems_and_missing_install(rt: Any) -> None:
             missing = await c.post("/op")
             assert missing.status_code == 400
             assert missing.headers["content-type"] == "application/problem+json"
-            assert missing.json()["type"] == "https://apiforge.dev/problems/idempotency-key-missing"
+            assert missing.json()["type"] == "/problems/idempotency-key-missing"
             first, second = await asyncio.gather(
                 c.post("/op", headers={"Idempotency-Key": LONG_KEY}),
                 c.post("/op", headers={"Idempotency-Key": LONG_KEY}),
@@ -751,13 +751,13 @@ def test_fallback_problems_and_missing_install(rt: Any) -> None:
             busy = second if second.status_code == 409 else first
             assert busy.status_code == 409 and busy.headers["retry-after"] == "1"
             assert busy.content == (
-                b'{"type":"https://apiforge.dev/problems/idempotency-in-progress",'
+                b'{"type":"/problems/idempotency-in-progress",'
                 b'"title":"Request in progress","status":409,"detail":"The original request with '
                 b'this idempotency key is still being processed; retry later.","instance":"/op"}'
             )
             conflict = await c.post("/op", headers={"Idempotency-Key": LONG_KEY}, content=b"x")
             assert conflict.status_code == 422
-            assert conflict.json()["type"] == "https://apiforge.dev/problems/idempotency-conflict"
+            assert conflict.json()["type"] == "/problems/idempotency-conflict"
             replay = await c.post("/op", headers={"Idempotency-Key": LONG_KEY})
             assert replay.headers["idempotent-replayed"] == "true" and replay.json() == {"ok": True}
         assert len(calls) == 1

@@ -277,7 +277,7 @@ def test_states_results_problems_and_responses(
         failed = await worker.run_once()
         assert failed.status == "failed" and failed.result is None
         assert failed.to_json()["error"] == {
-            "type": "https://apiforge.dev/problems/invalid-range",
+            "type": "/problems/invalid-range",
             "title": "Invalid range",
             "status": 422,
             "detail": "endDate < startDate",

@@ -14,7 +14,7 @@ import pytest
 from tests.runtime.server.conftest import RuntimeModules, app_package
 from tests.support import uvicorn_server
 
-BASE = "https://apiforge.dev/problems/"
+BASE = "/problems/"
 
 
 def problem(

@@ -379,7 +379,7 @@ def check_429(response: httpx.Response, path: str, limit: str) -> int:
     retry = response.headers["retry-after"]
     assert re.fullmatch(r"[1-9][0-9]*", retry), retry
     assert response.json() == {
-        "type": "https://apiforge.dev/problems/rate-limited",
+        "type": "/problems/rate-limited",
         "title": "Too many requests",
         "status": 429,
         "detail": f"Rate limit of {limit} exceeded. Retry after {retry}s.",

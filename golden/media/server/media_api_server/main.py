@@ -99,6 +99,7 @@ def create_app(settings: Settings | None = None, *, handlers: Handlers | None = 
     install_problem_handlers(
         app,
         max_body_bytes=settings.max_body_bytes,
+        problem_base=settings.problem_base,
         declared_errors=DECLARED_ERRORS,
         error_views=load_error_views(Path(__file__).with_name("error_views.json")),
     )

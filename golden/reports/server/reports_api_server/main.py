@@ -82,6 +82,7 @@ def create_app(settings: Settings | None = None, *, handlers: Handlers | None = 
     install_problem_handlers(
         app,
         max_body_bytes=settings.max_body_bytes,
+        problem_base=settings.problem_base,
     )
     app.add_middleware(RequestIdMiddleware)  # outside everything: every answer has its id
     stores = {

@@ -35,6 +35,8 @@ class Settings(RuntimeSettings):
     webhooks_store_url: str = ""
     #: URLs every event is delivered to unless the handler names others, comma-separated.
     webhook_endpoints: tuple[str, ...] = ()
+    #: From the spec (see the runtime's `problem_base`).
+    problem_base: str = "https://api.shop.example.com/problems/"
 
     @classmethod
     def from_env(
