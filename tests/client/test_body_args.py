@@ -1,0 +1,136 @@
+"""A request body's members as keyword arguments: the bytes they send, `omit` against `None`,
+`body=` beside them, and a typo as a `mypy --strict` error in the caller's code."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.client.conftest import Generated
+from tests.client.test_requests import PAYMENT, Recorder, make_client
+
+CARD = {"type": "card", "token": "tok_1"}
+
+# The caller's code: each line marked `# error` must be a mypy error (a call's first line),
+# and only those.
+USER_CODE = """
+from acme_payments_api_client import AsyncClient, Client
+from acme_payments_api_client.params import AddressParam
+
+client = Client(base_url="http://127.0.0.1:9")
+client.payments.create(amount=1, currency="eur", customer_id="c", payment_method={"type": "card"})
+client.payments.create(body={"amount": 1})
+client.payments.create(  # error
+    amount=1, currency="eur", customer_id="c", payment_method={"type": "card", "tokn": "t"}
+)
+client.payments.create(amount=1, currency="eur", customr_id="c", payment_method={"type": "card"})  # error
+client.payments.create(amount=1, currency="eur", payment_method={"type": "card"})  # error
+client.payments.create(amount="1", currency="eur", customer_id="c", payment_method={"type": "card"})  # error
+client.payments.create(
+    amount=1, currency="eur", customer_id="c", payment_method={"type": "card"}, description=None
+)
+client.payments.create(  # error
+    amount=1, currency="eur", customer_id="c", payment_method={"type": "card"}, metadata=None
+)
+client.payments.create(body={"amount": 1}, amount=2)  # error
+client.payments.with_raw_response.create(amont=1)  # error
+address: AddressParam = {"line1": "1 rue X", "city": "Paris", "postalCode": "75001", "country": "FR"}
+wrong: AddressParam = {"line1": "1 rue X", "city": "Paris", "postal_code": "75001", "country": "FR"}  # error
+
+
+async def main() -> None:
+    async with AsyncClient(base_url="http://127.0.0.1:9") as aclient:
+        await aclient.payments.create(amount=1, curency="eur")  # error
+"""
+
+
+def test_a_typo_in_a_keyword_argument_is_a_mypy_error(
+    generated: dict[str, Generated], tmp_path: Path
+) -> None:
+    acme = generated["acme"]
+    user = tmp_path / "user_code.py"
+    user.write_text(USER_CODE.lstrip())
+    expected = {
+        n for n, line in enumerate(user.read_text().splitlines(), 1) if line.endswith("# error")
+    }
+    mypy = [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--cache-dir"]
+    mypy += [os.devnull, "--no-error-summary", "--hide-error-context", str(user)]
+    proc = subprocess.run(
+        mypy,
+        capture_output=True,
+        text=True,
+        cwd=acme.out,
+        env={**os.environ, "MYPYPATH": str(acme.out)},
+    )
+    errors = [line for line in proc.stdout.splitlines() if ": error:" in line]
+    assert all(line.startswith(str(user)) for line in errors), "\n".join(errors)
+    found = {int(m.group(1)) for m in (re.search(r":(\d+): error", e) for e in errors) if m}
+    assert found == expected, proc.stdout
+
+
+def test_keywords_send_their_wire_names_and_leave_out_what_was_not_given(acme: Any) -> None:
+    rec = Recorder(*(httpx.Response(201, json=PAYMENT) for _ in range(3)))
+    with make_client(acme, rec) as client:
+        client.payments.create(
+            amount=5000,
+            currency="usd",
+            customer_id="cus_1",
+            payment_method={"type": "bank_transfer", "bankAccount": {"iban": "FR76", "bic": None}},
+            receipt_email=None,  # given as None: sent as null
+        )
+        client.payments.create(  # the whole body, as before
+            body={"amount": 1, "currency": "usd", "customerId": "c", "paymentMethod": CARD}
+        )
+        with pytest.raises(TypeError, match="either body= or its members"):
+            client.payments.create(body={"amount": 1}, amount=2)  # type: ignore[call-overload]
+        client.payments.create(  # with extra_body: the caller's members merged in
+            amount=1, currency="usd", customer_id="c", payment_method=CARD, extra_body={"x": 1}
+        )
+    bodies = [r.content for r in rec.requests]
+    assert bodies[0] == (
+        b'{"amount":5000,"currency":"usd","customerId":"cus_1","paymentMethod":'
+        b'{"type":"bank_transfer","bankAccount":{"iban":"FR76","bic":null}},"receiptEmail":null}'
+    )
+    assert json.loads(bodies[1]) == {
+        "amount": 1,
+        "currency": "usd",
+        "customerId": "c",
+        "paymentMethod": CARD,
+    }
+    assert json.loads(bodies[2]) == {
+        "amount": 1,
+        "currency": "usd",
+        "customerId": "c",
+        "paymentMethod": CARD,
+        "x": 1,
+    }
+    assert len(rec.requests) == 3  # the call with both was refused before sending
+
+
+def test_an_optional_body_is_sent_only_with_a_member(acme: Any) -> None:
+    customer = {
+        "id": "cus_1",
+        "email": "a@example.com",
+        "name": "Alice",
+        "tags": [],
+        "version": 1,
+        "createdAt": "2026-01-01T00:00:00Z",
+        "updatedAt": "2026-01-01T00:00:00Z",
+    }
+    rec = Recorder(*(httpx.Response(200, json=customer) for _ in range(2)))
+    with make_client(acme, rec) as client:
+        method = client.customers.update
+        method(customer_id="cus_1", if_match='"v1"', name="Bob")
+        method(customer_id="cus_1", if_match='"v1"', tags=[], phone=None)
+    assert [json.loads(r.content) for r in rec.requests] == [
+        {"name": "Bob"},
+        {"tags": [], "phone": None},
+    ]
