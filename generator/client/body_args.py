@@ -28,7 +28,7 @@ from typing import Any
 from generator.ir import Api, MediaType, Operation
 from generator.patterns.pagination import resolve
 from generator.render.names import NameAllocator, pascal_case
-from generator.render.pytypes import TypeMapper
+from generator.render.pytypes import TypeMapper, admits_null, union_type
 from generator.schemas import component_name, essence, is_json, required_properties
 
 MODULE = "params"  # the generated module's name, as resource modules refer to it
@@ -181,7 +181,7 @@ class BodyArgs:
                     for v in variants
                     if isinstance(v, Mapping)
                 ]
-                return _union(parts, nullable)
+                return union_type(parts, nullable)
         if self._is_typed_dict(schema):
             title = schema.get("title")
             candidate = pascal_case(title) if isinstance(title, str) and title else hint
@@ -189,10 +189,10 @@ class BodyArgs:
             if shape is None:
                 shape = self._shapes[id(schema)] = _structure(schema)
             name = self._typed_dict(("shape", shape), candidate, schema)
-            return _union([prefix + name], nullable or _admits_null(schema))
+            return union_type([prefix + name], nullable or admits_null(schema))
         all_of = schema.get("allOf")
         if isinstance(all_of, list) and len(all_of) == 1:
-            return _union([self._type(all_of[0], hint, depth + 1, prefix, files)], nullable)
+            return union_type([self._type(all_of[0], hint, depth + 1, prefix, files)], nullable)
         types = schema.get("type")
         kinds = types if isinstance(types, list) else [types] if types else []
         if not kinds:
@@ -218,7 +218,7 @@ class BodyArgs:
                 parts.append(f"dict[str, {value}]")
             else:
                 return "Any"
-        return _union(parts, nullable)
+        return union_type(parts, nullable)
 
     def _is_typed_dict(self, data: Mapping[str, Any]) -> bool:
         """An object with properties (its `allOf` members' included), and nothing else."""
@@ -280,24 +280,8 @@ def _may_be_object(data: Mapping[str, Any]) -> bool:
     return not kinds or "object" in kinds
 
 
-def _admits_null(schema: Mapping[str, Any]) -> bool:
-    kind = schema.get("type")
-    return schema.get("nullable") is True or (isinstance(kind, list) and "null" in kind)
-
-
 def _is_binary(schema: Mapping[str, Any]) -> bool:
     return schema.get("format") == "binary" or "contentMediaType" in schema
-
-
-def _union(parts: list[str], nullable: bool) -> str:
-    if not parts or "Any" in parts:
-        return "Any"
-    unique = list(dict.fromkeys(parts))
-    if nullable and "None" not in unique:
-        unique.append("None")
-    if "None" in unique:
-        unique = [p for p in unique if p != "None"] + ["None"]
-    return " | ".join(unique)
 
 
 def _description(prop: Any, target: Mapping[str, Any]) -> str:

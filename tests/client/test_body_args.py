@@ -134,3 +134,80 @@ def test_an_optional_body_is_sent_only_with_a_member(acme: Any) -> None:
         {"name": "Bob"},
         {"tags": [], "phone": None},
     ]
+
+
+SHARED_SHAPES = """
+openapi: 3.1.0
+info: {title: Shapes, version: "1"}
+paths:
+  /a:
+    post:
+      operationId: createA
+      requestBody:
+        content:
+          application/x-www-form-urlencoded:
+            schema:
+              type: object
+              properties:
+                address: {type: object, title: address_param, description: one,
+                          properties: {city: {type: string}}}
+                owner: {$ref: "#/components/schemas/Owner"}
+                odd: {type: object, properties: {"a-b": {type: string}, "from": {type: integer}}}
+      responses: {"204": {description: done}}
+  /b:
+    post:
+      operationId: createB
+      requestBody:
+        content:
+          application/json:
+            schema:
+              type: object
+              required: [shipping]
+              properties:
+                shipping:
+                  type: object
+                  required: [address]
+                  properties:
+                    address: {type: object, description: two, properties: {city: {type: string}}}
+                owners: {type: array, items: {$ref: "#/components/schemas/Owner"}}
+      responses: {"204": {description: done}}
+components:
+  schemas:
+    Owner:
+      type: object
+      required: [name]
+      properties: {name: {type: string}, owner: {$ref: "#/components/schemas/Owner"}}
+"""
+
+
+def test_typed_dicts_once_per_schema_named_after_it(tmp_path: Path) -> None:
+    from generator.client.body_args import BodyArgs
+    from generator.render.pytypes import TypeMapper
+    from generator.spec import load_spec
+
+    spec = tmp_path / "shapes.yaml"
+    spec.write_text(SHARED_SHAPES)
+    api = load_spec(str(spec), validate=False).api
+    bodies = BodyArgs(api, TypeMapper({}, {}))
+    a = {m.wire: m for m in bodies.by_operation["createA"]}
+    b = {m.wire: m for m in bodies.by_operation["createB"]}
+    # one TypedDict per shape (descriptions aside), named after its title, else where it is
+    assert a["address"].type == "params.AddressParam"
+    assert b["shipping"].type == "params.CreateBShippingParam" and b["shipping"].required
+    shipping = bodies.typed_dicts["CreateBShippingParam"].fields
+    assert [(f.wire, f.local_type, f.required) for f in shipping] == [
+        ("address", "AddressParam", True)
+    ]
+    # a component's, once, recursive
+    assert a["owner"].type == "params.OwnerParam"
+    assert b["owners"].type == "list[params.OwnerParam]"
+    owner = {f.wire: f for f in bodies.typed_dicts["OwnerParam"].fields}
+    assert owner["owner"].local_type == "OwnerParam" and owner["name"].required
+    # keys that are no identifiers: the functional form
+    forms = {t.name: t.functional for t in bodies.typed_dict_list()}
+    assert forms == {
+        "AddressParam": False,
+        "CreateAOddParam": True,
+        "CreateBShippingParam": False,
+        "OwnerParam": False,
+    }
