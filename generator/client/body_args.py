@@ -43,6 +43,7 @@ TYPE_NAMES = frozenset(
     }
 )
 _DOC_KEYS = frozenset({"description", "title", "example", "examples", "externalDocs"})
+_NAMED = frozenset({"properties", "patternProperties", "$defs", "definitions"})
 
 
 @dataclass(frozen=True)
@@ -82,9 +83,14 @@ def _class_field(key: str, taken: frozenset[str]) -> bool:
 def _structure(schema: Any) -> str:
     """An in-place schema's shape, documentation aside: equal shapes share a TypedDict."""
 
-    def strip(node: Any) -> Any:
+    def strip(node: Any, names: bool = False) -> Any:
+        # `names`: a mapping of names to schemas (`properties`), whose keys are all kept
         if isinstance(node, Mapping):
-            return {str(k): strip(v) for k, v in node.items() if k not in _DOC_KEYS}
+            return {
+                str(k): strip(v, k in _NAMED and not names)
+                for k, v in node.items()
+                if names or k not in _DOC_KEYS
+            }
         if isinstance(node, list):
             return [strip(v) for v in node]
         return node

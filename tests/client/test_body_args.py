@@ -153,6 +153,8 @@ paths:
                           properties: {city: {type: string}}}
                 owner: {$ref: "#/components/schemas/Owner"}
                 odd: {type: object, properties: {"a-b": {type: string}, "from": {type: integer}}}
+                other: {type: object, title: address_param,
+                        properties: {city: {type: string}, description: {type: string}}}
       responses: {"204": {description: done}}
   /b:
     post:
@@ -193,6 +195,7 @@ def test_typed_dicts_once_per_schema_named_after_it(tmp_path: Path) -> None:
     b = {m.wire: m for m in bodies.by_operation["createB"]}
     # one TypedDict per shape (descriptions aside), named after its title, else where it is
     assert a["address"].type == "params.AddressParam"
+    assert a["other"].type == "params.AddressParam2"  # a member named `description` counts
     assert b["shipping"].type == "params.CreateBShippingParam" and b["shipping"].required
     shipping = bodies.typed_dicts["CreateBShippingParam"].fields
     assert [(f.wire, f.local_type, f.required) for f in shipping] == [
@@ -207,6 +210,7 @@ def test_typed_dicts_once_per_schema_named_after_it(tmp_path: Path) -> None:
     forms = {t.name: t.functional for t in bodies.typed_dict_list()}
     assert forms == {
         "AddressParam": False,
+        "AddressParam2": False,
         "CreateAOddParam": True,
         "CreateBShippingParam": False,
         "OwnerParam": False,
