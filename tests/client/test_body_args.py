@@ -24,6 +24,8 @@ CARD = {"type": "card", "token": "tok_1"}
 USER_CODE = """
 from acme_payments_api_client import AsyncClient, Client
 from acme_payments_api_client.params import AddressParam
+from media_api_client import Client as MediaClient
+from pathlib import Path
 
 client = Client(base_url="http://127.0.0.1:9")
 client.payments.create(amount=1, currency="eur", customer_id="c", payment_method={"type": "card"})
@@ -46,6 +48,12 @@ address: AddressParam = {"line1": "1 rue X", "city": "Paris", "postalCode": "750
 wrong: AddressParam = {"line1": "1 rue X", "city": "Paris", "postal_code": "75001", "country": "FR"}  # error
 
 
+def upload(media: MediaClient, path: Path) -> None:
+    media.files.create(name="a.txt", content=path, kind="document")
+    media.files.create(name="a.txt", content=("a.txt", b"x", "text/plain"))
+    media.files.create(name="a.txt", content="not a file")  # error
+
+
 async def main() -> None:
     async with AsyncClient(base_url="http://127.0.0.1:9") as aclient:
         await aclient.payments.create(amount=1, curency="eur")  # error
@@ -55,7 +63,7 @@ async def main() -> None:
 def test_a_typo_in_a_keyword_argument_is_a_mypy_error(
     generated: dict[str, Generated], tmp_path: Path
 ) -> None:
-    acme = generated["acme"]
+    acme, media = generated["acme"], generated["media"]
     user = tmp_path / "user_code.py"
     user.write_text(USER_CODE.lstrip())
     expected = {
@@ -68,7 +76,7 @@ def test_a_typo_in_a_keyword_argument_is_a_mypy_error(
         capture_output=True,
         text=True,
         cwd=acme.out,
-        env={**os.environ, "MYPYPATH": str(acme.out)},
+        env={**os.environ, "MYPYPATH": os.pathsep.join((str(acme.out), str(media.out)))},
     )
     errors = [line for line in proc.stdout.splitlines() if ": error:" in line]
     assert all(line.startswith(str(user)) for line in errors), "\n".join(errors)
