@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from tests.client.conftest import Generated
-from tests.client.test_requests import PAYMENT, Recorder, make_client
+from tests.client.test_requests import CUSTOMER, PAYMENT, Recorder, make_client
 
 CARD = {"type": "card", "token": "tok_1"}
 
@@ -124,16 +124,7 @@ def test_keywords_send_their_wire_names_and_leave_out_what_was_not_given(acme: A
 
 
 def test_an_optional_body_is_sent_only_with_a_member(acme: Any) -> None:
-    customer = {
-        "id": "cus_1",
-        "email": "a@example.com",
-        "name": "Alice",
-        "tags": [],
-        "version": 1,
-        "createdAt": "2026-01-01T00:00:00Z",
-        "updatedAt": "2026-01-01T00:00:00Z",
-    }
-    rec = Recorder(*(httpx.Response(200, json=customer) for _ in range(2)))
+    rec = Recorder(*(httpx.Response(200, json=CUSTOMER) for _ in range(2)))
     with make_client(acme, rec) as client:
         method = client.customers.update
         method(customer_id="cus_1", if_match='"v1"', name="Bob")
