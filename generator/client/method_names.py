@@ -62,7 +62,7 @@ from generator.render.resources import (
 EXTENSION = "x-apiforge-method-name"
 # Module names that annotations inside generated resource classes use: no method may shadow
 # them.
-CLASS_SCOPE_NAMES = ("models", "httpx", "pydantic", "builtins", "functools")
+CLASS_SCOPE_NAMES = ("models", "params", "httpx", "pydantic", "builtins", "functools")
 # What every resource class has beside its methods.
 RESOURCE_NAMES = ("with_raw_response",)
 # Builtins a method may be named after: its class's annotations say `builtins.<name>`.

@@ -27,7 +27,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 from generator.client.auth import (
     AuthPlan,
@@ -36,6 +36,8 @@ from generator.client.auth import (
     plan_auth,
     plan_security,
 )
+from generator.client.body_args import MODULE as PARAMS_MODULE
+from generator.client.body_args import BodyArgs, TypedDictPlan, uses_params, value_example
 from generator.client.media import MediaPlan, plan_media
 from generator.client.method_names import (
     CLASS_SCOPE_NAMES,
@@ -168,6 +170,15 @@ class OperationPlan:
     # where the method's name comes from (`method_names`): "crud", "action", "extension", or
     # "operation_id" (the docstring names the operationId when the method is not named after it)
     named_by: str = "operation_id"
+    # the body's members as keyword arguments (`body_args`; location "body"), beside `body=`
+    # for a whole body: () when the body is no object with properties
+    body_args: tuple[ParamPlan, ...] = ()
+
+    @property
+    def body_overloads(self) -> bool:
+        """Whether the method has two signatures: the body's members as keyword arguments
+        (some required), or the whole body as `body=`."""
+        return any(a.required for a in self.body_args)
 
 
 @dataclass(frozen=True)
@@ -193,6 +204,15 @@ class ResourcePlan:
     @property
     def top_level(self) -> bool:
         return "." not in self.dotted
+
+    @property
+    def uses_params(self) -> bool:
+        """Whether its signatures name a TypedDict of the `params` module."""
+        return any(
+            uses_params(t)
+            for o in self.operations
+            for t in (o.body or "", *(a.type for a in o.body_args))
+        )
 
 
 @dataclass(frozen=True)
@@ -250,27 +270,6 @@ def _example(type_expr: str) -> str:
     }.get(base, "[]" if base.startswith("list[") else "{}" if base.startswith("dict[") else '"..."')
 
 
-def _value_example(api: Api, schema: Any) -> str:
-    """A Python literal for one property in a README example: its `example`, `default` or
-    first enum value when it is plain JSON, else a placeholder of its type."""
-    data = resolve(api, schema)
-    for value in (data.get("example"), data.get("default"), *(data.get("enum") or [None])[:1]):
-        if isinstance(value, bool):
-            return str(value)
-        if isinstance(value, str | int | float) and value != "":
-            return json.dumps(value)  # a Python literal too, in the README's quotes
-    declared = data.get("type")
-    kind = declared[0] if isinstance(declared, list) and declared else declared
-    for union in ("oneOf", "anyOf"):
-        if kind is None and isinstance(data.get(union), list) and data[union]:
-            return _value_example(api, data[union][0])
-    if kind is None and "properties" in data:
-        return "{}"
-    return {"integer": "1", "number": "1.0", "boolean": "True", "array": "[]", "object": "{}"}.get(
-        str(kind), '"..."'
-    )
-
-
 def body_example(api: Api, media: MediaType | None) -> str:
     """`{"name": value, ...}` of a body's required members, for the README ("{}" when it has
     none or no object schema)."""
@@ -281,7 +280,7 @@ def body_example(api: Api, media: MediaType | None) -> str:
     if not isinstance(props, dict):
         return "{}"
     required = [r for r in data.get("required") or () if r in props]
-    members = [f"{json.dumps(str(name))}: {_value_example(api, props[name])}" for name in required]
+    members = [f"{json.dumps(str(name))}: {value_example(api, props[name])}" for name in required]
     return "{" + ", ".join(members[:6]) + "}"
 
 
@@ -307,13 +306,13 @@ class _Planner:
         self.auth = plan_auth(api, CONSTRUCTOR_ARGUMENTS)
         self.kept: dict[str, _Kept] = {}  # module → its operations' views from the plan cache
         self.keys: dict[str, str | None] = {}  # module → its plan-cache key, when planned
+        self.bodies = BodyArgs(api, mapper)  # every body's members and the TypedDicts
 
-    def params(self, op: Operation) -> tuple[ParamPlan, ...]:
+    def params(self, op: Operation, allocator: NameAllocator) -> tuple[ParamPlan, ...]:
         pattern_headers = set(_CONCURRENCY_HEADERS)
         idem = op.patterns.idempotency
         if idem is not None:
             pattern_headers.add(idem.header.lower())
-        allocator = NameAllocator((*FIXED_ARGUMENTS, *_BODY_NAMES))
         order = {"path": 0, "query": 1, "header": 2, "cookie": 3}
         plans = []
         for p in sorted(
@@ -425,8 +424,26 @@ class _Planner:
                 return self.types.type_of(props["result"])
         return "Any"
 
+    def body_args(self, op: Operation, allocator: NameAllocator) -> tuple[ParamPlan, ...]:
+        """The body's members as keyword arguments, named after the parameters'
+        (`body_args`)."""
+        return tuple(
+            ParamPlan(
+                name=allocator.allocate(("body", m.wire), snake_case(m.wire, fallback="member")),
+                wire=m.wire,
+                location="body",
+                type=m.type,
+                required=m.required,
+                description=m.description,
+                example=m.example,
+            )
+            for m in self.bodies.by_operation.get(op.id, ())
+        )
+
     def operation(self, op: Operation, name: str) -> OperationPlan:
-        params = self.params(op)
+        allocator = NameAllocator((*FIXED_ARGUMENTS, *_BODY_NAMES))
+        params = self.params(op, allocator)
+        body_args = self.body_args(op, allocator)
         body_type: str | None = None
         body_kind = "json"
         encoding = ""
@@ -440,7 +457,9 @@ class _Planner:
                 inner = self.types.type_of(
                     schema.data if schema else None, name=schema.name if schema else None
                 )
-                if inner == "Any" or inner.startswith(("dict[", "list[")):
+                if op.id in self.bodies.whole and not is_plain_class(inner):
+                    body_type = self.bodies.whole[op.id]  # TypedDicts where no model fits
+                elif inner == "Any" or inner.startswith(("dict[", "list[")):
                     body_type = inner
                 elif is_plain_class(inner) and inner.startswith("models."):
                     body_type = f"{inner} | dict[str, Any]"
@@ -491,12 +510,15 @@ class _Planner:
             path_parts=self.path_parts(op, params),
             params=params,
             body=body_type,
+            body_args=body_args if body_type else (),
             body_required=bool(op.request_body and op.request_body.required),
             body_kind=body_kind,
             body_media_type=body_media,
             encoding=encoding,
             key_header=key_header(self.api, op),
-            body_example=body_example(self.api, chosen) if body_type else "{}",
+            body_example=('b"..."' if body_kind == "content" else body_example(self.api, chosen))
+            if body_type
+            else "{}",
             result=result,
             parse_type=parse_type,
             parse_plain=parse_type is not None and is_plain_class(parse_type),
@@ -542,7 +564,11 @@ class _Planner:
                 (layout.names[op.id].name, layout.names[op.id].source) for op in group.operations
             )
             make = functools.partial(self.resource_operations, group, method_names)
-            names_of = (repr(resource), method_names)
+            bodies = tuple(
+                (repr(self.bodies.by_operation.get(op.id)), self.bodies.whole.get(op.id))
+                for op in group.operations
+            )
+            names_of = (repr(resource), method_names, bodies)
             ops, kept, key = resource_plans(cache, names_of, group.operations, _Kept, make)
             if kept is not None:
                 self.kept[group.module] = kept
@@ -708,6 +734,9 @@ def _files(
         ),
     ]
     files += _resource_files(views, planner, cache, templates, resource_modules, pkg)
+    typed_dicts = planner.bodies.typed_dict_list()
+    if typed_dicts:
+        files.append(_params_file(typed_dicts, templates, pkg))
     cache.save()
     if plan.webhooks:
         files.append(templates.file(f"{pkg}/webhooks.py", "webhooks.py.j2", format=True))
@@ -757,6 +786,23 @@ def _resource_files(
                 ),
             )
     return files
+
+
+def _params_file(
+    typed_dicts: list[TypedDictPlan], templates: TemplateFiles, pkg: str
+) -> GeneratedFile:
+    """`params.py`: the TypedDicts of the bodies' nested objects (`body_args`)."""
+    types = " ".join(
+        f"{f.local_type} {'Required' if f.required else ''}" for t in typed_dicts for f in t.fields
+    )
+    used = {n for n in ("Any", "Literal", "Required", "FileSpec") if re.search(rf"\b{n}\b", types)}
+    typing_names = sorted((used - {"FileSpec"}) | {"TypedDict"})
+    return templates.file(
+        f"{pkg}/{PARAMS_MODULE}.py",
+        "params.py.j2",
+        format=True,
+        extra={"typed_dicts": typed_dicts, "used": sorted(used), "typing_names": typing_names},
+    )
 
 
 def _lenient(models_source: str | Deferred) -> str | Deferred:
@@ -811,6 +857,7 @@ def _class_scope_view(resource: ResourcePlan, kept: _Kept | None = None) -> Reso
             o,
             params=tuple(replace(p, type=safe(p.type)) for p in o.params),
             body=safe(o.body) if o.body else o.body,
+            body_args=tuple(replace(a, type=safe(a.type)) for a in o.body_args),
             result=safe(o.result),
             media=replace(o.media, event_type=safe(o.media.event_type)),
         )
@@ -819,7 +866,12 @@ def _class_scope_view(resource: ResourcePlan, kept: _Kept | None = None) -> Reso
     uses = any(
         "builtins." in t
         for o in operations
-        for t in (o.body or "", o.result, o.media.event_type, *(p.type for p in o.params))
+        for t in (
+            o.body or "",
+            o.result,
+            o.media.event_type,
+            *(p.type for p in (*o.params, *o.body_args)),
+        )
     )
     return replace(resource, operations=operations, uses_builtins=uses)
 

@@ -70,7 +70,7 @@ class TypeMapper:
         lifted = self._lifted.get(id(schema)) if mode == "model" else None
         model = self.model_ref(lifted) if lifted is not None else None
         if model is not None:
-            return _union([model], _admits_null(schema))
+            return union_type([model], admits_null(schema))
         ref = schema.get("$ref")
         if isinstance(ref, str):
             target = component_name(ref)
@@ -88,12 +88,12 @@ class TypeMapper:
         for key in ("oneOf", "anyOf"):
             variants = schema.get(key)
             if isinstance(variants, list) and variants:
-                return _union([self._type(v, mode, depth + 1) for v in variants], nullable)
+                return union_type([self._type(v, mode, depth + 1) for v in variants], nullable)
         all_of = schema.get("allOf")
         if isinstance(all_of, list) and len(all_of) == 1:
-            return _union([self._type(all_of[0], mode, depth + 1)], nullable)
+            return union_type([self._type(all_of[0], mode, depth + 1)], nullable)
         if isinstance(all_of, list):
-            return _union(["dict[str, Any]"], nullable)
+            return union_type(["dict[str, Any]"], nullable)
         types = schema.get("type")
         type_list = types if isinstance(types, list) else [types] if types else []
         if not type_list:
@@ -120,7 +120,7 @@ class TypeMapper:
                     parts.append("dict[str, Any]")
             else:
                 return "Any"
-        return _union(parts, nullable)
+        return union_type(parts, nullable)
 
     def _shared_type(self, props: Mapping[str, Any], mode: Mode, depth: int) -> str:
         """The one type all `props` have, else "Any" (known at the second type seen: Stripe's
@@ -142,15 +142,17 @@ class TypeMapper:
         if not literals:
             return "None"
         unique = list(dict.fromkeys(literals))
-        return _union([f"Literal[{', '.join(unique)}]"], has_none)
+        return union_type([f"Literal[{', '.join(unique)}]"], has_none)
 
 
-def _admits_null(schema: Mapping[str, Any]) -> bool:
+def admits_null(schema: Mapping[str, Any]) -> bool:
+    """Whether the schema says null is a value (`nullable`, or `null` among its types)."""
     types = schema.get("type")
     return schema.get("nullable") is True or (isinstance(types, list) and "null" in types)
 
 
-def _union(parts: list[str], nullable: bool) -> str:
+def union_type(parts: list[str], nullable: bool) -> str:
+    """`a | b | None` from the member types (None last; "Any" absorbs the rest)."""
     if "Any" in parts:
         return "Any"
     unique = list(dict.fromkeys(parts))

@@ -56,6 +56,7 @@ def test_files_are_marked_and_the_project_is_installable(generated: dict[str, Ge
             f"{pkg}/__init__.py",
             f"{pkg}/_client.py",
             f"{pkg}/models.py",
+            f"{pkg}/params.py",
             f"{pkg}/py.typed",
             f"{pkg}/webhooks.py",
             f"{pkg}/resources/__init__.py",

@@ -374,7 +374,8 @@ def test_an_inline_schema_the_library_cannot_take_is_left_out_where_it_is(
         )
     resources = tmp_path / "out" / "client" / "odd_client" / "resources"
     text = "".join(p.read_text() for p in sorted(resources.glob("*.py")))
-    assert "body: dict[str, Any] | None = None" in text  # typed as before, not a missing class
+    assert "body: dict[str, Any] | Omit = omit" in text  # typed as before, not a missing class
+    assert "name: str | Omit = omit" in text  # its members as keyword arguments all the same
     assert ") -> models.PostAResponse:" in text  # the rest is modelled
 
 

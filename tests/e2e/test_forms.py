@@ -113,6 +113,29 @@ def test_a_stripe_form_goes_out_as_stripe_reads_it_and_comes_back_whole(
     assert answer == {"read": sent}
 
 
+def test_the_same_form_from_keyword_arguments(forms: tuple[ModuleType, str]) -> None:
+    """Each member a keyword, a nested object a TypedDict: the same pairs as the whole body."""
+    module, url = forms
+    wire = Recorded()
+    with module.Client(base_url=url, transport=wire) as client:
+        answer = client.customers.create(
+            email="a@b.c",
+            balance=12,
+            address={"city": "Paris", "line1": "1 rue X"},
+            metadata={"order": "42"},
+            expand=["default_source", "sources"],
+            invoice_settings={"custom_fields": [{"name": "PO", "value": "7"}]},
+        )
+        client.customers.create(email="x", metadata="")  # Stripe's "unset"
+    assert urllib.parse.unquote(wire.bodies[0].decode()) == (
+        "email=a@b.c&balance=12&address[city]=Paris&address[line1]=1+rue+X"
+        "&metadata[order]=42&expand[0]=default_source&expand[1]=sources"
+        "&invoice_settings[custom_fields][0][name]=PO&invoice_settings[custom_fields][0][value]=7"
+    )
+    assert answer["read"]["address"] == {"city": "Paris", "line1": "1 rue X"}
+    assert wire.bodies[1] == b"email=x&metadata="
+
+
 def test_stripes_unset_and_a_broken_form(forms: tuple[ModuleType, str]) -> None:
     module, url = forms
     with module.Client(base_url=url) as client:
@@ -138,6 +161,13 @@ def test_a_multipart_file_and_a_deep_object_part(
                 "file_link_data": {"create": True, "metadata": {"case": "7"}},
             }
         )
+    with module.Client(base_url=url) as client:  # the same parts from keyword arguments
+        again = client.files.create(
+            file=evidence,
+            purpose="dispute_evidence",
+            file_link_data={"create": True, "metadata": {"case": "7"}},
+        )
+    assert again == answer
     assert answer == {
         "read": {
             "purpose": "dispute_evidence",

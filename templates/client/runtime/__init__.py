@@ -11,7 +11,8 @@ Generated code imports everything it needs from here:
 - `_webhooks`: `verify_webhook` and two signing helpers for tests;
 - `_query`: `Styled`, `encode_query` (objects and arrays of objects in the query string);
   `_forms`: `Encoding` (how a form body's property is written, `multipart` / `urlencoded`);
-  `_params`: path, header and cookie parameter values;
+  `_params`: path, header and cookie parameter values; `_omit`: `omit` (an argument not
+  given) and `body_of` (a body from its members as keyword arguments);
 - `_raw`: `Raw`, `to_raw`, `async_to_raw` (each resource's `with_raw_response`);
 - `_pagination`: `Pagination`, `SyncPage`, `AsyncPage`, `AsyncPaginator` (list operations);
 - `_streams`: `BinaryStream`, `EventStream`, `ServerSentEvent` (+ async): binary downloads and
@@ -74,6 +75,7 @@ from ._errors import (
 )
 from ._forms import Encoding
 from ._jobs import JOB_STATES, TERMINAL_STATES, AsyncJobHandle, JobHandle
+from ._omit import Omit, body_of, omit
 from ._pagination import AsyncPage, AsyncPaginator, Pagination, SyncPage
 from ._params import cookie_value, header_value, path_segment
 from ._query import Styled, encode_query
@@ -137,6 +139,7 @@ __all__ = [
     "JobTimeout",
     "MissingCredentials",
     "NotFound",
+    "Omit",
     "Pagination",
     "PreconditionFailed",
     "PreconditionRequired",
@@ -162,11 +165,13 @@ __all__ = [
     "async_read_modify_write",
     "async_to_raw",
     "backoff_delay",
+    "body_of",
     "cookie_value",
     "encode_query",
     "error_from_response",
     "header_value",
     "is_safe_to_repeat",
+    "omit",
     "parse_rate_limit",
     "parse_retry_after",
     "path_segment",

@@ -66,6 +66,7 @@ import asyncio
 import functools
 import json as jsonlib
 import logging
+import pathlib
 import random
 import time
 import uuid
@@ -110,7 +111,7 @@ DEFAULT_IDEMPOTENCY_HEADER = "Idempotency-Key"
 
 QueryValue = str | int | float | bool | None
 QueryParams = Mapping[str, QueryValue | Sequence[QueryValue] | Styled]
-FileContent = bytes | IO[bytes]
+FileContent = bytes | IO[bytes] | pathlib.PurePath  # a path: read, sent with its name
 FileSpec = (
     FileContent
     | tuple[str | None, FileContent]

@@ -3,25 +3,32 @@
 
 from __future__ import annotations
 
+import builtins
 import functools
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, overload
 
 from .. import models
 from .._runtime import (
     AsyncAPIClient,
     AsyncPage,
     AsyncPaginator,
+    Omit,
     Pagination,
     RequestOptions,
     Security,
     SyncAPIClient,
     SyncPage,
     async_to_raw,
+    body_of,
+    omit,
     path_segment,
     to_raw,
 )
 from .._runtime._base import TimeoutTypes
+
+if TYPE_CHECKING:
+    from .. import params
 
 
 class CustomersResource:
@@ -93,10 +100,47 @@ class CustomersResource:
             models.CustomerList,
         )
 
+    @overload
+    def create(
+        self,
+        *,
+        email: str,
+        name: str,
+        phone: str | None | Omit = omit,
+        address: params.AddressParam | Omit = omit,
+        tags: builtins.list[str] | Omit = omit,
+        metadata: dict[str, str] | Omit = omit,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Customer: ...
+
+    @overload
     def create(
         self,
         *,
         body: models.CustomerCreate | dict[str, Any],
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Customer: ...
+
+    def create(
+        self,
+        *,
+        email: str | Omit = omit,
+        name: str | Omit = omit,
+        phone: str | None | Omit = omit,
+        address: params.AddressParam | Omit = omit,
+        tags: builtins.list[str] | Omit = omit,
+        metadata: dict[str, str] | Omit = omit,
+        body: models.CustomerCreate | dict[str, Any] | Omit = omit,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
@@ -108,6 +152,15 @@ class CustomersResource:
 
         `POST /v1/customers` (operationId `createCustomer`).
 
+        Args:
+            email: body member `email` (required)
+            name: body member `name` (required)
+            phone: body member `phone`
+            address: body member `address`
+            tags: body member `tags`
+            metadata: body member `metadata`. Your own key-value pairs, up to 50 keys.
+            body: the whole body instead of its members as arguments (not both).
+
         Sends an idempotency key (`Idempotency-Key`): yours, or one generated
         once for this call and reused by every retry, so retries are safe.
         """
@@ -117,7 +170,18 @@ class CustomersResource:
             "POST",
             "/v1/customers",
             headers=headers,
-            json=body,
+            json=body_of(
+                body,
+                {
+                    "email": email,
+                    "name": name,
+                    "phone": phone,
+                    "address": address,
+                    "tags": tags,
+                    "metadata": metadata,
+                },
+                required=True,
+            ),
             idempotency_header="Idempotency-Key",
             idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
@@ -211,8 +275,14 @@ class CustomersResource:
         self,
         *,
         customer_id: str,
-        body: models.CustomerUpdate | dict[str, Any],
         if_match: str,
+        email: str | Omit = omit,
+        name: str | Omit = omit,
+        phone: str | None | Omit = omit,
+        address: params.AddressParam | Omit = omit,
+        tags: builtins.list[str] | Omit = omit,
+        metadata: dict[str, str] | Omit = omit,
+        body: models.CustomerUpdate | dict[str, Any] | Omit = omit,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
@@ -229,6 +299,13 @@ class CustomersResource:
 
         Args:
             customer_id: path parameter `customerId`. Identifier of the customer.
+            email: body member `email`
+            name: body member `name`
+            phone: body member `phone`
+            address: body member `address`
+            tags: body member `tags`
+            metadata: body member `metadata`. Your own key-value pairs, up to 50 keys.
+            body: the whole body instead of its members as arguments (not both).
 
         Sends an idempotency key (`Idempotency-Key`): yours, or one generated
         once for this call and reused by every retry, so retries are safe.
@@ -241,7 +318,18 @@ class CustomersResource:
             "PATCH",
             "/v1/customers/" + path_segment(customer_id),
             headers=headers,
-            json=body,
+            json=body_of(
+                body,
+                {
+                    "email": email,
+                    "name": name,
+                    "phone": phone,
+                    "address": address,
+                    "tags": tags,
+                    "metadata": metadata,
+                },
+                required=True,
+            ),
             idempotency_header="Idempotency-Key",
             idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
@@ -339,10 +427,47 @@ class AsyncCustomersResource:
 
         return AsyncPaginator(first_page)
 
+    @overload
+    async def create(
+        self,
+        *,
+        email: str,
+        name: str,
+        phone: str | None | Omit = omit,
+        address: params.AddressParam | Omit = omit,
+        tags: builtins.list[str] | Omit = omit,
+        metadata: dict[str, str] | Omit = omit,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Customer: ...
+
+    @overload
     async def create(
         self,
         *,
         body: models.CustomerCreate | dict[str, Any],
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Customer: ...
+
+    async def create(
+        self,
+        *,
+        email: str | Omit = omit,
+        name: str | Omit = omit,
+        phone: str | None | Omit = omit,
+        address: params.AddressParam | Omit = omit,
+        tags: builtins.list[str] | Omit = omit,
+        metadata: dict[str, str] | Omit = omit,
+        body: models.CustomerCreate | dict[str, Any] | Omit = omit,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
@@ -354,6 +479,15 @@ class AsyncCustomersResource:
 
         `POST /v1/customers` (operationId `createCustomer`).
 
+        Args:
+            email: body member `email` (required)
+            name: body member `name` (required)
+            phone: body member `phone`
+            address: body member `address`
+            tags: body member `tags`
+            metadata: body member `metadata`. Your own key-value pairs, up to 50 keys.
+            body: the whole body instead of its members as arguments (not both).
+
         Sends an idempotency key (`Idempotency-Key`): yours, or one generated
         once for this call and reused by every retry, so retries are safe.
         """
@@ -363,7 +497,18 @@ class AsyncCustomersResource:
             "POST",
             "/v1/customers",
             headers=headers,
-            json=body,
+            json=body_of(
+                body,
+                {
+                    "email": email,
+                    "name": name,
+                    "phone": phone,
+                    "address": address,
+                    "tags": tags,
+                    "metadata": metadata,
+                },
+                required=True,
+            ),
             idempotency_header="Idempotency-Key",
             idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
@@ -457,8 +602,14 @@ class AsyncCustomersResource:
         self,
         *,
         customer_id: str,
-        body: models.CustomerUpdate | dict[str, Any],
         if_match: str,
+        email: str | Omit = omit,
+        name: str | Omit = omit,
+        phone: str | None | Omit = omit,
+        address: params.AddressParam | Omit = omit,
+        tags: builtins.list[str] | Omit = omit,
+        metadata: dict[str, str] | Omit = omit,
+        body: models.CustomerUpdate | dict[str, Any] | Omit = omit,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
@@ -475,6 +626,13 @@ class AsyncCustomersResource:
 
         Args:
             customer_id: path parameter `customerId`. Identifier of the customer.
+            email: body member `email`
+            name: body member `name`
+            phone: body member `phone`
+            address: body member `address`
+            tags: body member `tags`
+            metadata: body member `metadata`. Your own key-value pairs, up to 50 keys.
+            body: the whole body instead of its members as arguments (not both).
 
         Sends an idempotency key (`Idempotency-Key`): yours, or one generated
         once for this call and reused by every retry, so retries are safe.
@@ -487,7 +645,18 @@ class AsyncCustomersResource:
             "PATCH",
             "/v1/customers/" + path_segment(customer_id),
             headers=headers,
-            json=body,
+            json=body_of(
+                body,
+                {
+                    "email": email,
+                    "name": name,
+                    "phone": phone,
+                    "address": address,
+                    "tags": tags,
+                    "metadata": metadata,
+                },
+                required=True,
+            ),
             idempotency_header="Idempotency-Key",
             idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),

@@ -5,23 +5,29 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from .. import models
 from .._runtime import (
     AsyncAPIClient,
     AsyncPage,
     AsyncPaginator,
+    Omit,
     Pagination,
     RequestOptions,
     Security,
     SyncAPIClient,
     SyncPage,
     async_to_raw,
+    body_of,
+    omit,
     path_segment,
     to_raw,
 )
 from .._runtime._base import TimeoutTypes
+
+if TYPE_CHECKING:
+    from .. import params
 
 
 class PaymentsResource:
@@ -98,10 +104,51 @@ class PaymentsResource:
             models.PaymentList,
         )
 
+    @overload
+    def create(
+        self,
+        *,
+        amount: int,
+        currency: str,
+        customer_id: str,
+        payment_method: params.CardPaymentMethodParam | params.BankTransferPaymentMethodParam,
+        description: str | None | Omit = omit,
+        receipt_email: str | None | Omit = omit,
+        metadata: dict[str, str] | Omit = omit,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Payment: ...
+
+    @overload
     def create(
         self,
         *,
         body: models.PaymentCreate | dict[str, Any],
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Payment: ...
+
+    def create(
+        self,
+        *,
+        amount: int | Omit = omit,
+        currency: str | Omit = omit,
+        customer_id: str | Omit = omit,
+        payment_method: params.CardPaymentMethodParam
+        | params.BankTransferPaymentMethodParam
+        | Omit = omit,
+        description: str | None | Omit = omit,
+        receipt_email: str | None | Omit = omit,
+        metadata: dict[str, str] | Omit = omit,
+        body: models.PaymentCreate | dict[str, Any] | Omit = omit,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
@@ -116,6 +163,16 @@ class PaymentsResource:
         Charges a customer. Generate one `Idempotency-Key` per logical payment and send the same
         key on every retry: a lost response then never charges twice.
 
+        Args:
+            amount: body member `amount` (required). Amount in the smallest currency unit (cents).
+            currency: body member `currency` (required). Three-letter ISO 4217 code, lower case.
+            customer_id: body member `customerId` (required)
+            payment_method: body member `paymentMethod` (required). How the customer pays; `type` says which variant.
+            description: body member `description`
+            receipt_email: body member `receiptEmail`. Where to send the receipt; `null` sends none.
+            metadata: body member `metadata`. Your own key-value pairs, up to 50 keys.
+            body: the whole body instead of its members as arguments (not both).
+
         Sends an idempotency key (`Idempotency-Key`): yours, or one generated
         once for this call and reused by every retry, so retries are safe.
         """
@@ -125,7 +182,19 @@ class PaymentsResource:
             "POST",
             "/v1/payments",
             headers=headers,
-            json=body,
+            json=body_of(
+                body,
+                {
+                    "amount": amount,
+                    "currency": currency,
+                    "customerId": customer_id,
+                    "paymentMethod": payment_method,
+                    "description": description,
+                    "receiptEmail": receipt_email,
+                    "metadata": metadata,
+                },
+                required=True,
+            ),
             idempotency_header="Idempotency-Key",
             idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
@@ -257,10 +326,51 @@ class AsyncPaymentsResource:
 
         return AsyncPaginator(first_page)
 
+    @overload
+    async def create(
+        self,
+        *,
+        amount: int,
+        currency: str,
+        customer_id: str,
+        payment_method: params.CardPaymentMethodParam | params.BankTransferPaymentMethodParam,
+        description: str | None | Omit = omit,
+        receipt_email: str | None | Omit = omit,
+        metadata: dict[str, str] | Omit = omit,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Payment: ...
+
+    @overload
     async def create(
         self,
         *,
         body: models.PaymentCreate | dict[str, Any],
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Payment: ...
+
+    async def create(
+        self,
+        *,
+        amount: int | Omit = omit,
+        currency: str | Omit = omit,
+        customer_id: str | Omit = omit,
+        payment_method: params.CardPaymentMethodParam
+        | params.BankTransferPaymentMethodParam
+        | Omit = omit,
+        description: str | None | Omit = omit,
+        receipt_email: str | None | Omit = omit,
+        metadata: dict[str, str] | Omit = omit,
+        body: models.PaymentCreate | dict[str, Any] | Omit = omit,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
@@ -275,6 +385,16 @@ class AsyncPaymentsResource:
         Charges a customer. Generate one `Idempotency-Key` per logical payment and send the same
         key on every retry: a lost response then never charges twice.
 
+        Args:
+            amount: body member `amount` (required). Amount in the smallest currency unit (cents).
+            currency: body member `currency` (required). Three-letter ISO 4217 code, lower case.
+            customer_id: body member `customerId` (required)
+            payment_method: body member `paymentMethod` (required). How the customer pays; `type` says which variant.
+            description: body member `description`
+            receipt_email: body member `receiptEmail`. Where to send the receipt; `null` sends none.
+            metadata: body member `metadata`. Your own key-value pairs, up to 50 keys.
+            body: the whole body instead of its members as arguments (not both).
+
         Sends an idempotency key (`Idempotency-Key`): yours, or one generated
         once for this call and reused by every retry, so retries are safe.
         """
@@ -284,7 +404,19 @@ class AsyncPaymentsResource:
             "POST",
             "/v1/payments",
             headers=headers,
-            json=body,
+            json=body_of(
+                body,
+                {
+                    "amount": amount,
+                    "currency": currency,
+                    "customerId": customer_id,
+                    "paymentMethod": payment_method,
+                    "description": description,
+                    "receiptEmail": receipt_email,
+                    "metadata": metadata,
+                },
+                required=True,
+            ),
             idempotency_header="Idempotency-Key",
             idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),

@@ -5,19 +5,22 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal, overload
 
 from .. import models
 from .._runtime import (
     AsyncAPIClient,
     AsyncPage,
     AsyncPaginator,
+    Omit,
     Pagination,
     RequestOptions,
     Security,
     SyncAPIClient,
     SyncPage,
     async_to_raw,
+    body_of,
+    omit,
     path_segment,
     to_raw,
 )
@@ -93,10 +96,43 @@ class RefundsResource:
             models.RefundList,
         )
 
+    @overload
+    def create(
+        self,
+        *,
+        payment_id: str,
+        amount: int | Omit = omit,
+        reason: Literal["duplicate", "fraudulent", "requested_by_customer"] | Omit = omit,
+        metadata: dict[str, str] | Omit = omit,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Refund: ...
+
+    @overload
     def create(
         self,
         *,
         body: models.RefundCreate | dict[str, Any],
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Refund: ...
+
+    def create(
+        self,
+        *,
+        payment_id: str | Omit = omit,
+        amount: int | Omit = omit,
+        reason: Literal["duplicate", "fraudulent", "requested_by_customer"] | Omit = omit,
+        metadata: dict[str, str] | Omit = omit,
+        body: models.RefundCreate | dict[str, Any] | Omit = omit,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
@@ -110,6 +146,13 @@ class RefundsResource:
 
         Returns all or part of a succeeded payment to the customer.
 
+        Args:
+            payment_id: body member `paymentId` (required)
+            amount: body member `amount`. Amount to refund, in the smallest currency unit; defaults to the whole remaining amount.
+            reason: body member `reason`
+            metadata: body member `metadata`. Your own key-value pairs, up to 50 keys.
+            body: the whole body instead of its members as arguments (not both).
+
         Sends an idempotency key (`Idempotency-Key`): yours, or one generated
         once for this call and reused by every retry, so retries are safe.
         """
@@ -119,7 +162,16 @@ class RefundsResource:
             "POST",
             "/v1/refunds",
             headers=headers,
-            json=body,
+            json=body_of(
+                body,
+                {
+                    "paymentId": payment_id,
+                    "amount": amount,
+                    "reason": reason,
+                    "metadata": metadata,
+                },
+                required=True,
+            ),
             idempotency_header="Idempotency-Key",
             idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),
@@ -246,10 +298,43 @@ class AsyncRefundsResource:
 
         return AsyncPaginator(first_page)
 
+    @overload
+    async def create(
+        self,
+        *,
+        payment_id: str,
+        amount: int | Omit = omit,
+        reason: Literal["duplicate", "fraudulent", "requested_by_customer"] | Omit = omit,
+        metadata: dict[str, str] | Omit = omit,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Refund: ...
+
+    @overload
     async def create(
         self,
         *,
         body: models.RefundCreate | dict[str, Any],
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Refund: ...
+
+    async def create(
+        self,
+        *,
+        payment_id: str | Omit = omit,
+        amount: int | Omit = omit,
+        reason: Literal["duplicate", "fraudulent", "requested_by_customer"] | Omit = omit,
+        metadata: dict[str, str] | Omit = omit,
+        body: models.RefundCreate | dict[str, Any] | Omit = omit,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
@@ -263,6 +348,13 @@ class AsyncRefundsResource:
 
         Returns all or part of a succeeded payment to the customer.
 
+        Args:
+            payment_id: body member `paymentId` (required)
+            amount: body member `amount`. Amount to refund, in the smallest currency unit; defaults to the whole remaining amount.
+            reason: body member `reason`
+            metadata: body member `metadata`. Your own key-value pairs, up to 50 keys.
+            body: the whole body instead of its members as arguments (not both).
+
         Sends an idempotency key (`Idempotency-Key`): yours, or one generated
         once for this call and reused by every retry, so retries are safe.
         """
@@ -272,7 +364,16 @@ class AsyncRefundsResource:
             "POST",
             "/v1/refunds",
             headers=headers,
-            json=body,
+            json=body_of(
+                body,
+                {
+                    "paymentId": payment_id,
+                    "amount": amount,
+                    "reason": reason,
+                    "metadata": metadata,
+                },
+                required=True,
+            ),
             idempotency_header="Idempotency-Key",
             idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()}, {"apiKeyAuth": ()})),

@@ -10,9 +10,12 @@ from typing import Any
 from .. import models
 from .._runtime import (
     AsyncAPIClient,
+    Omit,
     RequestOptions,
     SyncAPIClient,
     async_to_raw,
+    body_of,
+    omit,
     path_segment,
     to_raw,
 )
@@ -73,8 +76,10 @@ class DocumentsResource:
         self,
         *,
         document_id: str,
-        body: models.DocumentInput | dict[str, Any],
         if_match: str,
+        title: str | Omit = omit,
+        body_2: str | Omit = omit,
+        body: models.DocumentInput | dict[str, Any] | Omit = omit,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
@@ -90,6 +95,9 @@ class DocumentsResource:
 
         Args:
             document_id: path parameter `documentId`
+            title: body member `title`
+            body_2: body member `body`
+            body: the whole body instead of its members as arguments (not both).
         """
         headers: dict[str, str] = {}
         if if_match is not None:
@@ -99,7 +107,14 @@ class DocumentsResource:
             "PUT",
             "/documents/" + path_segment(document_id),
             headers=headers,
-            json=body,
+            json=body_of(
+                body,
+                {
+                    "title": title,
+                    "body": body_2,
+                },
+                required=True,
+            ),
             idempotency_key=idempotency_key,
             accept="application/json",
             errors={"412": models.Error},
@@ -153,7 +168,9 @@ class DocumentsResource:
         self,
         *,
         document_id: str,
-        body: models.DocumentInput | dict[str, Any],
+        title: str | Omit = omit,
+        body_2: str | Omit = omit,
+        body: models.DocumentInput | dict[str, Any] | Omit = omit,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
@@ -169,6 +186,9 @@ class DocumentsResource:
 
         Args:
             document_id: path parameter `documentId`
+            title: body member `title`
+            body_2: body member `body`
+            body: the whole body instead of its members as arguments (not both).
 
         Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
         without one, a PATCH is sent once.
@@ -179,7 +199,14 @@ class DocumentsResource:
             "PATCH",
             "/documents/" + path_segment(document_id),
             headers=headers,
-            json=body,
+            json=body_of(
+                body,
+                {
+                    "title": title,
+                    "body": body_2,
+                },
+                required=True,
+            ),
             idempotency_key=idempotency_key,
             accept="application/json",
             errors={"404": models.Error},
@@ -256,8 +283,10 @@ class AsyncDocumentsResource:
         self,
         *,
         document_id: str,
-        body: models.DocumentInput | dict[str, Any],
         if_match: str,
+        title: str | Omit = omit,
+        body_2: str | Omit = omit,
+        body: models.DocumentInput | dict[str, Any] | Omit = omit,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
@@ -273,6 +302,9 @@ class AsyncDocumentsResource:
 
         Args:
             document_id: path parameter `documentId`
+            title: body member `title`
+            body_2: body member `body`
+            body: the whole body instead of its members as arguments (not both).
         """
         headers: dict[str, str] = {}
         if if_match is not None:
@@ -282,7 +314,14 @@ class AsyncDocumentsResource:
             "PUT",
             "/documents/" + path_segment(document_id),
             headers=headers,
-            json=body,
+            json=body_of(
+                body,
+                {
+                    "title": title,
+                    "body": body_2,
+                },
+                required=True,
+            ),
             idempotency_key=idempotency_key,
             accept="application/json",
             errors={"412": models.Error},
@@ -336,7 +375,9 @@ class AsyncDocumentsResource:
         self,
         *,
         document_id: str,
-        body: models.DocumentInput | dict[str, Any],
+        title: str | Omit = omit,
+        body_2: str | Omit = omit,
+        body: models.DocumentInput | dict[str, Any] | Omit = omit,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
@@ -352,6 +393,9 @@ class AsyncDocumentsResource:
 
         Args:
             document_id: path parameter `documentId`
+            title: body member `title`
+            body_2: body member `body`
+            body: the whole body instead of its members as arguments (not both).
 
         Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
         without one, a PATCH is sent once.
@@ -362,7 +406,14 @@ class AsyncDocumentsResource:
             "PATCH",
             "/documents/" + path_segment(document_id),
             headers=headers,
-            json=body,
+            json=body_of(
+                body,
+                {
+                    "title": title,
+                    "body": body_2,
+                },
+                required=True,
+            ),
             idempotency_key=idempotency_key,
             accept="application/json",
             errors={"404": models.Error},

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal, overload
 
 import pydantic
 
@@ -14,9 +14,12 @@ from .._runtime import (
     AsyncAPIClient,
     AsyncJobHandle,
     JobHandle,
+    Omit,
     RequestOptions,
     SyncAPIClient,
     async_to_raw,
+    body_of,
+    omit,
     to_raw,
 )
 from .._runtime._base import TimeoutTypes
@@ -34,10 +37,37 @@ class ExportsResource:
         headers, ETag, replay flag, rate limit)."""
         return ExportsResourceWithRawResponse(self)
 
+    @overload
+    def create(
+        self,
+        *,
+        format_: Literal["csv", "json"],
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> JobHandle[Any]: ...
+
+    @overload
     def create(
         self,
         *,
         body: models.CreateExportRequest | dict[str, Any],
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> JobHandle[Any]: ...
+
+    def create(
+        self,
+        *,
+        format_: Literal["csv", "json"] | Omit = omit,
+        body: models.CreateExportRequest | dict[str, Any] | Omit = omit,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
@@ -51,6 +81,10 @@ class ExportsResource:
 
         Answers `202` with neither `Location` nor `Retry-After`.
 
+        Args:
+            format_: body member `format` (required)
+            body: the whole body instead of its members as arguments (not both).
+
         Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
         without one, a POST is sent once.
 
@@ -62,7 +96,13 @@ class ExportsResource:
             "POST",
             "/exports",
             headers=headers,
-            json=body,
+            json=body_of(
+                body,
+                {
+                    "format": format_,
+                },
+                required=True,
+            ),
             idempotency_key=idempotency_key,
             accept="application/json",
             max_retries=max_retries,
@@ -93,10 +133,37 @@ class AsyncExportsResource:
         headers, ETag, replay flag, rate limit)."""
         return AsyncExportsResourceWithRawResponse(self)
 
+    @overload
+    async def create(
+        self,
+        *,
+        format_: Literal["csv", "json"],
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> AsyncJobHandle[Any]: ...
+
+    @overload
     async def create(
         self,
         *,
         body: models.CreateExportRequest | dict[str, Any],
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> AsyncJobHandle[Any]: ...
+
+    async def create(
+        self,
+        *,
+        format_: Literal["csv", "json"] | Omit = omit,
+        body: models.CreateExportRequest | dict[str, Any] | Omit = omit,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
@@ -110,6 +177,10 @@ class AsyncExportsResource:
 
         Answers `202` with neither `Location` nor `Retry-After`.
 
+        Args:
+            format_: body member `format` (required)
+            body: the whole body instead of its members as arguments (not both).
+
         Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
         without one, a POST is sent once.
 
@@ -121,7 +192,13 @@ class AsyncExportsResource:
             "POST",
             "/exports",
             headers=headers,
-            json=body,
+            json=body_of(
+                body,
+                {
+                    "format": format_,
+                },
+                required=True,
+            ),
             idempotency_key=idempotency_key,
             accept="application/json",
             max_retries=max_retries,

@@ -6,14 +6,17 @@ from __future__ import annotations
 import builtins
 import functools
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any, cast, overload
 
 from .. import models
 from .._runtime import (
     AsyncAPIClient,
+    Omit,
     RequestOptions,
     SyncAPIClient,
     async_to_raw,
+    body_of,
+    omit,
     to_raw,
 )
 from .._runtime._base import TimeoutTypes
@@ -68,10 +71,39 @@ class OrdersResource:
         response = self._client.request(options)
         return cast(list[models.Order], response.parse_as(list[models.Order]))
 
+    @overload
+    def create(
+        self,
+        *,
+        widget_id: str,
+        quantity: int,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Order: ...
+
+    @overload
     def create(
         self,
         *,
         body: models.OrderInput | dict[str, Any],
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Order: ...
+
+    def create(
+        self,
+        *,
+        widget_id: str | Omit = omit,
+        quantity: int | Omit = omit,
+        body: models.OrderInput | dict[str, Any] | Omit = omit,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
@@ -85,6 +117,11 @@ class OrdersResource:
 
         Declares an `Idempotency-Key` but neither `409` nor `422`.
 
+        Args:
+            widget_id: body member `widgetId` (required)
+            quantity: body member `quantity` (required)
+            body: the whole body instead of its members as arguments (not both).
+
         Sends an idempotency key (`Idempotency-Key`): yours, or one generated
         once for this call and reused by every retry, so retries are safe.
         """
@@ -94,7 +131,14 @@ class OrdersResource:
             "POST",
             "/orders",
             headers=headers,
-            json=body,
+            json=body_of(
+                body,
+                {
+                    "widgetId": widget_id,
+                    "quantity": quantity,
+                },
+                required=True,
+            ),
             idempotency_header="Idempotency-Key",
             idempotency_key=idempotency_key,
             accept="application/json",
@@ -165,10 +209,39 @@ class AsyncOrdersResource:
         response = await self._client.request(options)
         return cast(list[models.Order], response.parse_as(list[models.Order]))
 
+    @overload
+    async def create(
+        self,
+        *,
+        widget_id: str,
+        quantity: int,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Order: ...
+
+    @overload
     async def create(
         self,
         *,
         body: models.OrderInput | dict[str, Any],
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Order: ...
+
+    async def create(
+        self,
+        *,
+        widget_id: str | Omit = omit,
+        quantity: int | Omit = omit,
+        body: models.OrderInput | dict[str, Any] | Omit = omit,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
@@ -182,6 +255,11 @@ class AsyncOrdersResource:
 
         Declares an `Idempotency-Key` but neither `409` nor `422`.
 
+        Args:
+            widget_id: body member `widgetId` (required)
+            quantity: body member `quantity` (required)
+            body: the whole body instead of its members as arguments (not both).
+
         Sends an idempotency key (`Idempotency-Key`): yours, or one generated
         once for this call and reused by every retry, so retries are safe.
         """
@@ -191,7 +269,14 @@ class AsyncOrdersResource:
             "POST",
             "/orders",
             headers=headers,
-            json=body,
+            json=body_of(
+                body,
+                {
+                    "widgetId": widget_id,
+                    "quantity": quantity,
+                },
+                required=True,
+            ),
             idempotency_header="Idempotency-Key",
             idempotency_key=idempotency_key,
             accept="application/json",

@@ -11,9 +11,12 @@ from typing import Any, cast
 from .. import models
 from .._runtime import (
     AsyncAPIClient,
+    Omit,
     RequestOptions,
     SyncAPIClient,
     async_to_raw,
+    body_of,
+    omit,
     path_segment,
     to_raw,
 )
@@ -62,7 +65,9 @@ class WidgetsResource:
     def create(
         self,
         *,
-        body: models.WidgetInput | dict[str, Any],
+        name: str | Omit = omit,
+        color: str | Omit = omit,
+        body: models.WidgetInput | dict[str, Any] | Omit = omit,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
@@ -74,6 +79,11 @@ class WidgetsResource:
 
         `POST /widgets` (operationId `createWidget`).
 
+        Args:
+            name: body member `name`
+            color: body member `color`
+            body: the whole body instead of its members as arguments (not both).
+
         Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
         without one, a POST is sent once.
         """
@@ -83,7 +93,14 @@ class WidgetsResource:
             "POST",
             "/widgets",
             headers=headers,
-            json=body,
+            json=body_of(
+                body,
+                {
+                    "name": name,
+                    "color": color,
+                },
+                required=True,
+            ),
             idempotency_key=idempotency_key,
             accept="application/json",
             errors={"400": models.Error},
@@ -130,7 +147,9 @@ class WidgetsResource:
         self,
         *,
         widget_id: str,
-        body: models.WidgetInput | dict[str, Any],
+        name: str | Omit = omit,
+        color: str | Omit = omit,
+        body: models.WidgetInput | dict[str, Any] | Omit = omit,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
@@ -144,6 +163,9 @@ class WidgetsResource:
 
         Args:
             widget_id: path parameter `widgetId`
+            name: body member `name`
+            color: body member `color`
+            body: the whole body instead of its members as arguments (not both).
 
         Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
         without one, a PATCH is sent once.
@@ -154,7 +176,14 @@ class WidgetsResource:
             "PATCH",
             "/widgets/" + path_segment(widget_id),
             headers=headers,
-            json=body,
+            json=body_of(
+                body,
+                {
+                    "name": name,
+                    "color": color,
+                },
+                required=True,
+            ),
             idempotency_key=idempotency_key,
             accept="application/json",
             errors={"404": models.Error},
@@ -219,7 +248,9 @@ class AsyncWidgetsResource:
     async def create(
         self,
         *,
-        body: models.WidgetInput | dict[str, Any],
+        name: str | Omit = omit,
+        color: str | Omit = omit,
+        body: models.WidgetInput | dict[str, Any] | Omit = omit,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
@@ -231,6 +262,11 @@ class AsyncWidgetsResource:
 
         `POST /widgets` (operationId `createWidget`).
 
+        Args:
+            name: body member `name`
+            color: body member `color`
+            body: the whole body instead of its members as arguments (not both).
+
         Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
         without one, a POST is sent once.
         """
@@ -240,7 +276,14 @@ class AsyncWidgetsResource:
             "POST",
             "/widgets",
             headers=headers,
-            json=body,
+            json=body_of(
+                body,
+                {
+                    "name": name,
+                    "color": color,
+                },
+                required=True,
+            ),
             idempotency_key=idempotency_key,
             accept="application/json",
             errors={"400": models.Error},
@@ -287,7 +330,9 @@ class AsyncWidgetsResource:
         self,
         *,
         widget_id: str,
-        body: models.WidgetInput | dict[str, Any],
+        name: str | Omit = omit,
+        color: str | Omit = omit,
+        body: models.WidgetInput | dict[str, Any] | Omit = omit,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
@@ -301,6 +346,9 @@ class AsyncWidgetsResource:
 
         Args:
             widget_id: path parameter `widgetId`
+            name: body member `name`
+            color: body member `color`
+            body: the whole body instead of its members as arguments (not both).
 
         Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
         without one, a PATCH is sent once.
@@ -311,7 +359,14 @@ class AsyncWidgetsResource:
             "PATCH",
             "/widgets/" + path_segment(widget_id),
             headers=headers,
-            json=body,
+            json=body_of(
+                body,
+                {
+                    "name": name,
+                    "color": color,
+                },
+                required=True,
+            ),
             idempotency_key=idempotency_key,
             accept="application/json",
             errors={"404": models.Error},

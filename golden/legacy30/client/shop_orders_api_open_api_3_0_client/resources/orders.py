@@ -5,19 +5,25 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from .. import models
 from .._runtime import (
     AsyncAPIClient,
+    Omit,
     RequestOptions,
     Security,
     SyncAPIClient,
     async_to_raw,
+    body_of,
+    omit,
     path_segment,
     to_raw,
 )
 from .._runtime._base import TimeoutTypes
+
+if TYPE_CHECKING:
+    from .. import params
 
 
 class OrdersResource:
@@ -32,10 +38,41 @@ class OrdersResource:
         headers, ETag, replay flag, rate limit)."""
         return OrdersResourceWithRawResponse(self)
 
+    @overload
+    def create(
+        self,
+        *,
+        lines: list[params.OrderLineParam],
+        note: str | None | Omit = omit,
+        callback_url: str | None | Omit = omit,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Order: ...
+
+    @overload
     def create(
         self,
         *,
         body: models.OrderCreate | dict[str, Any],
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Order: ...
+
+    def create(
+        self,
+        *,
+        lines: list[params.OrderLineParam] | Omit = omit,
+        note: str | None | Omit = omit,
+        callback_url: str | None | Omit = omit,
+        body: models.OrderCreate | dict[str, Any] | Omit = omit,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
@@ -47,6 +84,12 @@ class OrdersResource:
 
         `POST /v1/orders` (operationId `createOrder`).
 
+        Args:
+            lines: body member `lines` (required)
+            note: body member `note`
+            callback_url: body member `callbackUrl`. Receives `orderStatusChanged` callbacks.
+            body: the whole body instead of its members as arguments (not both).
+
         Sends an idempotency key (`Idempotency-Key`): yours, or one generated
         once for this call and reused by every retry, so retries are safe.
         """
@@ -56,7 +99,15 @@ class OrdersResource:
             "POST",
             "/v1/orders",
             headers=headers,
-            json=body,
+            json=body_of(
+                body,
+                {
+                    "lines": lines,
+                    "note": note,
+                    "callbackUrl": callback_url,
+                },
+                required=True,
+            ),
             idempotency_header="Idempotency-Key",
             idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()},)),
@@ -104,8 +155,10 @@ class OrdersResource:
         self,
         *,
         order_id: str,
-        body: models.OrderUpdate | dict[str, Any],
         if_match: str,
+        note: str | None | Omit = omit,
+        status: Literal["placed", "paid", "shipped", "cancelled"] | Omit = omit,
+        body: models.OrderUpdate | dict[str, Any] | Omit = omit,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
@@ -121,6 +174,9 @@ class OrdersResource:
 
         Args:
             order_id: path parameter `orderId`
+            note: body member `note`
+            status: body member `status`
+            body: the whole body instead of its members as arguments (not both).
 
         Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
         without one, a PATCH is sent once.
@@ -133,7 +189,14 @@ class OrdersResource:
             "PATCH",
             "/v1/orders/" + path_segment(order_id),
             headers=headers,
-            json=body,
+            json=body_of(
+                body,
+                {
+                    "note": note,
+                    "status": status,
+                },
+                required=True,
+            ),
             idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()},)),
             accept="application/json, application/problem+json",
@@ -167,10 +230,41 @@ class AsyncOrdersResource:
         headers, ETag, replay flag, rate limit)."""
         return AsyncOrdersResourceWithRawResponse(self)
 
+    @overload
+    async def create(
+        self,
+        *,
+        lines: list[params.OrderLineParam],
+        note: str | None | Omit = omit,
+        callback_url: str | None | Omit = omit,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Order: ...
+
+    @overload
     async def create(
         self,
         *,
         body: models.OrderCreate | dict[str, Any],
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Order: ...
+
+    async def create(
+        self,
+        *,
+        lines: list[params.OrderLineParam] | Omit = omit,
+        note: str | None | Omit = omit,
+        callback_url: str | None | Omit = omit,
+        body: models.OrderCreate | dict[str, Any] | Omit = omit,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
@@ -182,6 +276,12 @@ class AsyncOrdersResource:
 
         `POST /v1/orders` (operationId `createOrder`).
 
+        Args:
+            lines: body member `lines` (required)
+            note: body member `note`
+            callback_url: body member `callbackUrl`. Receives `orderStatusChanged` callbacks.
+            body: the whole body instead of its members as arguments (not both).
+
         Sends an idempotency key (`Idempotency-Key`): yours, or one generated
         once for this call and reused by every retry, so retries are safe.
         """
@@ -191,7 +291,15 @@ class AsyncOrdersResource:
             "POST",
             "/v1/orders",
             headers=headers,
-            json=body,
+            json=body_of(
+                body,
+                {
+                    "lines": lines,
+                    "note": note,
+                    "callbackUrl": callback_url,
+                },
+                required=True,
+            ),
             idempotency_header="Idempotency-Key",
             idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()},)),
@@ -239,8 +347,10 @@ class AsyncOrdersResource:
         self,
         *,
         order_id: str,
-        body: models.OrderUpdate | dict[str, Any],
         if_match: str,
+        note: str | None | Omit = omit,
+        status: Literal["placed", "paid", "shipped", "cancelled"] | Omit = omit,
+        body: models.OrderUpdate | dict[str, Any] | Omit = omit,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
@@ -256,6 +366,9 @@ class AsyncOrdersResource:
 
         Args:
             order_id: path parameter `orderId`
+            note: body member `note`
+            status: body member `status`
+            body: the whole body instead of its members as arguments (not both).
 
         Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
         without one, a PATCH is sent once.
@@ -268,7 +381,14 @@ class AsyncOrdersResource:
             "PATCH",
             "/v1/orders/" + path_segment(order_id),
             headers=headers,
-            json=body,
+            json=body_of(
+                body,
+                {
+                    "note": note,
+                    "status": status,
+                },
+                required=True,
+            ),
             idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()},)),
             accept="application/json, application/problem+json",

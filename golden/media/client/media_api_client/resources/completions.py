@@ -5,17 +5,20 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, overload
 
 from .. import models
 from .._runtime import (
     AsyncAPIClient,
     AsyncEventStream,
     EventStream,
+    Omit,
     RequestOptions,
     Security,
     SyncAPIClient,
     async_to_raw,
+    body_of,
+    omit,
     to_raw,
 )
 from .._runtime._base import TimeoutTypes
@@ -33,10 +36,39 @@ class CompletionsResource:
         headers, ETag, replay flag, rate limit)."""
         return CompletionsResourceWithRawResponse(self)
 
+    @overload
+    def create(
+        self,
+        *,
+        prompt: str,
+        stream: bool | Omit = omit,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Completion: ...
+
+    @overload
     def create(
         self,
         *,
         body: models.CompletionRequest | dict[str, Any],
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Completion: ...
+
+    def create(
+        self,
+        *,
+        prompt: str | Omit = omit,
+        stream: bool | Omit = omit,
+        body: models.CompletionRequest | dict[str, Any] | Omit = omit,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
@@ -48,6 +80,11 @@ class CompletionsResource:
 
         `POST /v1/completions` (operationId `createCompletion`).
 
+        Args:
+            prompt: body member `prompt` (required)
+            stream: body member `stream`
+            body: the whole body instead of its members as arguments (not both).
+
         Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
         without one, a POST is sent once.
         """
@@ -57,7 +94,14 @@ class CompletionsResource:
             "POST",
             "/v1/completions",
             headers=headers,
-            json=body,
+            json=body_of(
+                body,
+                {
+                    "prompt": prompt,
+                    "stream": stream,
+                },
+                required=True,
+            ),
             idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()},)),
             accept="application/json, application/problem+json",
@@ -69,6 +113,21 @@ class CompletionsResource:
         response = self._client.request(options)
         return response.parse(models.Completion)
 
+    @overload
+    def create_stream(
+        self,
+        *,
+        prompt: str,
+        stream: bool | Omit = omit,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> EventStream[models.CompletionChunk]: ...
+
+    @overload
     def create_stream(
         self,
         *,
@@ -79,10 +138,29 @@ class CompletionsResource:
         extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
+    ) -> EventStream[models.CompletionChunk]: ...
+
+    def create_stream(
+        self,
+        *,
+        prompt: str | Omit = omit,
+        stream: bool | Omit = omit,
+        body: models.CompletionRequest | dict[str, Any] | Omit = omit,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
     ) -> EventStream[models.CompletionChunk]:
         """Complete a prompt
 
         `POST /v1/completions` (operationId `createCompletion`); reads the body as it arrives.
+
+        Args:
+            prompt: body member `prompt` (required)
+            stream: body member `stream`
+            body: the whole body instead of its members as arguments (not both).
 
         Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
         without one, a POST is sent once.
@@ -96,7 +174,14 @@ class CompletionsResource:
             "POST",
             "/v1/completions",
             headers=headers,
-            json=body,
+            json=body_of(
+                body,
+                {
+                    "prompt": prompt,
+                    "stream": stream,
+                },
+                required=True,
+            ),
             idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()},)),
             accept="text/event-stream, application/problem+json",
@@ -129,10 +214,39 @@ class AsyncCompletionsResource:
         headers, ETag, replay flag, rate limit)."""
         return AsyncCompletionsResourceWithRawResponse(self)
 
+    @overload
+    async def create(
+        self,
+        *,
+        prompt: str,
+        stream: bool | Omit = omit,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Completion: ...
+
+    @overload
     async def create(
         self,
         *,
         body: models.CompletionRequest | dict[str, Any],
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Completion: ...
+
+    async def create(
+        self,
+        *,
+        prompt: str | Omit = omit,
+        stream: bool | Omit = omit,
+        body: models.CompletionRequest | dict[str, Any] | Omit = omit,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
@@ -144,6 +258,11 @@ class AsyncCompletionsResource:
 
         `POST /v1/completions` (operationId `createCompletion`).
 
+        Args:
+            prompt: body member `prompt` (required)
+            stream: body member `stream`
+            body: the whole body instead of its members as arguments (not both).
+
         Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
         without one, a POST is sent once.
         """
@@ -153,7 +272,14 @@ class AsyncCompletionsResource:
             "POST",
             "/v1/completions",
             headers=headers,
-            json=body,
+            json=body_of(
+                body,
+                {
+                    "prompt": prompt,
+                    "stream": stream,
+                },
+                required=True,
+            ),
             idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()},)),
             accept="application/json, application/problem+json",
@@ -165,6 +291,21 @@ class AsyncCompletionsResource:
         response = await self._client.request(options)
         return response.parse(models.Completion)
 
+    @overload
+    async def create_stream(
+        self,
+        *,
+        prompt: str,
+        stream: bool | Omit = omit,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> AsyncEventStream[models.CompletionChunk]: ...
+
+    @overload
     async def create_stream(
         self,
         *,
@@ -175,10 +316,29 @@ class AsyncCompletionsResource:
         extra_body: Mapping[str, Any] | None = None,
         max_retries: int | None = None,
         timeout: TimeoutTypes = None,
+    ) -> AsyncEventStream[models.CompletionChunk]: ...
+
+    async def create_stream(
+        self,
+        *,
+        prompt: str | Omit = omit,
+        stream: bool | Omit = omit,
+        body: models.CompletionRequest | dict[str, Any] | Omit = omit,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
     ) -> AsyncEventStream[models.CompletionChunk]:
         """Complete a prompt
 
         `POST /v1/completions` (operationId `createCompletion`); reads the body as it arrives.
+
+        Args:
+            prompt: body member `prompt` (required)
+            stream: body member `stream`
+            body: the whole body instead of its members as arguments (not both).
 
         Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
         without one, a POST is sent once.
@@ -192,7 +352,14 @@ class AsyncCompletionsResource:
             "POST",
             "/v1/completions",
             headers=headers,
-            json=body,
+            json=body_of(
+                body,
+                {
+                    "prompt": prompt,
+                    "stream": stream,
+                },
+                required=True,
+            ),
             idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()},)),
             accept="text/event-stream, application/problem+json",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import builtins
 import functools
 from collections.abc import Mapping
-from typing import Any, Literal, cast
+from typing import Any, Literal, cast, overload
 
 from .. import models
 from .._runtime import (
@@ -15,17 +15,20 @@ from .._runtime import (
     AsyncPage,
     AsyncPaginator,
     BinaryStream,
+    Omit,
     Pagination,
     RequestOptions,
     Security,
     SyncAPIClient,
     SyncPage,
     async_to_raw,
+    body_of,
     cookie_value,
+    omit,
     path_segment,
     to_raw,
 )
-from .._runtime._base import TimeoutTypes
+from .._runtime._base import FileSpec, TimeoutTypes
 from .._runtime._logs import warn_deprecated
 
 
@@ -103,10 +106,45 @@ class FilesResource:
             models.FileList,
         )
 
+    @overload
+    def create(
+        self,
+        *,
+        name: str,
+        content: FileSpec,
+        size: int | Omit = omit,
+        kind: Literal["document", "image", "archive"] | Omit = omit,
+        tags: builtins.list[str] | Omit = omit,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.File: ...
+
+    @overload
     def create(
         self,
         *,
         body: models.FileUpload | Mapping[str, Any],
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.File: ...
+
+    def create(
+        self,
+        *,
+        name: str | Omit = omit,
+        size: int | Omit = omit,
+        kind: Literal["document", "image", "archive"] | Omit = omit,
+        tags: builtins.list[str] | Omit = omit,
+        content: FileSpec | Omit = omit,
+        body: models.FileUpload | Mapping[str, Any] | Omit = omit,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
@@ -118,6 +156,14 @@ class FilesResource:
 
         `POST /v1/files` (operationId `createFile`).
 
+        Args:
+            name: body member `name` (required)
+            size: body member `size`
+            kind: body member `kind`
+            tags: body member `tags`
+            content: body member `content` (required)
+            body: the whole body instead of its members as arguments (not both).
+
         Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
         without one, a POST is sent once.
         """
@@ -127,7 +173,17 @@ class FilesResource:
             "POST",
             "/v1/files",
             headers=headers,
-            files=body,
+            files=body_of(
+                body,
+                {
+                    "name": name,
+                    "size": size,
+                    "kind": kind,
+                    "tags": tags,
+                    "content": content,
+                },
+                required=True,
+            ),
             idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()},)),
             accept="application/json, application/problem+json",
@@ -139,10 +195,41 @@ class FilesResource:
         response = self._client.request(options)
         return response.parse(models.File)
 
+    @overload
+    def search(
+        self,
+        *,
+        q: str,
+        kinds: builtins.list[str] | Omit = omit,
+        archived: bool | Omit = omit,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.FileList: ...
+
+    @overload
     def search(
         self,
         *,
         body: models.FileSearch | Mapping[str, Any],
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.FileList: ...
+
+    def search(
+        self,
+        *,
+        q: str | Omit = omit,
+        kinds: builtins.list[str] | Omit = omit,
+        archived: bool | Omit = omit,
+        body: models.FileSearch | Mapping[str, Any] | Omit = omit,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
@@ -154,6 +241,12 @@ class FilesResource:
 
         `POST /v1/files/search` (operationId `searchFiles`).
 
+        Args:
+            q: body member `q` (required)
+            kinds: body member `kinds`
+            archived: body member `archived`
+            body: the whole body instead of its members as arguments (not both).
+
         Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
         without one, a POST is sent once.
         """
@@ -163,7 +256,15 @@ class FilesResource:
             "POST",
             "/v1/files/search",
             headers=headers,
-            data=body,
+            data=body_of(
+                body,
+                {
+                    "q": q,
+                    "kinds": kinds,
+                    "archived": archived,
+                },
+                required=True,
+            ),
             idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()},)),
             accept="application/json",
@@ -407,10 +508,45 @@ class AsyncFilesResource:
 
         return AsyncPaginator(first_page)
 
+    @overload
+    async def create(
+        self,
+        *,
+        name: str,
+        content: FileSpec,
+        size: int | Omit = omit,
+        kind: Literal["document", "image", "archive"] | Omit = omit,
+        tags: builtins.list[str] | Omit = omit,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.File: ...
+
+    @overload
     async def create(
         self,
         *,
         body: models.FileUpload | Mapping[str, Any],
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.File: ...
+
+    async def create(
+        self,
+        *,
+        name: str | Omit = omit,
+        size: int | Omit = omit,
+        kind: Literal["document", "image", "archive"] | Omit = omit,
+        tags: builtins.list[str] | Omit = omit,
+        content: FileSpec | Omit = omit,
+        body: models.FileUpload | Mapping[str, Any] | Omit = omit,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
@@ -422,6 +558,14 @@ class AsyncFilesResource:
 
         `POST /v1/files` (operationId `createFile`).
 
+        Args:
+            name: body member `name` (required)
+            size: body member `size`
+            kind: body member `kind`
+            tags: body member `tags`
+            content: body member `content` (required)
+            body: the whole body instead of its members as arguments (not both).
+
         Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
         without one, a POST is sent once.
         """
@@ -431,7 +575,17 @@ class AsyncFilesResource:
             "POST",
             "/v1/files",
             headers=headers,
-            files=body,
+            files=body_of(
+                body,
+                {
+                    "name": name,
+                    "size": size,
+                    "kind": kind,
+                    "tags": tags,
+                    "content": content,
+                },
+                required=True,
+            ),
             idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()},)),
             accept="application/json, application/problem+json",
@@ -443,10 +597,41 @@ class AsyncFilesResource:
         response = await self._client.request(options)
         return response.parse(models.File)
 
+    @overload
+    async def search(
+        self,
+        *,
+        q: str,
+        kinds: builtins.list[str] | Omit = omit,
+        archived: bool | Omit = omit,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.FileList: ...
+
+    @overload
     async def search(
         self,
         *,
         body: models.FileSearch | Mapping[str, Any],
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.FileList: ...
+
+    async def search(
+        self,
+        *,
+        q: str | Omit = omit,
+        kinds: builtins.list[str] | Omit = omit,
+        archived: bool | Omit = omit,
+        body: models.FileSearch | Mapping[str, Any] | Omit = omit,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
@@ -458,6 +643,12 @@ class AsyncFilesResource:
 
         `POST /v1/files/search` (operationId `searchFiles`).
 
+        Args:
+            q: body member `q` (required)
+            kinds: body member `kinds`
+            archived: body member `archived`
+            body: the whole body instead of its members as arguments (not both).
+
         Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
         without one, a POST is sent once.
         """
@@ -467,7 +658,15 @@ class AsyncFilesResource:
             "POST",
             "/v1/files/search",
             headers=headers,
-            data=body,
+            data=body_of(
+                body,
+                {
+                    "q": q,
+                    "kinds": kinds,
+                    "archived": archived,
+                },
+                required=True,
+            ),
             idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()},)),
             accept="application/json",

@@ -5,19 +5,22 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, overload
 
 from .. import models
 from .._runtime import (
     AsyncAPIClient,
     AsyncPage,
     AsyncPaginator,
+    Omit,
     Pagination,
     RequestOptions,
     Security,
     SyncAPIClient,
     SyncPage,
     async_to_raw,
+    body_of,
+    omit,
     path_segment,
     to_raw,
 )
@@ -95,10 +98,43 @@ class PaymentsResource:
             models.PaymentList,
         )
 
+    @overload
+    def create(
+        self,
+        *,
+        amount: int,
+        currency: str,
+        customer_id: str,
+        description: str | None | Omit = omit,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Payment: ...
+
+    @overload
     def create(
         self,
         *,
         body: models.PaymentCreate | dict[str, Any],
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Payment: ...
+
+    def create(
+        self,
+        *,
+        amount: int | Omit = omit,
+        currency: str | Omit = omit,
+        customer_id: str | Omit = omit,
+        description: str | None | Omit = omit,
+        body: models.PaymentCreate | dict[str, Any] | Omit = omit,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
@@ -113,6 +149,13 @@ class PaymentsResource:
         Charges a customer. Send a fresh `Idempotency-Key` (a UUID) per logical payment and reuse
         it on every retry of that payment, so that a lost response never charges twice.
 
+        Args:
+            amount: body member `amount` (required). Amount in the smallest currency unit (cents).
+            currency: body member `currency` (required). Three-letter ISO 4217 code, lower case.
+            customer_id: body member `customerId` (required). The customer to charge.
+            description: body member `description`
+            body: the whole body instead of its members as arguments (not both).
+
         Sends an idempotency key (`Idempotency-Key`): yours, or one generated
         once for this call and reused by every retry, so retries are safe.
         """
@@ -122,7 +165,16 @@ class PaymentsResource:
             "POST",
             "/v1/payments",
             headers=headers,
-            json=body,
+            json=body_of(
+                body,
+                {
+                    "amount": amount,
+                    "currency": currency,
+                    "customerId": customer_id,
+                    "description": description,
+                },
+                required=True,
+            ),
             idempotency_header="Idempotency-Key",
             idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()},)),
@@ -251,10 +303,43 @@ class AsyncPaymentsResource:
 
         return AsyncPaginator(first_page)
 
+    @overload
+    async def create(
+        self,
+        *,
+        amount: int,
+        currency: str,
+        customer_id: str,
+        description: str | None | Omit = omit,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Payment: ...
+
+    @overload
     async def create(
         self,
         *,
         body: models.PaymentCreate | dict[str, Any],
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Payment: ...
+
+    async def create(
+        self,
+        *,
+        amount: int | Omit = omit,
+        currency: str | Omit = omit,
+        customer_id: str | Omit = omit,
+        description: str | None | Omit = omit,
+        body: models.PaymentCreate | dict[str, Any] | Omit = omit,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
@@ -269,6 +354,13 @@ class AsyncPaymentsResource:
         Charges a customer. Send a fresh `Idempotency-Key` (a UUID) per logical payment and reuse
         it on every retry of that payment, so that a lost response never charges twice.
 
+        Args:
+            amount: body member `amount` (required). Amount in the smallest currency unit (cents).
+            currency: body member `currency` (required). Three-letter ISO 4217 code, lower case.
+            customer_id: body member `customerId` (required). The customer to charge.
+            description: body member `description`
+            body: the whole body instead of its members as arguments (not both).
+
         Sends an idempotency key (`Idempotency-Key`): yours, or one generated
         once for this call and reused by every retry, so retries are safe.
         """
@@ -278,7 +370,16 @@ class AsyncPaymentsResource:
             "POST",
             "/v1/payments",
             headers=headers,
-            json=body,
+            json=body_of(
+                body,
+                {
+                    "amount": amount,
+                    "currency": currency,
+                    "customerId": customer_id,
+                    "description": description,
+                },
+                required=True,
+            ),
             idempotency_header="Idempotency-Key",
             idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()},)),

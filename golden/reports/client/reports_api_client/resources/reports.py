@@ -5,17 +5,20 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal, overload
 
 from .. import models
 from .._runtime import (
     AsyncAPIClient,
     AsyncJobHandle,
     JobHandle,
+    Omit,
     RequestOptions,
     Security,
     SyncAPIClient,
     async_to_raw,
+    body_of,
+    omit,
     to_raw,
 )
 from .._runtime._base import TimeoutTypes
@@ -33,10 +36,45 @@ class ReportsResource:
         headers, ETag, replay flag, rate limit)."""
         return ReportsResourceWithRawResponse(self)
 
+    @overload
+    def create(
+        self,
+        *,
+        type_: Literal["sales", "payments", "refunds"],
+        start_date: str,
+        end_date: str,
+        format_: Literal["csv", "json"] | Omit = omit,
+        callback_url: str | Omit = omit,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> JobHandle[models.ReportResult]: ...
+
+    @overload
     def create(
         self,
         *,
         body: models.ReportRequest | dict[str, Any],
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> JobHandle[models.ReportResult]: ...
+
+    def create(
+        self,
+        *,
+        type_: Literal["sales", "payments", "refunds"] | Omit = omit,
+        start_date: str | Omit = omit,
+        end_date: str | Omit = omit,
+        format_: Literal["csv", "json"] | Omit = omit,
+        callback_url: str | Omit = omit,
+        body: models.ReportRequest | dict[str, Any] | Omit = omit,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
@@ -51,6 +89,14 @@ class ReportsResource:
         Queues a report and returns the job that generates it. Poll the URL in `Location`
         no sooner than `Retry-After` seconds, or pass `callbackUrl` to be notified.
 
+        Args:
+            type_: body member `type` (required). Which report to generate.
+            start_date: body member `startDate` (required)
+            end_date: body member `endDate` (required)
+            format_: body member `format`
+            callback_url: body member `callbackUrl`. Where to deliver the `jobFinished` webhook when the job finishes.
+            body: the whole body instead of its members as arguments (not both).
+
         Sends an idempotency key (`Idempotency-Key`): yours, or one generated
         once for this call and reused by every retry, so retries are safe.
 
@@ -62,7 +108,17 @@ class ReportsResource:
             "POST",
             "/v1/reports",
             headers=headers,
-            json=body,
+            json=body_of(
+                body,
+                {
+                    "type": type_,
+                    "startDate": start_date,
+                    "endDate": end_date,
+                    "format": format_,
+                    "callbackUrl": callback_url,
+                },
+                required=True,
+            ),
             idempotency_header="Idempotency-Key",
             idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()},)),
@@ -95,10 +151,45 @@ class AsyncReportsResource:
         headers, ETag, replay flag, rate limit)."""
         return AsyncReportsResourceWithRawResponse(self)
 
+    @overload
+    async def create(
+        self,
+        *,
+        type_: Literal["sales", "payments", "refunds"],
+        start_date: str,
+        end_date: str,
+        format_: Literal["csv", "json"] | Omit = omit,
+        callback_url: str | Omit = omit,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> AsyncJobHandle[models.ReportResult]: ...
+
+    @overload
     async def create(
         self,
         *,
         body: models.ReportRequest | dict[str, Any],
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> AsyncJobHandle[models.ReportResult]: ...
+
+    async def create(
+        self,
+        *,
+        type_: Literal["sales", "payments", "refunds"] | Omit = omit,
+        start_date: str | Omit = omit,
+        end_date: str | Omit = omit,
+        format_: Literal["csv", "json"] | Omit = omit,
+        callback_url: str | Omit = omit,
+        body: models.ReportRequest | dict[str, Any] | Omit = omit,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
@@ -113,6 +204,14 @@ class AsyncReportsResource:
         Queues a report and returns the job that generates it. Poll the URL in `Location`
         no sooner than `Retry-After` seconds, or pass `callbackUrl` to be notified.
 
+        Args:
+            type_: body member `type` (required). Which report to generate.
+            start_date: body member `startDate` (required)
+            end_date: body member `endDate` (required)
+            format_: body member `format`
+            callback_url: body member `callbackUrl`. Where to deliver the `jobFinished` webhook when the job finishes.
+            body: the whole body instead of its members as arguments (not both).
+
         Sends an idempotency key (`Idempotency-Key`): yours, or one generated
         once for this call and reused by every retry, so retries are safe.
 
@@ -124,7 +223,17 @@ class AsyncReportsResource:
             "POST",
             "/v1/reports",
             headers=headers,
-            json=body,
+            json=body_of(
+                body,
+                {
+                    "type": type_,
+                    "startDate": start_date,
+                    "endDate": end_date,
+                    "format": format_,
+                    "callbackUrl": callback_url,
+                },
+                required=True,
+            ),
             idempotency_header="Idempotency-Key",
             idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()},)),

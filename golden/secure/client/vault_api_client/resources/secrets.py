@@ -5,15 +5,18 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, overload
 
 from .. import models
 from .._runtime import (
     AsyncAPIClient,
+    Omit,
     RequestOptions,
     Security,
     SyncAPIClient,
     async_to_raw,
+    body_of,
+    omit,
     path_segment,
     to_raw,
 )
@@ -59,11 +62,40 @@ class SecretsResource:
         response = self._client.request(options)
         return response.parse(models.SecretList)
 
+    @overload
+    def put(
+        self,
+        *,
+        name: str,
+        value: str,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Secret: ...
+
+    @overload
     def put(
         self,
         *,
         name: str,
         body: models.SecretValue | dict[str, Any],
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Secret: ...
+
+    def put(
+        self,
+        *,
+        name: str,
+        value: str | Omit = omit,
+        body: models.SecretValue | dict[str, Any] | Omit = omit,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
@@ -77,6 +109,8 @@ class SecretsResource:
 
         Args:
             name: path parameter `name`
+            value: body member `value` (required)
+            body: the whole body instead of its members as arguments (not both).
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -84,7 +118,13 @@ class SecretsResource:
             "PUT",
             "/v1/secrets/" + path_segment(name),
             headers=headers,
-            json=body,
+            json=body_of(
+                body,
+                {
+                    "value": value,
+                },
+                required=True,
+            ),
             idempotency_key=idempotency_key,
             security=Security(({"apiKeyHeader": ()}, {"oauth": ("secrets:write",)})),
             accept="application/json, application/problem+json",
@@ -144,11 +184,40 @@ class AsyncSecretsResource:
         response = await self._client.request(options)
         return response.parse(models.SecretList)
 
+    @overload
+    async def put(
+        self,
+        *,
+        name: str,
+        value: str,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Secret: ...
+
+    @overload
     async def put(
         self,
         *,
         name: str,
         body: models.SecretValue | dict[str, Any],
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Secret: ...
+
+    async def put(
+        self,
+        *,
+        name: str,
+        value: str | Omit = omit,
+        body: models.SecretValue | dict[str, Any] | Omit = omit,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
@@ -162,6 +231,8 @@ class AsyncSecretsResource:
 
         Args:
             name: path parameter `name`
+            value: body member `value` (required)
+            body: the whole body instead of its members as arguments (not both).
         """
         headers: dict[str, str] = {}
         headers.update(extra_headers or {})
@@ -169,7 +240,13 @@ class AsyncSecretsResource:
             "PUT",
             "/v1/secrets/" + path_segment(name),
             headers=headers,
-            json=body,
+            json=body_of(
+                body,
+                {
+                    "value": value,
+                },
+                required=True,
+            ),
             idempotency_key=idempotency_key,
             security=Security(({"apiKeyHeader": ()}, {"oauth": ("secrets:write",)})),
             accept="application/json, application/problem+json",

@@ -5,15 +5,18 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, overload
 
 from .. import models
 from .._runtime import (
     AsyncAPIClient,
+    Omit,
     RequestOptions,
     Security,
     SyncAPIClient,
     async_to_raw,
+    body_of,
+    omit,
     to_raw,
 )
 from .._runtime._base import TimeoutTypes
@@ -31,10 +34,37 @@ class TransfersResource:
         headers, ETag, replay flag, rate limit)."""
         return TransfersResourceWithRawResponse(self)
 
+    @overload
+    def create(
+        self,
+        *,
+        amount: int,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Transfer: ...
+
+    @overload
     def create(
         self,
         *,
         body: models.TransferCreate | dict[str, Any],
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Transfer: ...
+
+    def create(
+        self,
+        *,
+        amount: int | Omit = omit,
+        body: models.TransferCreate | dict[str, Any] | Omit = omit,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
@@ -46,6 +76,10 @@ class TransfersResource:
 
         `POST /v1/transfers` (operationId `createTransfer`).
 
+        Args:
+            amount: body member `amount` (required)
+            body: the whole body instead of its members as arguments (not both).
+
         Sends an idempotency key (`Idempotency-Key`): yours, or one generated
         once for this call and reused by every retry, so retries are safe.
         """
@@ -55,7 +89,13 @@ class TransfersResource:
             "POST",
             "/v1/transfers",
             headers=headers,
-            json=body,
+            json=body_of(
+                body,
+                {
+                    "amount": amount,
+                },
+                required=True,
+            ),
             idempotency_header="Idempotency-Key",
             idempotency_key=idempotency_key,
             security=Security(({"apiKeyHeader": (), "basicAuth": ()},)),
@@ -88,10 +128,37 @@ class AsyncTransfersResource:
         headers, ETag, replay flag, rate limit)."""
         return AsyncTransfersResourceWithRawResponse(self)
 
+    @overload
+    async def create(
+        self,
+        *,
+        amount: int,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Transfer: ...
+
+    @overload
     async def create(
         self,
         *,
         body: models.TransferCreate | dict[str, Any],
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Transfer: ...
+
+    async def create(
+        self,
+        *,
+        amount: int | Omit = omit,
+        body: models.TransferCreate | dict[str, Any] | Omit = omit,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
@@ -103,6 +170,10 @@ class AsyncTransfersResource:
 
         `POST /v1/transfers` (operationId `createTransfer`).
 
+        Args:
+            amount: body member `amount` (required)
+            body: the whole body instead of its members as arguments (not both).
+
         Sends an idempotency key (`Idempotency-Key`): yours, or one generated
         once for this call and reused by every retry, so retries are safe.
         """
@@ -112,7 +183,13 @@ class AsyncTransfersResource:
             "POST",
             "/v1/transfers",
             headers=headers,
-            json=body,
+            json=body_of(
+                body,
+                {
+                    "amount": amount,
+                },
+                required=True,
+            ),
             idempotency_header="Idempotency-Key",
             idempotency_key=idempotency_key,
             security=Security(({"apiKeyHeader": (), "basicAuth": ()},)),

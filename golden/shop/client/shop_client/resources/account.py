@@ -10,9 +10,12 @@ from typing import Any
 from .. import models
 from .._runtime import (
     AsyncAPIClient,
+    Omit,
     RequestOptions,
     SyncAPIClient,
     async_to_raw,
+    body_of,
+    omit,
     to_raw,
 )
 from .._runtime._base import TimeoutTypes
@@ -59,7 +62,9 @@ class AccountResource:
     def modify(
         self,
         *,
-        body: models.Account | dict[str, Any] | None = None,
+        id_: str | Omit = omit,
+        country: str | Omit = omit,
+        body: models.Account | dict[str, Any] | Omit = omit,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
@@ -71,6 +76,11 @@ class AccountResource:
 
         `POST /v1/account` (operationId `PostAccount`).
 
+        Args:
+            id_: body member `id`
+            country: body member `country`
+            body: the whole body instead of its members as arguments (not both).
+
         Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
         without one, a POST is sent once.
         """
@@ -80,7 +90,14 @@ class AccountResource:
             "POST",
             "/v1/account",
             headers=headers,
-            json=body,
+            json=body_of(
+                body,
+                {
+                    "id": id_,
+                    "country": country,
+                },
+                required=False,
+            ),
             idempotency_key=idempotency_key,
             accept="application/json",
             max_retries=max_retries,
@@ -141,7 +158,9 @@ class AsyncAccountResource:
     async def modify(
         self,
         *,
-        body: models.Account | dict[str, Any] | None = None,
+        id_: str | Omit = omit,
+        country: str | Omit = omit,
+        body: models.Account | dict[str, Any] | Omit = omit,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
@@ -153,6 +172,11 @@ class AsyncAccountResource:
 
         `POST /v1/account` (operationId `PostAccount`).
 
+        Args:
+            id_: body member `id`
+            country: body member `country`
+            body: the whole body instead of its members as arguments (not both).
+
         Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
         without one, a POST is sent once.
         """
@@ -162,7 +186,14 @@ class AsyncAccountResource:
             "POST",
             "/v1/account",
             headers=headers,
-            json=body,
+            json=body_of(
+                body,
+                {
+                    "id": id_,
+                    "country": country,
+                },
+                required=False,
+            ),
             idempotency_key=idempotency_key,
             accept="application/json",
             max_retries=max_retries,

@@ -12,11 +12,14 @@ from .._runtime import (
     AsyncAPIClient,
     AsyncPage,
     AsyncPaginator,
+    Omit,
     Pagination,
     RequestOptions,
     SyncAPIClient,
     SyncPage,
     async_to_raw,
+    body_of,
+    omit,
     path_segment,
     to_raw,
 )
@@ -97,7 +100,8 @@ class CustomersResource:
     def create(
         self,
         *,
-        body: models.CustomerInput | dict[str, Any],
+        email: str | Omit = omit,
+        body: models.CustomerInput | dict[str, Any] | Omit = omit,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
@@ -109,6 +113,10 @@ class CustomersResource:
 
         `POST /v1/customers` (operationId `PostCustomers`).
 
+        Args:
+            email: body member `email`
+            body: the whole body instead of its members as arguments (not both).
+
         Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
         without one, a POST is sent once.
         """
@@ -118,7 +126,13 @@ class CustomersResource:
             "POST",
             "/v1/customers",
             headers=headers,
-            json=body,
+            json=body_of(
+                body,
+                {
+                    "email": email,
+                },
+                required=True,
+            ),
             idempotency_key=idempotency_key,
             accept="application/json",
             max_retries=max_retries,
@@ -163,7 +177,8 @@ class CustomersResource:
         self,
         *,
         customer: str,
-        body: models.CustomerInput | dict[str, Any] | None = None,
+        email: str | Omit = omit,
+        body: models.CustomerInput | dict[str, Any] | Omit = omit,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
@@ -177,6 +192,8 @@ class CustomersResource:
 
         Args:
             customer: path parameter `customer`
+            email: body member `email`
+            body: the whole body instead of its members as arguments (not both).
 
         Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
         without one, a POST is sent once.
@@ -187,7 +204,13 @@ class CustomersResource:
             "POST",
             "/v1/customers/" + path_segment(customer),
             headers=headers,
-            json=body,
+            json=body_of(
+                body,
+                {
+                    "email": email,
+                },
+                required=False,
+            ),
             idempotency_key=idempotency_key,
             accept="application/json",
             max_retries=max_retries,
@@ -319,7 +342,8 @@ class AsyncCustomersResource:
     async def create(
         self,
         *,
-        body: models.CustomerInput | dict[str, Any],
+        email: str | Omit = omit,
+        body: models.CustomerInput | dict[str, Any] | Omit = omit,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
@@ -331,6 +355,10 @@ class AsyncCustomersResource:
 
         `POST /v1/customers` (operationId `PostCustomers`).
 
+        Args:
+            email: body member `email`
+            body: the whole body instead of its members as arguments (not both).
+
         Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
         without one, a POST is sent once.
         """
@@ -340,7 +368,13 @@ class AsyncCustomersResource:
             "POST",
             "/v1/customers",
             headers=headers,
-            json=body,
+            json=body_of(
+                body,
+                {
+                    "email": email,
+                },
+                required=True,
+            ),
             idempotency_key=idempotency_key,
             accept="application/json",
             max_retries=max_retries,
@@ -385,7 +419,8 @@ class AsyncCustomersResource:
         self,
         *,
         customer: str,
-        body: models.CustomerInput | dict[str, Any] | None = None,
+        email: str | Omit = omit,
+        body: models.CustomerInput | dict[str, Any] | Omit = omit,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
@@ -399,6 +434,8 @@ class AsyncCustomersResource:
 
         Args:
             customer: path parameter `customer`
+            email: body member `email`
+            body: the whole body instead of its members as arguments (not both).
 
         Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
         without one, a POST is sent once.
@@ -409,7 +446,13 @@ class AsyncCustomersResource:
             "POST",
             "/v1/customers/" + path_segment(customer),
             headers=headers,
-            json=body,
+            json=body_of(
+                body,
+                {
+                    "email": email,
+                },
+                required=False,
+            ),
             idempotency_key=idempotency_key,
             accept="application/json",
             max_retries=max_retries,

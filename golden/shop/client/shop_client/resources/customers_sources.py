@@ -6,14 +6,17 @@ from __future__ import annotations
 import builtins
 import functools
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any, cast, overload
 
 from .. import models
 from .._runtime import (
     AsyncAPIClient,
+    Omit,
     RequestOptions,
     SyncAPIClient,
     async_to_raw,
+    body_of,
+    omit,
     path_segment,
     to_raw,
 )
@@ -62,11 +65,42 @@ class CustomersSourcesResource:
         response = self._client.request(options)
         return cast(list[models.Source], response.parse_as(list[models.Source]))
 
+    @overload
+    def create(
+        self,
+        *,
+        customer: str,
+        id_: str,
+        status: str | Omit = omit,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Source: ...
+
+    @overload
     def create(
         self,
         *,
         customer: str,
         body: models.Source | dict[str, Any],
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Source: ...
+
+    def create(
+        self,
+        *,
+        customer: str,
+        id_: str | Omit = omit,
+        status: str | Omit = omit,
+        body: models.Source | dict[str, Any] | Omit = omit,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
@@ -80,6 +114,9 @@ class CustomersSourcesResource:
 
         Args:
             customer: path parameter `customer`
+            id_: body member `id` (required)
+            status: body member `status`
+            body: the whole body instead of its members as arguments (not both).
 
         Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
         without one, a POST is sent once.
@@ -90,7 +127,14 @@ class CustomersSourcesResource:
             "POST",
             "/v1/customers/" + path_segment(customer) + "/sources",
             headers=headers,
-            json=body,
+            json=body_of(
+                body,
+                {
+                    "id": id_,
+                    "status": status,
+                },
+                required=True,
+            ),
             idempotency_key=idempotency_key,
             accept="application/json",
             max_retries=max_retries,
@@ -106,7 +150,8 @@ class CustomersSourcesResource:
         *,
         customer: str,
         id_: str,
-        body: models.PostCustomersCustomerSourcesIdVerifyRequest | dict[str, Any] | None = None,
+        amounts: builtins.list[int] | Omit = omit,
+        body: models.PostCustomersCustomerSourcesIdVerifyRequest | dict[str, Any] | Omit = omit,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
@@ -121,6 +166,8 @@ class CustomersSourcesResource:
         Args:
             customer: path parameter `customer`
             id_: path parameter `id`
+            amounts: body member `amounts`
+            body: the whole body instead of its members as arguments (not both).
 
         Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
         without one, a POST is sent once.
@@ -131,7 +178,13 @@ class CustomersSourcesResource:
             "POST",
             "/v1/customers/" + path_segment(customer) + "/sources/" + path_segment(id_) + "/verify",
             headers=headers,
-            json=body,
+            json=body_of(
+                body,
+                {
+                    "amounts": amounts,
+                },
+                required=False,
+            ),
             idempotency_key=idempotency_key,
             accept="application/json",
             max_retries=max_retries,
@@ -194,11 +247,42 @@ class AsyncCustomersSourcesResource:
         response = await self._client.request(options)
         return cast(list[models.Source], response.parse_as(list[models.Source]))
 
+    @overload
+    async def create(
+        self,
+        *,
+        customer: str,
+        id_: str,
+        status: str | Omit = omit,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Source: ...
+
+    @overload
     async def create(
         self,
         *,
         customer: str,
         body: models.Source | dict[str, Any],
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Source: ...
+
+    async def create(
+        self,
+        *,
+        customer: str,
+        id_: str | Omit = omit,
+        status: str | Omit = omit,
+        body: models.Source | dict[str, Any] | Omit = omit,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
@@ -212,6 +296,9 @@ class AsyncCustomersSourcesResource:
 
         Args:
             customer: path parameter `customer`
+            id_: body member `id` (required)
+            status: body member `status`
+            body: the whole body instead of its members as arguments (not both).
 
         Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
         without one, a POST is sent once.
@@ -222,7 +309,14 @@ class AsyncCustomersSourcesResource:
             "POST",
             "/v1/customers/" + path_segment(customer) + "/sources",
             headers=headers,
-            json=body,
+            json=body_of(
+                body,
+                {
+                    "id": id_,
+                    "status": status,
+                },
+                required=True,
+            ),
             idempotency_key=idempotency_key,
             accept="application/json",
             max_retries=max_retries,
@@ -238,7 +332,8 @@ class AsyncCustomersSourcesResource:
         *,
         customer: str,
         id_: str,
-        body: models.PostCustomersCustomerSourcesIdVerifyRequest | dict[str, Any] | None = None,
+        amounts: builtins.list[int] | Omit = omit,
+        body: models.PostCustomersCustomerSourcesIdVerifyRequest | dict[str, Any] | Omit = omit,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
@@ -253,6 +348,8 @@ class AsyncCustomersSourcesResource:
         Args:
             customer: path parameter `customer`
             id_: path parameter `id`
+            amounts: body member `amounts`
+            body: the whole body instead of its members as arguments (not both).
 
         Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
         without one, a POST is sent once.
@@ -263,7 +360,13 @@ class AsyncCustomersSourcesResource:
             "POST",
             "/v1/customers/" + path_segment(customer) + "/sources/" + path_segment(id_) + "/verify",
             headers=headers,
-            json=body,
+            json=body_of(
+                body,
+                {
+                    "amounts": amounts,
+                },
+                required=False,
+            ),
             idempotency_key=idempotency_key,
             accept="application/json",
             max_retries=max_retries,

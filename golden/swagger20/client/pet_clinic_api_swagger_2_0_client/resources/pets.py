@@ -6,20 +6,23 @@ from __future__ import annotations
 import builtins
 import functools
 from collections.abc import Mapping
-from typing import Any, Literal, cast
+from typing import Any, Literal, cast, overload
 
 from .. import models
 from .._runtime import (
     AsyncAPIClient,
+    Omit,
     RequestOptions,
     Security,
     Styled,
     SyncAPIClient,
     async_to_raw,
+    body_of,
+    omit,
     path_segment,
     to_raw,
 )
-from .._runtime._base import TimeoutTypes
+from .._runtime._base import FileSpec, TimeoutTypes
 
 
 class PetsResource:
@@ -78,10 +81,41 @@ class PetsResource:
         response = self._client.request(options)
         return cast(list[models.Pet], response.parse_as(list[models.Pet]))
 
+    @overload
+    def create(
+        self,
+        *,
+        name: str,
+        species: Literal["cat", "dog", "bird"],
+        birthday: str | None | Omit = omit,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Pet: ...
+
+    @overload
     def create(
         self,
         *,
         body: models.NewPet | dict[str, Any],
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Pet: ...
+
+    def create(
+        self,
+        *,
+        name: str | Omit = omit,
+        species: Literal["cat", "dog", "bird"] | Omit = omit,
+        birthday: str | None | Omit = omit,
+        body: models.NewPet | dict[str, Any] | Omit = omit,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
@@ -93,6 +127,12 @@ class PetsResource:
 
         `POST /pets` (operationId `createPet`).
 
+        Args:
+            name: body member `name` (required)
+            species: body member `species` (required)
+            birthday: body member `birthday`
+            body: the whole body instead of its members as arguments (not both).
+
         Sends an idempotency key (`Idempotency-Key`): yours, or one generated
         once for this call and reused by every retry, so retries are safe.
         """
@@ -102,7 +142,15 @@ class PetsResource:
             "POST",
             "/pets",
             headers=headers,
-            json=body,
+            json=body_of(
+                body,
+                {
+                    "name": name,
+                    "species": species,
+                    "birthday": birthday,
+                },
+                required=True,
+            ),
             idempotency_header="Idempotency-Key",
             idempotency_key=idempotency_key,
             security=Security(({"oauth": ("pets:write",)},)),
@@ -148,12 +196,47 @@ class PetsResource:
         response = self._client.request(options)
         return response.parse(models.Pet)
 
+    @overload
+    def update(
+        self,
+        *,
+        pet_id: str,
+        name: str,
+        species: Literal["cat", "dog", "bird"],
+        if_match: str,
+        birthday: str | None | Omit = omit,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Pet: ...
+
+    @overload
     def update(
         self,
         *,
         pet_id: str,
         body: models.NewPet | dict[str, Any],
         if_match: str,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Pet: ...
+
+    def update(
+        self,
+        *,
+        pet_id: str,
+        if_match: str,
+        name: str | Omit = omit,
+        species: Literal["cat", "dog", "bird"] | Omit = omit,
+        birthday: str | None | Omit = omit,
+        body: models.NewPet | dict[str, Any] | Omit = omit,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
@@ -167,6 +250,10 @@ class PetsResource:
 
         Args:
             pet_id: path parameter `petId`
+            name: body member `name` (required)
+            species: body member `species` (required)
+            birthday: body member `birthday`
+            body: the whole body instead of its members as arguments (not both).
         """
         headers: dict[str, str] = {}
         if if_match is not None:
@@ -176,7 +263,15 @@ class PetsResource:
             "PUT",
             "/pets/" + path_segment(pet_id),
             headers=headers,
-            json=body,
+            json=body_of(
+                body,
+                {
+                    "name": name,
+                    "species": species,
+                    "birthday": birthday,
+                },
+                required=True,
+            ),
             idempotency_key=idempotency_key,
             security=Security(({"apiKey": ()},)),
             accept="application/json, application/problem+json",
@@ -189,11 +284,42 @@ class PetsResource:
         response = self._client.request(options)
         return response.parse(models.Pet)
 
+    @overload
+    def upload_photo(
+        self,
+        *,
+        pet_id: str,
+        photo: FileSpec,
+        caption: str | Omit = omit,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Pet: ...
+
+    @overload
     def upload_photo(
         self,
         *,
         pet_id: str,
         body: models.UploadPhotoRequest | Mapping[str, Any],
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Pet: ...
+
+    def upload_photo(
+        self,
+        *,
+        pet_id: str,
+        photo: FileSpec | Omit = omit,
+        caption: str | Omit = omit,
+        body: models.UploadPhotoRequest | Mapping[str, Any] | Omit = omit,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
@@ -207,6 +333,9 @@ class PetsResource:
 
         Args:
             pet_id: path parameter `petId`
+            photo: body member `photo` (required). The image.
+            caption: body member `caption`
+            body: the whole body instead of its members as arguments (not both).
 
         Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
         without one, a POST is sent once.
@@ -217,7 +346,14 @@ class PetsResource:
             "POST",
             "/pets/" + path_segment(pet_id) + "/photo",
             headers=headers,
-            files=body,
+            files=body_of(
+                body,
+                {
+                    "photo": photo,
+                    "caption": caption,
+                },
+                required=True,
+            ),
             idempotency_key=idempotency_key,
             security=Security(({"apiKey": ()},)),
             accept="application/json, application/problem+json",
@@ -297,10 +433,41 @@ class AsyncPetsResource:
         response = await self._client.request(options)
         return cast(list[models.Pet], response.parse_as(list[models.Pet]))
 
+    @overload
+    async def create(
+        self,
+        *,
+        name: str,
+        species: Literal["cat", "dog", "bird"],
+        birthday: str | None | Omit = omit,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Pet: ...
+
+    @overload
     async def create(
         self,
         *,
         body: models.NewPet | dict[str, Any],
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Pet: ...
+
+    async def create(
+        self,
+        *,
+        name: str | Omit = omit,
+        species: Literal["cat", "dog", "bird"] | Omit = omit,
+        birthday: str | None | Omit = omit,
+        body: models.NewPet | dict[str, Any] | Omit = omit,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
@@ -312,6 +479,12 @@ class AsyncPetsResource:
 
         `POST /pets` (operationId `createPet`).
 
+        Args:
+            name: body member `name` (required)
+            species: body member `species` (required)
+            birthday: body member `birthday`
+            body: the whole body instead of its members as arguments (not both).
+
         Sends an idempotency key (`Idempotency-Key`): yours, or one generated
         once for this call and reused by every retry, so retries are safe.
         """
@@ -321,7 +494,15 @@ class AsyncPetsResource:
             "POST",
             "/pets",
             headers=headers,
-            json=body,
+            json=body_of(
+                body,
+                {
+                    "name": name,
+                    "species": species,
+                    "birthday": birthday,
+                },
+                required=True,
+            ),
             idempotency_header="Idempotency-Key",
             idempotency_key=idempotency_key,
             security=Security(({"oauth": ("pets:write",)},)),
@@ -367,12 +548,47 @@ class AsyncPetsResource:
         response = await self._client.request(options)
         return response.parse(models.Pet)
 
+    @overload
+    async def update(
+        self,
+        *,
+        pet_id: str,
+        name: str,
+        species: Literal["cat", "dog", "bird"],
+        if_match: str,
+        birthday: str | None | Omit = omit,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Pet: ...
+
+    @overload
     async def update(
         self,
         *,
         pet_id: str,
         body: models.NewPet | dict[str, Any],
         if_match: str,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Pet: ...
+
+    async def update(
+        self,
+        *,
+        pet_id: str,
+        if_match: str,
+        name: str | Omit = omit,
+        species: Literal["cat", "dog", "bird"] | Omit = omit,
+        birthday: str | None | Omit = omit,
+        body: models.NewPet | dict[str, Any] | Omit = omit,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
@@ -386,6 +602,10 @@ class AsyncPetsResource:
 
         Args:
             pet_id: path parameter `petId`
+            name: body member `name` (required)
+            species: body member `species` (required)
+            birthday: body member `birthday`
+            body: the whole body instead of its members as arguments (not both).
         """
         headers: dict[str, str] = {}
         if if_match is not None:
@@ -395,7 +615,15 @@ class AsyncPetsResource:
             "PUT",
             "/pets/" + path_segment(pet_id),
             headers=headers,
-            json=body,
+            json=body_of(
+                body,
+                {
+                    "name": name,
+                    "species": species,
+                    "birthday": birthday,
+                },
+                required=True,
+            ),
             idempotency_key=idempotency_key,
             security=Security(({"apiKey": ()},)),
             accept="application/json, application/problem+json",
@@ -408,11 +636,42 @@ class AsyncPetsResource:
         response = await self._client.request(options)
         return response.parse(models.Pet)
 
+    @overload
+    async def upload_photo(
+        self,
+        *,
+        pet_id: str,
+        photo: FileSpec,
+        caption: str | Omit = omit,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Pet: ...
+
+    @overload
     async def upload_photo(
         self,
         *,
         pet_id: str,
         body: models.UploadPhotoRequest | Mapping[str, Any],
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Pet: ...
+
+    async def upload_photo(
+        self,
+        *,
+        pet_id: str,
+        photo: FileSpec | Omit = omit,
+        caption: str | Omit = omit,
+        body: models.UploadPhotoRequest | Mapping[str, Any] | Omit = omit,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
@@ -426,6 +685,9 @@ class AsyncPetsResource:
 
         Args:
             pet_id: path parameter `petId`
+            photo: body member `photo` (required). The image.
+            caption: body member `caption`
+            body: the whole body instead of its members as arguments (not both).
 
         Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
         without one, a POST is sent once.
@@ -436,7 +698,14 @@ class AsyncPetsResource:
             "POST",
             "/pets/" + path_segment(pet_id) + "/photo",
             headers=headers,
-            files=body,
+            files=body_of(
+                body,
+                {
+                    "photo": photo,
+                    "caption": caption,
+                },
+                required=True,
+            ),
             idempotency_key=idempotency_key,
             security=Security(({"apiKey": ()},)),
             accept="application/json, application/problem+json",

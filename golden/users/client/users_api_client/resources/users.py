@@ -5,19 +5,22 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal, overload
 
 from .. import models
 from .._runtime import (
     AsyncAPIClient,
     AsyncPage,
     AsyncPaginator,
+    Omit,
     Pagination,
     RequestOptions,
     Security,
     SyncAPIClient,
     SyncPage,
     async_to_raw,
+    body_of,
+    omit,
     path_segment,
     to_raw,
 )
@@ -90,10 +93,41 @@ class UsersResource:
             models.UserList,
         )
 
+    @overload
+    def create(
+        self,
+        *,
+        name: str,
+        email: str,
+        role: Literal["member", "admin"] | Omit = omit,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.User: ...
+
+    @overload
     def create(
         self,
         *,
         body: models.UserCreate | dict[str, Any],
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.User: ...
+
+    def create(
+        self,
+        *,
+        name: str | Omit = omit,
+        email: str | Omit = omit,
+        role: Literal["member", "admin"] | Omit = omit,
+        body: models.UserCreate | dict[str, Any] | Omit = omit,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
@@ -107,6 +141,12 @@ class UsersResource:
 
         Creates a user. Retries with the same `Idempotency-Key` replay the first response.
 
+        Args:
+            name: body member `name` (required)
+            email: body member `email` (required)
+            role: body member `role`
+            body: the whole body instead of its members as arguments (not both).
+
         Sends an idempotency key (`Idempotency-Key`): yours, or one generated
         once for this call and reused by every retry, so retries are safe.
         """
@@ -116,7 +156,15 @@ class UsersResource:
             "POST",
             "/v1/users",
             headers=headers,
-            json=body,
+            json=body_of(
+                body,
+                {
+                    "name": name,
+                    "email": email,
+                    "role": role,
+                },
+                required=True,
+            ),
             idempotency_header="Idempotency-Key",
             idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()},)),
@@ -209,8 +257,11 @@ class UsersResource:
         self,
         *,
         user_id: str,
-        body: models.UserUpdate | dict[str, Any],
         if_match: str,
+        name: str | Omit = omit,
+        email: str | Omit = omit,
+        role: Literal["member", "admin"] | Omit = omit,
+        body: models.UserUpdate | dict[str, Any] | Omit = omit,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
@@ -227,6 +278,10 @@ class UsersResource:
 
         Args:
             user_id: path parameter `userId`. Identifier of the user.
+            name: body member `name`
+            email: body member `email`
+            role: body member `role`
+            body: the whole body instead of its members as arguments (not both).
 
         Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
         without one, a PATCH is sent once.
@@ -239,7 +294,15 @@ class UsersResource:
             "PATCH",
             "/v1/users/" + path_segment(user_id),
             headers=headers,
-            json=body,
+            json=body_of(
+                body,
+                {
+                    "name": name,
+                    "email": email,
+                    "role": role,
+                },
+                required=True,
+            ),
             idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()},)),
             accept="application/json, application/problem+json",
@@ -333,10 +396,41 @@ class AsyncUsersResource:
 
         return AsyncPaginator(first_page)
 
+    @overload
+    async def create(
+        self,
+        *,
+        name: str,
+        email: str,
+        role: Literal["member", "admin"] | Omit = omit,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.User: ...
+
+    @overload
     async def create(
         self,
         *,
         body: models.UserCreate | dict[str, Any],
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.User: ...
+
+    async def create(
+        self,
+        *,
+        name: str | Omit = omit,
+        email: str | Omit = omit,
+        role: Literal["member", "admin"] | Omit = omit,
+        body: models.UserCreate | dict[str, Any] | Omit = omit,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
@@ -350,6 +444,12 @@ class AsyncUsersResource:
 
         Creates a user. Retries with the same `Idempotency-Key` replay the first response.
 
+        Args:
+            name: body member `name` (required)
+            email: body member `email` (required)
+            role: body member `role`
+            body: the whole body instead of its members as arguments (not both).
+
         Sends an idempotency key (`Idempotency-Key`): yours, or one generated
         once for this call and reused by every retry, so retries are safe.
         """
@@ -359,7 +459,15 @@ class AsyncUsersResource:
             "POST",
             "/v1/users",
             headers=headers,
-            json=body,
+            json=body_of(
+                body,
+                {
+                    "name": name,
+                    "email": email,
+                    "role": role,
+                },
+                required=True,
+            ),
             idempotency_header="Idempotency-Key",
             idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()},)),
@@ -452,8 +560,11 @@ class AsyncUsersResource:
         self,
         *,
         user_id: str,
-        body: models.UserUpdate | dict[str, Any],
         if_match: str,
+        name: str | Omit = omit,
+        email: str | Omit = omit,
+        role: Literal["member", "admin"] | Omit = omit,
+        body: models.UserUpdate | dict[str, Any] | Omit = omit,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
@@ -470,6 +581,10 @@ class AsyncUsersResource:
 
         Args:
             user_id: path parameter `userId`. Identifier of the user.
+            name: body member `name`
+            email: body member `email`
+            role: body member `role`
+            body: the whole body instead of its members as arguments (not both).
 
         Retried on a transient failure only with an `idempotency_key` (sent as `Idempotency-Key`):
         without one, a PATCH is sent once.
@@ -482,7 +597,15 @@ class AsyncUsersResource:
             "PATCH",
             "/v1/users/" + path_segment(user_id),
             headers=headers,
-            json=body,
+            json=body_of(
+                body,
+                {
+                    "name": name,
+                    "email": email,
+                    "role": role,
+                },
+                required=True,
+            ),
             idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()},)),
             accept="application/json, application/problem+json",

@@ -3,17 +3,21 @@
 
 from __future__ import annotations
 
+import builtins
 import functools
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal, overload
 
 from .. import models
 from .._runtime import (
     AsyncAPIClient,
+    Omit,
     RequestOptions,
     Security,
     SyncAPIClient,
     async_to_raw,
+    body_of,
+    omit,
     to_raw,
 )
 from .._runtime._base import TimeoutTypes
@@ -58,10 +62,42 @@ class WebhookEndpointsResource:
         response = self._client.request(options)
         return response.parse(models.ListWebhookEndpointsResponse)
 
+    @overload
+    def create(
+        self,
+        *,
+        url: str,
+        events: builtins.list[Literal["payment.succeeded", "payment.failed", "refund.created"]],
+        description: str | None | Omit = omit,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.WebhookEndpointWithSecret: ...
+
+    @overload
     def create(
         self,
         *,
         body: models.WebhookEndpointCreate | dict[str, Any],
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.WebhookEndpointWithSecret: ...
+
+    def create(
+        self,
+        *,
+        url: str | Omit = omit,
+        events: builtins.list[Literal["payment.succeeded", "payment.failed", "refund.created"]]
+        | Omit = omit,
+        description: str | None | Omit = omit,
+        body: models.WebhookEndpointCreate | dict[str, Any] | Omit = omit,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
@@ -76,6 +112,12 @@ class WebhookEndpointsResource:
         Registers a URL for the given event types. The response carries the endpoint's signing
         secret; it is shown only once.
 
+        Args:
+            url: body member `url` (required). HTTPS URL that receives the events.
+            events: body member `events` (required)
+            description: body member `description`
+            body: the whole body instead of its members as arguments (not both).
+
         Sends an idempotency key (`Idempotency-Key`): yours, or one generated
         once for this call and reused by every retry, so retries are safe.
         """
@@ -85,7 +127,15 @@ class WebhookEndpointsResource:
             "POST",
             "/v1/webhook-endpoints",
             headers=headers,
-            json=body,
+            json=body_of(
+                body,
+                {
+                    "url": url,
+                    "events": events,
+                    "description": description,
+                },
+                required=True,
+            ),
             idempotency_header="Idempotency-Key",
             idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()},)),
@@ -146,10 +196,42 @@ class AsyncWebhookEndpointsResource:
         response = await self._client.request(options)
         return response.parse(models.ListWebhookEndpointsResponse)
 
+    @overload
+    async def create(
+        self,
+        *,
+        url: str,
+        events: builtins.list[Literal["payment.succeeded", "payment.failed", "refund.created"]],
+        description: str | None | Omit = omit,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.WebhookEndpointWithSecret: ...
+
+    @overload
     async def create(
         self,
         *,
         body: models.WebhookEndpointCreate | dict[str, Any],
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.WebhookEndpointWithSecret: ...
+
+    async def create(
+        self,
+        *,
+        url: str | Omit = omit,
+        events: builtins.list[Literal["payment.succeeded", "payment.failed", "refund.created"]]
+        | Omit = omit,
+        description: str | None | Omit = omit,
+        body: models.WebhookEndpointCreate | dict[str, Any] | Omit = omit,
         idempotency_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
@@ -164,6 +246,12 @@ class AsyncWebhookEndpointsResource:
         Registers a URL for the given event types. The response carries the endpoint's signing
         secret; it is shown only once.
 
+        Args:
+            url: body member `url` (required). HTTPS URL that receives the events.
+            events: body member `events` (required)
+            description: body member `description`
+            body: the whole body instead of its members as arguments (not both).
+
         Sends an idempotency key (`Idempotency-Key`): yours, or one generated
         once for this call and reused by every retry, so retries are safe.
         """
@@ -173,7 +261,15 @@ class AsyncWebhookEndpointsResource:
             "POST",
             "/v1/webhook-endpoints",
             headers=headers,
-            json=body,
+            json=body_of(
+                body,
+                {
+                    "url": url,
+                    "events": events,
+                    "description": description,
+                },
+                required=True,
+            ),
             idempotency_header="Idempotency-Key",
             idempotency_key=idempotency_key,
             security=Security(({"bearerAuth": ()},)),
