@@ -42,7 +42,11 @@ demo: $(STAMP)
 serve: $(STAMP)
 	$(BIN)/python -m generator.demo serve
 
+# bytecode compiled up front: the suite starts apiforge in hundreds of subprocesses, and where
+# PYTHONDONTWRITEBYTECODE is set each would compile the generator from source again (a lint of
+# acme: 0.69 s without, 0.20 s with, paired runs)
 test: check redis-server postgresql
+	$(BIN)/python -m compileall -q generator tests
 	$(BIN)/pytest -q
 
 # the project's own code, and the runtimes copied into generated packages, at the same bar
