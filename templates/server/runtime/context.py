@@ -218,6 +218,27 @@ class RequestContext:
         async with request_transaction(db, self.services.outbox, self.request) as tx:
             yield tx
 
+    @contextlib.asynccontextmanager
+    async def job_transaction(self) -> AsyncIterator[Transaction | None]:
+        """Where the generated router's 202 writes its job: the request's transaction when the
+        key's record and the job store live in the store's database (the default), so the
+        job exists exactly when the key's stored 202 does (a crash between the two cannot
+        leave a job that the retry queues again); None otherwise (written on its own)."""
+        if not self._job_shares_transaction():
+            yield None
+            return
+        async with self.transaction() as tx:
+            yield tx
+
+    def _job_shares_transaction(self) -> bool:
+        claim, jobs = claim_of(self.request), self.services.jobs
+        if claim is None or jobs is None:
+            return False
+        if parse_store_url(self.services.store_url).kind not in ("sqlite", "postgres"):
+            return False
+        db = self.services.database()
+        return db.holds(claim.store) and jobs.store.lives_in(db)
+
     def _recovery(self) -> RecoveryPoints:
         state = self.request.state
         fallback = getattr(state, "apiforge_phase_seed", None)

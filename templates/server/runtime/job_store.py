@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from .problems import ProblemDetail
-from .transaction import SqliteDatabase, Transaction
+from .transaction import SqlDatabase, SqliteDatabase, Transaction
 from .webhooks import (
     Endpoint,
     Outbox,
@@ -195,6 +195,10 @@ class JobStore(abc.ABC):
 
     def joins(self, tx: Transaction) -> bool:
         """Whether this store's rows live in `tx`'s database (so a job can be created in it)."""
+        return self.lives_in(tx.db)
+
+    def lives_in(self, db: SqlDatabase) -> bool:
+        """Whether this store keeps its rows in `db`."""
         return False
 
     async def create_in(self, tx: Transaction, job: Job) -> None:
@@ -325,10 +329,10 @@ class SqliteJobStore(JobStore):
             outbox.path
         ) == os.path.realpath(self.path)
 
-    def joins(self, tx: Transaction) -> bool:
-        return isinstance(tx.db, SqliteDatabase) and os.path.realpath(
-            tx.db.path
-        ) == os.path.realpath(self.path)
+    def lives_in(self, db: SqlDatabase) -> bool:
+        return isinstance(db, SqliteDatabase) and os.path.realpath(db.path) == os.path.realpath(
+            self.path
+        )
 
     @staticmethod
     def _write(conn: sqlite3.Connection, job: Job, webhook: WebhookBuilder | None) -> None:

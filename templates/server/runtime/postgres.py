@@ -44,7 +44,7 @@ from .idempotency_store import (
 from .job_store import Job, JobStore, WebhookBuilder, _claim_or_abandon
 from .repository import KeyExists, Record, Repository, VersionConflict, Versioned, dump_value
 from .schema import migrate_postgres
-from .transaction import Transaction
+from .transaction import PostgresDatabase, SqlDatabase
 from .webhooks import (
     _DELIVERY_COLUMNS,
     Attempt,
@@ -504,8 +504,8 @@ class PostgresJobStore(JobStore):
     def shares_outbox(self, outbox: Outbox | None) -> bool:
         return isinstance(outbox, PostgresOutbox) and outbox.url == self.url
 
-    def joins(self, tx: Transaction) -> bool:
-        return tx.dialect == "postgresql" and tx.db.url == self.url
+    def lives_in(self, db: SqlDatabase) -> bool:
+        return isinstance(db, PostgresDatabase) and db.url == self.url
 
     @staticmethod
     async def _write(conn: Any, job: Job, webhook: WebhookBuilder | None) -> None:

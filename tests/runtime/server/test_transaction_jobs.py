@@ -44,6 +44,16 @@ def build_app(rt: RuntimeModules, url: str, behaviour: dict[str, Any]) -> Any:
     async def create(request: Request) -> Any:
         ctx = ctxmod.request_context(request, JSONResponse({}))
         order = (await request.json())["id"]
+        if behaviour.get("as_router"):  # what a generated 202 operation's endpoint does
+            async with ctx.job_transaction() as job_tx:
+                behaviour["shared"] = job_tx is not None
+                answer = await ctx.services.require_jobs().submit_response(
+                    "report", {"order": order}, tx=job_tx
+                )
+                if behaviour.get("fail"):  # between the job's row and the key's stored 202
+                    behaviour["fail"] -= 1
+                    raise RuntimeError("the answer fails after the job was written")
+            return answer
         async with ctx.transaction() as tx:
             await tx.execute("CREATE TABLE IF NOT EXISTS orders (id TEXT PRIMARY KEY)")
             await tx.execute("INSERT INTO orders (id) VALUES (?)", (order,))
@@ -156,3 +166,35 @@ def test_a_job_store_elsewhere_cannot_join(rt: RuntimeModules, tmp_path: Path) -
             await service.close()
 
     asyncio.run(go())
+
+
+def test_the_routers_202_job_commits_with_the_stored_answer(
+    rt: RuntimeModules, store_url: str
+) -> None:
+    """The generated router's 202 writes its job in the request's transaction: a failure
+    before the key's 202 is stored leaves no job, so the retry queues the only one."""
+    behaviour: dict[str, Any] = {"as_router": True, "fail": 1}
+    failed = exchange(build_app(rt, store_url, behaviour), "r1", "o3", settle_seconds=0.3)
+    assert failed.status_code == 500 and behaviour["shared"]
+    assert count(store_url, "apiforge_jobs") == 0 and behaviour["runs"] == []
+    assert count(store_url, "apiforge_idempotency") == 0
+    retry = exchange(build_app(rt, store_url, behaviour), "r1", "o3")
+    assert retry.status_code == 202 and "idempotent-replayed" not in retry.headers
+    assert count(store_url, "apiforge_jobs") == 1 and behaviour["runs"] == ["o3"]
+    again = exchange(build_app(rt, store_url, behaviour), "r1", "o3")
+    assert again.content == retry.content and again.headers["idempotent-replayed"] == "true"
+    assert count(store_url, "apiforge_jobs") == 1
+
+
+def test_the_routers_202_job_stands_alone_when_the_job_store_is_elsewhere(
+    rt: RuntimeModules, tmp_path: Path
+) -> None:
+    """Jobs in memory beside an SQLite key store: no shared transaction (the job is written
+    on its own, as before), and the answer is still a 202."""
+    behaviour: dict[str, Any] = {"as_router": True}
+    app = build_app(rt, f"sqlite:///{tmp_path / 'store.db'}", behaviour)
+    registry = app.state.services.jobs.registry
+    app.state.services.jobs = rt.jobs.open_jobs("memory://", registry, poll_interval=0.02)
+    answer = exchange(app, "r2", "o4")
+    assert answer.status_code == 202, answer.text
+    assert behaviour["shared"] is False and behaviour["runs"] == ["o4"]

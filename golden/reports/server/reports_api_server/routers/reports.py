@@ -42,16 +42,20 @@ async def create_report_endpoint(
     """POST /v1/reports: Start generating a report"""
     _ctx = _context.request_context(_request, _response, if_match=False)
     _input = _context.jsonable(_body)
-    return await _ctx.services.require_jobs().submit_response(
-        "createReport",
-        {
-            "params": _context.jsonable({}),
-            "body": _input,
-            "principal": _context.principal_payload(_request),
-        },
-        callback_url=await _context.checked_callback_url(_request, _input, "callbackUrl"),
-        owner=_context.owner_of(_request),
-    )
+    _callback_url = await _context.checked_callback_url(_request, _input, "callbackUrl")
+    # the destination is checked first: the transaction may hold the store's write lock
+    async with _ctx.job_transaction() as _tx:
+        return await _ctx.services.require_jobs().submit_response(
+            "createReport",
+            {
+                "params": _context.jsonable({}),
+                "body": _input,
+                "principal": _context.principal_payload(_request),
+            },
+            callback_url=_callback_url,
+            owner=_context.owner_of(_request),
+            tx=_tx,
+        )
 
 
 router.add_api_route(
