@@ -170,6 +170,12 @@ def _print_version(ctx: click.Context, param: click.Parameter, value: bool) -> N
     ctx.exit()
 
 
+def _cache_root() -> Path | None:
+    from generator.spec.load import cache_dir
+
+    return cache_dir()
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--version",
@@ -186,7 +192,7 @@ def main() -> None:
 
     _SAID.clear()
     log.on_first_use(_warn_on_stderr)
-    warn_once_without_fast_reader(lambda line: click.echo(line, err=True))
+    warn_once_without_fast_reader(lambda line: click.echo(line, err=True), _cache_root)
     # after the command, whatever its outcome: what was warned of is remembered, the cache
     # stays under its size limit
     click.get_current_context().call_on_close(_finish_repeats)

@@ -13,6 +13,7 @@ import importlib.util
 import os
 from collections.abc import Callable
 from functools import cache
+from pathlib import Path
 
 
 @cache
@@ -56,14 +57,16 @@ def yaml_reader() -> tuple[bool, str]:
     )
 
 
-def warn_once_without_fast_reader(say: Callable[[str], None]) -> None:
-    """On the first run without the fast reader, say so (once: a stamp in the cache)."""
+def warn_once_without_fast_reader(
+    say: Callable[[str], None], cache_root: Callable[[], Path | None]
+) -> None:
+    """On the first run without the fast reader, say so (once: a stamp in the cache folder
+    `cache_root()` answers, None: no cache). This module imports nothing of apiforge: the
+    spec reader asks it for versions."""
     fast, sentence = yaml_reader()
     if fast:
         return
-    from generator.spec.load import cache_dir
-
-    root = cache_dir()
+    root = cache_root()
     stamp = root / ".slow-reader-said" if root is not None else None
     if stamp is not None and stamp.exists():
         return

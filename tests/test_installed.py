@@ -43,8 +43,10 @@ def test_without_the_fast_reader_the_first_run_and_version_say_so(
     )
     monkeypatch.setenv("APIFORGE_CACHE_DIR", str(tmp_path))
     said: list[str] = []
-    installed.warn_once_without_fast_reader(said.append)
-    installed.warn_once_without_fast_reader(said.append)
+    from generator.spec.load import cache_dir
+
+    installed.warn_once_without_fast_reader(said.append, cache_dir)
+    installed.warn_once_without_fast_reader(said.append, cache_dir)
     assert len(said) == 1 and said[0].startswith("warning: YAML reader: PyYAML")
     out = CliRunner().invoke(main, ["--version"]).stdout
     assert out.splitlines()[1].startswith("YAML reader: PyYAML, about four times slower")

@@ -1,4 +1,4 @@
-"""The client plan: which files `apiforge client` writes, with which context.
+"""The client plan: what `apiforge client` writes (its file list is `files.py`).
 
 Naming (stable, documented in the generated README):
 
@@ -25,38 +25,40 @@ import functools
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import cast
 
 from generator.client.auth import (
-    AuthPlan,
-    SecurityPlan,
     example_arguments,
     plan_auth,
     plan_security,
 )
-from generator.client.body_args import MODULE as PARAMS_MODULE
-from generator.client.body_args import BodyArgs, TypedDictPlan, uses_params, value_example
-from generator.client.media import MediaPlan, plan_media
+from generator.client.body_args import BodyArgs, value_example
+from generator.client.files import client_files
+from generator.client.media import plan_media
 from generator.client.method_names import (
     CLASS_SCOPE_NAMES,
     RESOURCE_NAMES,
-    SHADOWABLE_BUILTINS,
-    class_scope_safe,
     client_methods,
 )
-from generator.client.models import client_models
 from generator.client.pages import PagePlan, plan_page
-from generator.client.servers import ServersPlan, plan_servers
+from generator.client.plan_types import (
+    ChildPlan,
+    ClientPlan,
+    Kept,
+    OperationPlan,
+    ParamPlan,
+    PathPart,
+    ResourcePlan,
+    WebhookPlan,
+)
+from generator.client.servers import plan_servers
 from generator.errors import ApiforgeError, Problem
 from generator.ir import Api, MediaType, Operation, Parameter, Webhook
 from generator.models.build import models_for
 from generator.models.inline import model_schemas
-from generator.patterns.idempotency import DEFAULT_HEADER as DEFAULT_IDEMPOTENCY_HEADER
 from generator.patterns.idempotency import key_header
 from generator.patterns.pagination import resolve
-from generator.render.env import TemplateFiles, operation_view, templates_root
 from generator.render.escape import py_string
 from generator.render.form_encoding import encoding_literal
 from generator.render.names import NameAllocator, package_version, safe_identifier, snake_case
@@ -65,7 +67,6 @@ from generator.render.pytypes import TypeMapper, is_plain_class, query_shape, qu
 from generator.render.resources import Resource
 from generator.render.writer import (
     Deferred,
-    GeneratedFile,
     WriteReport,
     marker_line,
     write_tree,
@@ -111,138 +112,6 @@ CONSTRUCTOR_ARGUMENTS = (
     "max_retry_delay",
     "strict_response_validation",
 )
-
-
-@dataclass(frozen=True)
-class ParamPlan:
-    name: str  # Python keyword
-    wire: str  # name on the wire, as the spec spells it
-    location: str
-    type: str
-    required: bool
-    description: str
-    example: str  # a Python expression for the README
-    # a query parameter httpx cannot send as it is (an object, a list of objects, a delimited
-    # list): its OpenAPI style and explode, for the runtime's `Styled`; "" for the others
-    style: str = ""
-    explode: bool = True
-    deprecated: bool = False  # using it warns (DeprecationWarning)
-
-
-@dataclass(frozen=True)
-class PathPart:
-    literal: str | None  # a piece of the path template
-    param: str | None  # or the keyword whose value fills it
-
-
-@dataclass(frozen=True)
-class OperationPlan:
-    op: Operation
-    name: str
-    method: str  # upper case
-    path_parts: tuple[PathPart, ...]
-    params: tuple[ParamPlan, ...]
-    body: str | None  # body argument type
-    body_required: bool
-    body_kind: str  # json, data, files, content
-    body_media_type: str
-    result: str  # the return type of the plain method
-    parse_type: str | None  # what the response body parses as (None: nothing)
-    parse_plain: bool  # parse_type is a class (APIResponse.parse takes it as is)
-    idempotency_header: str | None
-    if_match: bool
-    if_match_required: bool
-    if_none_match: bool
-    job_result: str | None  # the job's result type for 202 operations
-    summary: str
-    description: str
-    deprecated: bool
-    security: SecurityPlan | None = None  # what the operation requires (None: nothing declared)
-    page: PagePlan | None = None  # a list operation: its page type and `Pagination(...)`
-    errors: str = ""  # `{"404": models.Error, ...}`: the declared error bodies' models
-    encoding: str = ""  # a form body's `{"field": Encoding(...)}` (render.form_encoding)
-    body_example: str = "{}"  # the README's `body=`: the required members with example values
-    # where a caller's `idempotency_key=` goes when the operation declares no header
-    key_header: str = DEFAULT_IDEMPOTENCY_HEADER
-    # what it answers with (JSON, text, bytes, events)
-    media: MediaPlan = field(default_factory=lambda: MediaPlan("none", ""))
-    stream_name: str = ""  # the `<method>_stream` twin, for bytes and events beside JSON
-    # where the method's name comes from (`method_names`): "crud", "action", "extension", or
-    # "operation_id" (the docstring names the operationId when the method is not named after it)
-    named_by: str = "operation_id"
-    # the body's members as keyword arguments (`body_args`; location "body"), beside `body=`
-    # for a whole body: () when the body is no object with properties
-    body_args: tuple[ParamPlan, ...] = ()
-
-    @property
-    def body_overloads(self) -> bool:
-        """Whether the method has two signatures: the body's members as keyword arguments
-        (some required), or the whole body as `body=`."""
-        return any(a.required for a in self.body_args)
-
-
-@dataclass(frozen=True)
-class ChildPlan:
-    """A nested resource, as its parent's attribute."""
-
-    attribute: str
-    class_name: str
-    module: str
-
-
-@dataclass(frozen=True)
-class ResourcePlan:
-    attribute: str
-    dotted: str  # its path from the client: "customers.sources"
-    module: str  # resources/<module>.py
-    class_name: str  # the sync class; "Async" + it is the async one
-    label: str  # what it groups: a tag or a path
-    operations: tuple[OperationPlan, ...]
-    children: tuple[ChildPlan, ...] = ()
-    uses_builtins: bool = False  # its annotations say `builtins.list` (a method is `list`)
-
-    @property
-    def top_level(self) -> bool:
-        return "." not in self.dotted
-
-    @property
-    def uses_params(self) -> bool:
-        """Whether its signatures name a TypedDict of the `params` module."""
-        return any(
-            uses_params(t)
-            for o in self.operations
-            for t in (o.body or "", *(a.type for a in o.body_args))
-        )
-
-
-@dataclass(frozen=True)
-class WebhookPlan:
-    name: str
-    function: str
-    type: str
-    plain: bool
-    signature_header: str | None
-    description: str
-
-
-@dataclass
-class ClientPlan:
-    package: str
-    distribution: str
-    version: str  # the package's
-    api_version: str  # the spec's info.version, as written
-    title: str
-    description: str
-    spec_name: str
-    base_url: str | None
-    servers: ServersPlan
-    user_agent: str
-    resources: list[ResourcePlan]
-    auth: list[AuthPlan]
-    webhooks: list[WebhookPlan]
-    auth_example: str = ""  # constructor arguments for the README's first example
-    log_env: str = ""  # the environment variable that switches DEBUG logging on
-    files: list[GeneratedFile] = field(default_factory=list)
 
 
 def default_package_name(api: Api) -> str:
@@ -304,7 +173,7 @@ class _Planner:
         self.api = api
         self.types = mapper
         self.auth = plan_auth(api, CONSTRUCTOR_ARGUMENTS)
-        self.kept: dict[str, _Kept] = {}  # module → its operations' views from the plan cache
+        self.kept: dict[str, Kept] = {}  # module → its operations' views from the plan cache
         self.keys: dict[str, str | None] = {}  # module → its plan-cache key, when planned
         self.bodies = BodyArgs(api, mapper)  # every body's members and the TypedDicts
 
@@ -424,6 +293,40 @@ class _Planner:
                 return self.types.type_of(props["result"])
         return "Any"
 
+    def body(self, op: Operation) -> tuple[str | None, str, str, str]:
+        """The body argument of `op`'s method: its type (None: no body), its kind (json, data,
+        files, content), its media type and a form body's encodings (`encoding_literal`)."""
+        if op.request_body is None or not op.request_body.content:
+            return None, "json", "", ""
+        media = first_json(op.request_body.content)
+        if media is not None:
+            schema = media.schema
+            inner = self.types.type_of(
+                schema.data if schema else None, name=schema.name if schema else None
+            )
+            if op.id in self.bodies.whole and not is_plain_class(inner):
+                return self.bodies.whole[op.id], "json", media.content_type, ""  # TypedDicts
+            if is_plain_class(inner) and inner.startswith("models."):  # a dict is taken too
+                return f"{inner} | dict[str, Any]", "json", media.content_type, ""
+            return inner, "json", media.content_type, ""
+        media = op.request_body.content[0]
+        ct = media.content_type.split(";")[0].strip().lower()
+        if ct == "application/x-www-form-urlencoded":
+            return (
+                self.form_type(media),
+                "data",
+                media.content_type,
+                encoding_literal(self.api, media),
+            )
+        if ct.startswith("multipart/"):
+            return (
+                self.form_type(media),
+                "files",
+                media.content_type,
+                encoding_literal(self.api, media),
+            )
+        return "bytes", "content", media.content_type, ""
+
     def body_args(self, op: Operation, allocator: NameAllocator) -> tuple[ParamPlan, ...]:
         """The body's members as keyword arguments, named after the parameters'
         (`body_args`)."""
@@ -444,40 +347,9 @@ class _Planner:
         allocator = NameAllocator((*FIXED_ARGUMENTS, *_BODY_NAMES))
         params = self.params(op, allocator)
         body_args = self.body_args(op, allocator)
-        body_type: str | None = None
-        body_kind = "json"
-        encoding = ""
-        body_media = ""
+        body_type, body_kind, body_media, encoding = self.body(op)
         content = op.request_body.content if op.request_body else ()
         chosen = first_json(content) or (content[0] if content else None)
-        if op.request_body is not None and op.request_body.content:
-            media = first_json(op.request_body.content)
-            if media is not None:
-                schema = media.schema
-                inner = self.types.type_of(
-                    schema.data if schema else None, name=schema.name if schema else None
-                )
-                if op.id in self.bodies.whole and not is_plain_class(inner):
-                    body_type = self.bodies.whole[op.id]  # TypedDicts where no model fits
-                elif inner == "Any" or inner.startswith(("dict[", "list[")):
-                    body_type = inner
-                elif is_plain_class(inner) and inner.startswith("models."):
-                    body_type = f"{inner} | dict[str, Any]"
-                else:
-                    body_type = inner
-                body_media = media.content_type
-            else:
-                media = op.request_body.content[0]
-                body_media = media.content_type
-                ct = media.content_type.split(";")[0].strip().lower()
-                if ct == "application/x-www-form-urlencoded":
-                    body_kind, body_type = "data", self.form_type(media)
-                    encoding = encoding_literal(self.api, media)
-                elif ct.startswith("multipart/"):
-                    body_kind, body_type = "files", self.form_type(media)
-                    encoding = encoding_literal(self.api, media)
-                else:
-                    body_kind, body_type = "content", "bytes"
         parse_type, _ = self.response_type(op)
         answers = plan_media(op, self.types)
         conc = op.patterns.concurrency
@@ -569,7 +441,7 @@ class _Planner:
                 for op in group.operations
             )
             names_of = (repr(resource), method_names, bodies)
-            ops, kept, key = resource_plans(cache, names_of, group.operations, _Kept, make)
+            ops, kept, key = resource_plans(cache, names_of, group.operations, Kept, make)
             if kept is not None:
                 self.kept[group.module] = kept
             else:
@@ -680,200 +552,17 @@ def plan_client(
         log_env=f"{package.upper()}_LOG",
         webhooks=planner.webhooks(),
     )
-    plan.files = _files(
-        plan, planner, cache, models_source=models_source, marker=marker, scope=scope
+    plan.files = client_files(
+        plan,
+        planner.kept,
+        planner.keys,
+        cache,
+        typed_dicts=planner.bodies.typed_dict_list(),
+        models_source=models_source,
+        marker=marker,
+        scope=scope,
     )
     return plan
-
-
-def _files(
-    plan: ClientPlan,
-    planner: _Planner,
-    cache: PlanCache,
-    *,
-    models_source: str | Deferred,
-    marker: str,
-    scope: str,
-) -> list[GeneratedFile]:
-    """The files of `plan`'s project, each with its template and context; what this run
-    planned of each resource is kept in `cache`."""
-    # Templates see each operation only as an OperationView (what they read of it), so the
-    # context a file's cache key covers is exactly what its template can read.
-    views = [_resource_view(r, planner.kept.get(r.module)) for r in plan.resources]
-    view = replace(plan, resources=views, files=[])
-    context = {
-        "plan": view,
-        "marker": marker,
-        "html_marker": marker_line(plan.spec_name, style="html"),
-    }
-    templates = TemplateFiles("client", context, scope=scope)
-    for kept in planner.kept.values():  # their digests, from the run that planned them
-        for ops, digests in ((kept.views, kept.digests), (kept.scoped, kept.scoped_digests)):
-            for op, digest in zip(ops, digests, strict=True):
-                templates.fingerprints.remember(op, digest)
-    # `_client.py` sees the top-level resources only, and each resource module its own
-    # resource only: a new operation re-renders (and re-formats) its resource's module alone.
-    tops = [replace(r, operations=()) for r in views if r.top_level]
-    client_module = TemplateFiles(
-        "client", {**context, "plan": replace(view, resources=tops)}, scope=scope
-    )
-    resource_modules = TemplateFiles("client", {"marker": marker}, scope=scope)
-    # one digest per view, whichever file's key needs it first
-    client_module.fingerprints = resource_modules.fingerprints = templates.fingerprints
-    pkg = plan.package
-    files = [
-        templates.file("pyproject.toml", "pyproject.toml.j2"),
-        templates.file("README.md", "README.md.j2"),
-        GeneratedFile(f"{pkg}/py.typed", ""),
-        templates.file(f"{pkg}/__init__.py", "__init__.py.j2", format=True),
-        client_module.file(f"{pkg}/_client.py", "_client.py.j2", format=True),
-        GeneratedFile(f"{pkg}/models.py", _lenient(models_source), format=True),
-        GeneratedFile(
-            f"{pkg}/resources/__init__.py",
-            f'{marker}\n"""One module per resource: `client.<resource>` (see `_client`)."""\n',
-        ),
-    ]
-    files += _resource_files(views, planner, cache, templates, resource_modules, pkg)
-    typed_dicts = planner.bodies.typed_dict_list()
-    if typed_dicts:
-        files.append(_params_file(typed_dicts, templates, pkg))
-    cache.save()
-    if plan.webhooks:
-        files.append(templates.file(f"{pkg}/webhooks.py", "webhooks.py.j2", format=True))
-    runtime = templates_root() / "client" / "runtime"
-    for source in sorted(runtime.glob("*.py")):
-        files.append(
-            GeneratedFile(
-                f"{pkg}/_runtime/{source.name}",
-                f"{marker} (runtime: copied verbatim)\n" + source.read_text(),
-            )
-        )
-    return files
-
-
-def _resource_files(
-    views: list[ResourcePlan],
-    planner: _Planner,
-    cache: PlanCache,
-    templates: TemplateFiles,
-    resource_modules: TemplateFiles,
-    pkg: str,
-) -> list[GeneratedFile]:
-    """One module per resource, which sees its own resource only (a new operation re-renders
-    its resource's module alone); a resource planned this run is kept for the next."""
-    files: list[GeneratedFile] = []
-    for resource in views:
-        scoped = _class_scope_view(resource, planner.kept.get(resource.module))
-        files.append(
-            resource_modules.file(
-                f"{pkg}/resources/{resource.module}.py",
-                "resource.py.j2",
-                format=True,
-                extra={"resource": scoped},
-            )
-        )
-        if resource.module in planner.keys:  # planned this run: kept for the next
-            digest_of = templates.fingerprints.object_digest
-            own = scoped.operations is not resource.operations
-            cache.keep(
-                planner.keys[resource.module],
-                _Kept(
-                    resource.operations,
-                    tuple(digest_of(o) for o in resource.operations),
-                    scoped.operations if own else (),
-                    tuple(digest_of(o) for o in scoped.operations) if own else (),
-                    scoped.uses_builtins,
-                ),
-            )
-    return files
-
-
-def _params_file(
-    typed_dicts: list[TypedDictPlan], templates: TemplateFiles, pkg: str
-) -> GeneratedFile:
-    """`params.py`: the TypedDicts of the bodies' nested objects (`body_args`)."""
-    types = " ".join(
-        f"{f.local_type} {'Required' if f.required else ''}" for t in typed_dicts for f in t.fields
-    )
-    used = {n for n in ("Any", "Literal", "Required", "FileSpec") if re.search(rf"\b{n}\b", types)}
-    typing_names = sorted((used - {"FileSpec"}) | {"TypedDict"})
-    return templates.file(
-        f"{pkg}/{PARAMS_MODULE}.py",
-        "params.py.j2",
-        format=True,
-        extra={"typed_dicts": typed_dicts, "used": sorted(used), "typing_names": typing_names},
-    )
-
-
-def _lenient(models_source: str | Deferred) -> str | Deferred:
-    """The client's models module: the shared one, made forward-compatible for responses
-    (`models.py`), when its text is there (else when it is)."""
-    if isinstance(models_source, str):
-        return client_models(models_source)
-    return Deferred(lambda: client_models(models_source.text()))
-
-
-@dataclass(frozen=True)
-class _Kept:
-    """What the plan cache keeps of a resource: its operations as templates see them
-    (`_resource_view`), and as its class body does (`_class_scope_view`; () when the same),
-    with their fingerprints' digests."""
-
-    views: tuple[OperationPlan, ...]
-    digests: tuple[bytes, ...]
-    scoped: tuple[OperationPlan, ...]
-    scoped_digests: tuple[bytes, ...]
-    uses_builtins: bool
-
-
-def _resource_view(resource: ResourcePlan, kept: _Kept | None = None) -> ResourcePlan:
-    """`resource` as templates see it: each operation as an `OperationView` (`kept`: those
-    views, from the plan cache)."""
-    if kept is not None:
-        return replace(resource, operations=kept.views)
-    operations = tuple(
-        replace(o, op=cast(Operation, operation_view(o.op))) for o in resource.operations
-    )
-    return replace(resource, operations=operations)
-
-
-def _class_scope_view(resource: ResourcePlan, kept: _Kept | None = None) -> ResourcePlan:
-    """`resource` with its signatures' types safe inside its class body: where a method is
-    named after a builtin (`list`), the annotations spell the builtin `builtins.list`
-    (`kept`: those operations, from the plan cache)."""
-    if kept is not None:
-        if not kept.scoped:
-            return resource
-        return replace(resource, operations=kept.scoped, uses_builtins=kept.uses_builtins)
-    shadowed = SHADOWABLE_BUILTINS.intersection(o.name for o in resource.operations)
-    if not shadowed:
-        return resource
-
-    def safe(type_expr: str) -> str:
-        return class_scope_safe(type_expr, shadowed)
-
-    operations = tuple(
-        replace(
-            o,
-            params=tuple(replace(p, type=safe(p.type)) for p in o.params),
-            body=safe(o.body) if o.body else o.body,
-            body_args=tuple(replace(a, type=safe(a.type)) for a in o.body_args),
-            result=safe(o.result),
-            media=replace(o.media, event_type=safe(o.media.event_type)),
-        )
-        for o in resource.operations
-    )
-    uses = any(
-        "builtins." in t
-        for o in operations
-        for t in (
-            o.body or "",
-            o.result,
-            o.media.event_type,
-            *(p.type for p in (*o.params, *o.body_args)),
-        )
-    )
-    return replace(resource, operations=operations, uses_builtins=uses)
 
 
 def write_client(

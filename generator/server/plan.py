@@ -712,7 +712,31 @@ def plan_server(
         classes,
         facts=(planner.api_family, sorted((k, v[0], v[1].id) for k, v in planner.job_ops.items())),
     )
-    tags = planner.tags(cache)
+    plan, error_views = _server_plan(api, planner, mapper, planner.tags(cache), package, spec_name)
+    plan.files = server_files(
+        plan,
+        api,
+        planner.kept,
+        planner.keys,
+        cache,
+        models_source=models_source,
+        marker=marker,
+        scope=scope,
+        error_views=error_views,
+    )
+    return plan
+
+
+def _server_plan(
+    api: Api,
+    planner: _Planner,
+    mapper: TypeMapper,
+    tags: list[TagPlan],
+    package: str,
+    spec_name: str,
+) -> tuple[ServerPlan, dict[str, Any]]:
+    """The server `tags` make (its file list apart): events, jobs, and what the operations
+    declare across the API; with its error views (`error_views.json`'s content)."""
     event_planner = EventPlanner(api, mapper, planner.is_job)
     events = event_planner.events()
     all_ops = [o for t in tags for o in t.operations]
@@ -750,18 +774,7 @@ def plan_server(
         has_error_views=bool(error_views),
         moved_paths=moved_own_paths(api),
     )
-    plan.files = server_files(
-        plan,
-        api,
-        planner.kept,
-        planner.keys,
-        cache,
-        models_source=models_source,
-        marker=marker,
-        scope=scope,
-        error_views=error_views,
-    )
-    return plan
+    return plan, error_views
 
 
 def write_server(

@@ -211,10 +211,10 @@ def templates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
     """A private copy of templates/ that every renderer uses."""
     copy = tmp_path / "templates"
     shutil.copytree(env.templates_root(), copy)
-    import generator.client.plan as client_module
+    import generator.client.files as client_files
     import generator.server.files as server_files
 
-    for module in (env, client_module, server_files):
+    for module in (env, client_files, server_files):
         monkeypatch.setattr(module, "templates_root", lambda: copy)
     env.environment.cache_clear()
     yield copy

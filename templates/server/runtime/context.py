@@ -71,7 +71,7 @@ if TYPE_CHECKING:
     from .destinations import DestinationPolicy
     from .idempotency import IdempotencyConfig
     from .jobs import JobService
-    from .webhooks import Outbox
+    from .outbox import Outbox
 
 logger = logging.getLogger(__name__)
 

@@ -45,8 +45,8 @@ import httpx
 
 from .destinations import DestinationPolicy, DestinationRefused, Resolver, guarded_client
 from .observability import bind_request_id, record
+from .outbox import Attempt, Clock, Delivery, DeliveryStatus, Outbox
 from .webhook_signing import WebhookSigner
-from .webhooks import Attempt, Clock, Delivery, DeliveryStatus, Outbox
 
 logger = logging.getLogger(__name__)
 

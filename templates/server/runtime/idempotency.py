@@ -404,33 +404,39 @@ def _answer_existing(
     return StoredBytesResponse(record.response, extra_headers=[REPLAYED_HEADER])
 
 
-async def enforce(request: Request, inner: Handler, header_name: str, required: bool) -> Response:
-    """Run `inner` (FastAPI's handler for the route) under the idempotency contract."""
-    config = _config(request)
-    if not config.enabled:
-        return await inner(request)
+def _key_of(request: Request, header_name: str, required: bool) -> str | ProblemDetail | None:
+    """The request's idempotency key; the problem to answer with when it is missing (and
+    required) or invalid; None when none was sent and none is required."""
     wanted = header_name.lower().encode("latin-1")
     values = [v for k, v in request.scope["headers"] if k.lower() == wanted]
     if not values:
         if required:
             record("idempotency", "missing_key")
-            return await _problem(request, _key_missing(header_name))
-        return await inner(request)
+            return _key_missing(header_name)
+        return None
     if len(values) > 1:
         record("idempotency", "invalid_key")
-        return await _problem(request, _key_invalid(header_name, "send the header once"))
+        return _key_invalid(header_name, "send the header once")
     try:
         key = parse_idempotency_key(values[0].decode("latin-1"))
+        if principal_of(request) is None:
+            check_anonymous_key(key)
     except ValueError as exc:
         record("idempotency", "invalid_key")
-        return await _problem(request, _key_invalid(header_name, str(exc)))
+        return _key_invalid(header_name, str(exc))
+    return key
 
-    if principal_of(request) is None:
-        try:
-            check_anonymous_key(key)
-        except ValueError as exc:
-            record("idempotency", "invalid_key")
-            return await _problem(request, _key_invalid(header_name, str(exc)))
+
+async def enforce(request: Request, inner: Handler, header_name: str, required: bool) -> Response:
+    """Run `inner` (FastAPI's handler for the route) under the idempotency contract."""
+    config = _config(request)
+    if not config.enabled:
+        return await inner(request)
+    key = _key_of(request, header_name, required)
+    if key is None:
+        return await inner(request)
+    if isinstance(key, ProblemDetail):
+        return await _problem(request, key)
     body = await request.body()  # cached on the request: FastAPI's handler reads it from there
     scope_id = principal_scope(request)
     fingerprint = request_fingerprint(

@@ -42,10 +42,7 @@ from .idempotency_store import (
     _new_token,
 )
 from .job_store import Job, JobStore, WebhookBuilder, _claim_or_abandon
-from .repository import KeyExists, Record, Repository, VersionConflict, Versioned, dump_value
-from .schema import migrate_postgres
-from .transaction import PostgresDatabase, SqlDatabase
-from .webhooks import (
+from .outbox import (
     _DELIVERY_COLUMNS,
     Attempt,
     Clock,
@@ -58,8 +55,13 @@ from .webhooks import (
     _token,
     attempt_values,
     delivery_filter,
+    delivery_values,
     encode_event,
+    recorded_values,
 )
+from .repository import KeyExists, Record, Repository, VersionConflict, Versioned, dump_value
+from .schema import migrate_postgres
+from .transaction import PostgresDatabase, SqlDatabase
 
 POOL_SIZE = 10  # connections per process and database
 
@@ -333,24 +335,8 @@ async def enqueue_in(
     async with conn.cursor() as cursor:
         await cursor.executemany(
             f"INSERT INTO apiforge_webhook_deliveries ({_PG_DELIVERY_COLUMNS})"
-            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, NULL, NULL, '', %s, %s)",
-            [
-                (
-                    d.id,
-                    d.event_id,
-                    d.event_type,
-                    d.url,
-                    d.signer_key,
-                    d.status,
-                    d.attempt_count,
-                    d.next_attempt_at,
-                    d.created_at,
-                    d.updated_at,
-                    d.request_id,
-                    d.owner,
-                )
-                for d in deliveries
-            ],
+            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            [delivery_values(d) for d in deliveries],
         )
     return deliveries
 
@@ -420,16 +406,7 @@ class PostgresOutbox(Outbox):
                 "UPDATE apiforge_webhook_deliveries SET status = %s, attempt_count = %s,"
                 " next_attempt_at = %s, updated_at = %s, last_status_code = %s,"
                 " last_error = %s, claim = '' WHERE id = %s AND claim = %s",
-                (
-                    status,
-                    attempt.number,
-                    next_attempt_at,
-                    attempt.at,
-                    attempt.status_code,
-                    attempt.error,
-                    delivery.id,
-                    delivery.claim,
-                ),
+                recorded_values(delivery, attempt, status, next_attempt_at),
             )
             if cur.rowcount == 0:
                 return False

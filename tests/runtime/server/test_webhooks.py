@@ -49,6 +49,7 @@ def rt(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimpleNamespace]:
             delivery=importlib.import_module(f"{package}.runtime.delivery"),
             wh=importlib.import_module(f"{package}.runtime.webhooks"),
             ws=importlib.import_module(f"{package}.runtime.webhook_signing"),
+            storage=importlib.import_module(f"{package}.runtime.storage"),
             dst=importlib.import_module(f"{package}.runtime.destinations"),
         )
     finally:
@@ -283,7 +284,7 @@ def test_sqlite_event_commits_with_the_handlers_transaction(
 
     async def scenario() -> None:
         outbox = rt.wh.SqliteOutbox(path)
-        conn = rt.wh.connect_sqlite(path)
+        conn = rt.storage.connect_sqlite(path)
         conn.execute("CREATE TABLE orders (id TEXT PRIMARY KEY)")
         rolled_back = rt.wh.new_event("order.created", {"id": "o1"})
         with pytest.raises(RuntimeError), rt.wh.sqlite_transaction(conn):
