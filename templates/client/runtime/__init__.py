@@ -2,7 +2,7 @@
 
 Generated code imports everything it needs from here:
 
-- `_base`: `SyncAPIClient`, `AsyncAPIClient`, `RequestOptions`, `APIResponse`;
+- `_base`: `SyncAPIClient`, `AsyncAPIClient`, `RequestOptions`; `_response`: `APIResponse`;
 - `_auth`: `Scheme`, `Security`, `Credentials` and the credential types (`BasicAuth`,
   `ClientCredentials`, `TokenProvider`, `AsyncTokenProvider`);
 - `_errors`: `APIError` and its family, `ProblemDetails`, `error_from_response`;
@@ -36,7 +36,6 @@ from ._base import (
     DEFAULT_IDEMPOTENCY_HEADER,
     DEFAULT_TIMEOUT,
     RESERVED_ATTRIBUTES,
-    APIResponse,
     AsyncAPIClient,
     RequestOptions,
     SyncAPIClient,
@@ -79,6 +78,7 @@ from ._params import cookie_value, header_value, path_segment
 from ._query import Styled, encode_query
 from ._ratelimit import RateLimit, parse_rate_limit
 from ._raw import Raw, async_to_raw, to_raw
+from ._response import APIResponse
 from ._retry import (
     RETRY_COUNT_HEADER,
     RETRYABLE_STATUS_CODES,

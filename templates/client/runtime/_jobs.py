@@ -27,7 +27,7 @@ from typing import Any, Generic, TypeVar
 
 import pydantic
 
-from ._base import APIResponse, AsyncAPIClient, RequestOptions, SyncAPIClient
+from ._base import AsyncAPIClient, RequestOptions, SyncAPIClient
 from ._errors import (
     APIError,
     APIResponseValidationError,
@@ -36,6 +36,7 @@ from ._errors import (
     JobTimeout,
     ProblemDetails,
 )
+from ._response import APIResponse
 from ._retry import parse_retry_after
 
 T = TypeVar("T")

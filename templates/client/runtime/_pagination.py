@@ -33,8 +33,9 @@ from typing import Any, Generic, TypeVar
 
 import pydantic
 
-from ._base import APIResponse, AsyncAPIClient, RequestOptions, SyncAPIClient
+from ._base import AsyncAPIClient, RequestOptions, SyncAPIClient
 from ._errors import APIError, APIResponseValidationError
+from ._response import APIResponse
 
 ItemT = TypeVar("ItemT")
 BodyT = TypeVar("BodyT")

@@ -17,13 +17,12 @@ from __future__ import annotations
 import functools
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Generic, ParamSpec, TypeVar
+from typing import Generic, ParamSpec, TypeVar
 
 import httpx
 
-if TYPE_CHECKING:
-    from ._base import APIResponse
-    from ._ratelimit import RateLimit
+from ._ratelimit import RateLimit
+from ._response import APIResponse
 
 T = TypeVar("T")
 P = ParamSpec("P")

@@ -37,8 +37,8 @@ from typing import IO, Any, Generic, Self, TypeVar
 import httpx
 import pydantic
 
-from ._base import APIResponse
 from ._errors import APIConnectionError, APIResponseValidationError, APITimeoutError
+from ._response import APIResponse
 
 T = TypeVar("T")
 
