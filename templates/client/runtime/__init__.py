@@ -12,7 +12,8 @@ Generated code imports everything it needs from here:
 - `_query`: `Styled`, `encode_query` (objects and arrays of objects in the query string);
   `_forms`: `Encoding` (how a form body's property is written, `multipart` / `urlencoded`);
   `_params`: path, header and cookie parameter values;
-- `_raw`: `Raw`, `to_raw`, `async_to_raw` (each resource's `with_raw_response`);
+- `_raw`: `Raw`, `to_raw`, `async_to_raw` (each resource's `with_raw_response`), `to_streamed`,
+  `async_to_streamed` (its `with_streaming_response`);
 - `_pagination`: `Pagination`, `SyncPage`, `AsyncPage`, `AsyncPaginator` (list operations);
 - `_streams`: `BinaryStream`, `EventStream`, `ServerSentEvent` (+ async): binary downloads and
   Server-Sent Events, read as they arrive;
@@ -77,8 +78,8 @@ from ._pagination import AsyncPage, AsyncPaginator, Pagination, SyncPage
 from ._params import cookie_value, header_value, path_segment
 from ._query import Styled, encode_query
 from ._ratelimit import RateLimit, parse_rate_limit
-from ._raw import Raw, async_to_raw, to_raw
-from ._response import APIResponse
+from ._raw import Raw, async_to_raw, async_to_streamed, to_raw, to_streamed
+from ._response import APIResponse, AsyncStreamedResponse, StreamedResponse
 from ._retry import (
     RETRY_COUNT_HEADER,
     RETRYABLE_STATUS_CODES,
@@ -118,6 +119,7 @@ __all__ = [
     "AsyncJobHandle",
     "AsyncPage",
     "AsyncPaginator",
+    "AsyncStreamedResponse",
     "AsyncTokenProvider",
     "BadRequest",
     "BasicAuth",
@@ -150,6 +152,7 @@ __all__ = [
     "Security",
     "ServerError",
     "ServerSentEvent",
+    "StreamedResponse",
     "Styled",
     "SyncAPIClient",
     "SyncPage",
@@ -161,6 +164,7 @@ __all__ = [
     "WebhookVerificationError",
     "async_read_modify_write",
     "async_to_raw",
+    "async_to_streamed",
     "backoff_delay",
     "cookie_value",
     "encode_query",
@@ -175,5 +179,6 @@ __all__ = [
     "sign_stripe_style",
     "to_jsonable",
     "to_raw",
+    "to_streamed",
     "verify_webhook",
 ]

@@ -11,7 +11,8 @@ Public API:
   `httpx.AsyncBaseTransport` and an async `sleep`.
   - `.request(options: RequestOptions, *, stream=False) -> APIResponse` (awaitable on the async
     client); with `stream=True` a success's body is not read (see `_streams`; the caller
-    closes it), an error's is;
+    closes it), an error's is; under `with_streaming_response` (see `_raw`) the call is
+    streamed and its response handed to that wrapper;
   - `.last_rate_limit: RateLimit | None`, from the latest response that carried one;
   - `.close()` / `with` (`aclose()` / `async with`): closes the httpx client only if this
     object created it.
@@ -79,7 +80,7 @@ from ._forms import Encoding, form_members, multipart, urlencoded
 from ._logs import log_attempt, redact_url
 from ._query import Styled, encode_query
 from ._ratelimit import RateLimit, parse_rate_limit
-from ._raw import note_response
+from ._raw import StreamedCall, note_response, streamed_call
 from ._response import APIResponse
 from ._retry import (
     DEFAULT_MAX_RETRIES,
@@ -410,6 +411,14 @@ class _BaseClient:
             timeout=prepared.timeout,
         )
 
+    def _returned(self, response: APIResponse, call: StreamedCall | None) -> APIResponse:
+        """`response`, noted for `with_raw_response`; under `with_streaming_response` handed to
+        the call instead, which ends the generated method before it reads the body (`_raw`)."""
+        if call is not None:
+            call.arrived(response)
+        note_response(response)
+        return response
+
     def _rate_limit_wait(self) -> float:
         """Seconds to hold the next call back because the last response said we are out."""
         limit = self.last_rate_limit
@@ -563,6 +572,10 @@ class SyncAPIClient(_BaseClient):
         """Send one logical call, retrying as the policy allows; see the module docstring."""
         if isinstance(options.content, AsyncIterable):
             raise TypeError("an async byte stream needs the async client")
+        call = streamed_call()
+        if call is not None and call.response is not None:
+            return call.response  # `.parse()` of a streamed response: its body is read
+        stream = stream or call is not None
         selection = self._select(options)
         content = _buffer_sync(options.content) if options.content is not None else None
         prepared = self._prepare(options, content)
@@ -594,8 +607,7 @@ class SyncAPIClient(_BaseClient):
                 self._log_attempt(request, response.status_code, started, retries_taken)
                 outcome = self._on_response(prepared, response, retries_taken)
                 if isinstance(outcome, APIResponse):
-                    note_response(outcome)  # for `with_raw_response` (see `_raw`)
-                    return outcome
+                    return self._returned(outcome, call)
                 error, delay = outcome
                 if self._refresh(error, refreshed, selection, applied):
                     refreshed = True
@@ -667,6 +679,10 @@ class AsyncAPIClient(_BaseClient):
 
     async def request(self, options: RequestOptions, *, stream: bool = False) -> APIResponse:
         """Send one logical call, retrying as the policy allows; see the module docstring."""
+        call = streamed_call()
+        if call is not None and call.response is not None:
+            return call.response  # `.parse()` of a streamed response: its body is read
+        stream = stream or call is not None
         selection = self._select(options)
         content = await _buffer_async(options.content) if options.content is not None else None
         prepared = self._prepare(options, content)
@@ -700,8 +716,7 @@ class AsyncAPIClient(_BaseClient):
                 self._log_attempt(request, response.status_code, started, retries_taken)
                 outcome = self._on_response(prepared, response, retries_taken)
                 if isinstance(outcome, APIResponse):
-                    note_response(outcome)  # for `with_raw_response` (see `_raw`)
-                    return outcome
+                    return self._returned(outcome, call)
                 error, delay = outcome
                 if self._refresh(error, refreshed, selection, applied):
                     refreshed = True

@@ -11,6 +11,12 @@ parsed on demand.
   (`_salvage`), or with strict validation raises `APIResponseValidationError`, as a body that
   is not JSON always does. A model of the API's gets the response's request id
   (`model._request_id`).
+- `StreamedResponse[T]` / `AsyncStreamedResponse[T]`: what `with_streaming_response.<method>(...)`
+  gives inside its `with` block (see `_raw`): the response's head (`.status_code`, `.headers`,
+  `.etag`, ... as on `Raw`) with its body not yet read: `.iter_bytes()`, `.iter_text()`,
+  `.iter_lines()` read it as it arrives, `.read()` whole, `.parse()` returns what the method
+  itself returns (async: `async for` over the iterators, `await` the others). The body is read
+  once: `.parse()` after iterating raises `httpx.StreamConsumed`.
 """
 
 from __future__ import annotations
@@ -18,7 +24,8 @@ from __future__ import annotations
 import functools
 import json as jsonlib
 import logging
-from typing import Any, TypeVar, cast, overload
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from typing import Any, Generic, TypeVar, cast, overload
 
 import httpx
 import pydantic
@@ -182,3 +189,121 @@ def _adapter(type_: type[T]) -> pydantic.TypeAdapter[T]:
 def _cached_adapter(type_: Any) -> pydantic.TypeAdapter[Any]:
     # Building a TypeAdapter compiles a validator: do it once per type, not once per call.
     return pydantic.TypeAdapter(type_)
+
+
+class ResponseFacts:
+    """The headers' facts, read from `self.response`: shared by `Raw` and streamed responses."""
+
+    response: APIResponse
+
+    @property
+    def status_code(self) -> int:
+        return self.response.status_code
+
+    @property
+    def headers(self) -> httpx.Headers:
+        return self.response.headers
+
+    @property
+    def http_response(self) -> httpx.Response:
+        return self.response.http_response
+
+    @property
+    def etag(self) -> str | None:
+        """The `ETag` header, to send back in `if_match=` / `if_none_match=`."""
+        return self.response.etag
+
+    @property
+    def replayed(self) -> bool:
+        """True when the server replayed a stored response for this idempotency key."""
+        return self.response.replayed
+
+    @property
+    def not_modified(self) -> bool:
+        return self.response.not_modified
+
+    @property
+    def rate_limit(self) -> RateLimit | None:
+        return self.response.rate_limit
+
+    @property
+    def idempotency_key(self) -> str | None:
+        return self.response.idempotency_key
+
+    @property
+    def retries_taken(self) -> int:
+        return self.response.retries_taken
+
+    @property
+    def request_id(self) -> str | None:
+        return find_request_id(self.response.headers)
+
+
+class StreamedResponse(ResponseFacts, Generic[T]):
+    """A response whose body is read on demand (see the module docstring)."""
+
+    def __init__(self, response: APIResponse, parse: Callable[[], T]) -> None:
+        self.response = response
+        self._parse = parse
+
+    def iter_bytes(self, chunk_size: int | None = None) -> Iterator[bytes]:
+        return self.response.http_response.iter_bytes(chunk_size)
+
+    def iter_text(self, chunk_size: int | None = None) -> Iterator[str]:
+        return self.response.http_response.iter_text(chunk_size)
+
+    def iter_lines(self) -> Iterator[str]:
+        return self.response.http_response.iter_lines()
+
+    def read(self) -> bytes:
+        return self.response.http_response.read()
+
+    def json(self) -> Any:
+        self.read()
+        return self.response.json()
+
+    def parse(self) -> T:
+        """The body read whole and returned as the method itself returns it."""
+        self.read()
+        return self._parse()
+
+    def close(self) -> None:
+        self.response.http_response.close()
+
+    def __repr__(self) -> str:
+        return f"<StreamedResponse {self.status_code}>"
+
+
+class AsyncStreamedResponse(ResponseFacts, Generic[T]):
+    """`StreamedResponse` on the async client: iterate with `async for`, await the rest."""
+
+    def __init__(self, response: APIResponse, parse: Callable[[], Awaitable[T]]) -> None:
+        self.response = response
+        self._parse = parse
+
+    def iter_bytes(self, chunk_size: int | None = None) -> AsyncIterator[bytes]:
+        return self.response.http_response.aiter_bytes(chunk_size)
+
+    def iter_text(self, chunk_size: int | None = None) -> AsyncIterator[str]:
+        return self.response.http_response.aiter_text(chunk_size)
+
+    def iter_lines(self) -> AsyncIterator[str]:
+        return self.response.http_response.aiter_lines()
+
+    async def read(self) -> bytes:
+        return await self.response.http_response.aread()
+
+    async def json(self) -> Any:
+        await self.read()
+        return self.response.json()
+
+    async def parse(self) -> T:
+        """The body read whole and returned as the method itself returns it."""
+        await self.read()
+        return await self._parse()
+
+    async def close(self) -> None:
+        await self.response.http_response.aclose()
+
+    def __repr__(self) -> str:
+        return f"<AsyncStreamedResponse {self.status_code}>"

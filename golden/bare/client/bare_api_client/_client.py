@@ -21,7 +21,9 @@ import httpx
 from ._runtime import (
     DEFAULT_TIMEOUT,
     AsyncAPIClient,
+    AsyncStreamedResponse,
     Raw,
+    StreamedResponse,
     SyncAPIClient,
 )
 from ._runtime._base import TimeoutTypes
@@ -189,6 +191,8 @@ class AsyncClient(AsyncAPIClient):
 
 __all__ = [
     "AsyncClient",
+    "AsyncStreamedResponse",
     "Client",
     "Raw",
+    "StreamedResponse",
 ]

@@ -21,9 +21,11 @@ import httpx
 from ._runtime import (
     DEFAULT_TIMEOUT,
     AsyncAPIClient,
+    AsyncStreamedResponse,
     AsyncTokenProvider,
     Raw,
     Scheme,
+    StreamedResponse,
     SyncAPIClient,
     TokenProvider,
 )
@@ -263,6 +265,8 @@ class AsyncClient(AsyncAPIClient):
 
 __all__ = [
     "AsyncClient",
+    "AsyncStreamedResponse",
     "Client",
     "Raw",
+    "StreamedResponse",
 ]

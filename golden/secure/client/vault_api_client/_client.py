@@ -21,11 +21,13 @@ import httpx
 from ._runtime import (
     DEFAULT_TIMEOUT,
     AsyncAPIClient,
+    AsyncStreamedResponse,
     AsyncTokenProvider,
     BasicAuth,
     ClientCredentials,
     Raw,
     Scheme,
+    StreamedResponse,
     SyncAPIClient,
     TokenProvider,
 )
@@ -292,6 +294,8 @@ class AsyncClient(AsyncAPIClient):
 
 __all__ = [
     "AsyncClient",
+    "AsyncStreamedResponse",
     "Client",
     "Raw",
+    "StreamedResponse",
 ]

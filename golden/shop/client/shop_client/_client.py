@@ -21,7 +21,9 @@ import httpx
 from ._runtime import (
     DEFAULT_TIMEOUT,
     AsyncAPIClient,
+    AsyncStreamedResponse,
     Raw,
+    StreamedResponse,
     SyncAPIClient,
 )
 from ._runtime._base import TimeoutTypes
@@ -150,6 +152,8 @@ class AsyncClient(AsyncAPIClient):
 
 __all__ = [
     "AsyncClient",
+    "AsyncStreamedResponse",
     "Client",
     "Raw",
+    "StreamedResponse",
 ]

@@ -16,7 +16,9 @@ from .._runtime import (
     Security,
     SyncAPIClient,
     async_to_raw,
+    async_to_streamed,
     to_raw,
+    to_streamed,
 )
 from .._runtime._base import TimeoutTypes
 
@@ -32,6 +34,12 @@ class ReportsResource:
         """The same methods, each returning `Raw[T]`: the result with its response (status,
         headers, ETag, replay flag, rate limit)."""
         return ReportsResourceWithRawResponse(self)
+
+    @functools.cached_property
+    def with_streaming_response(self) -> ReportsResourceWithStreamingResponse:
+        """The same methods, each a context manager (`with`) giving the response as
+        soon as its head arrived, its body read on demand (`iter_bytes()`, `parse()`)."""
+        return ReportsResourceWithStreamingResponse(self)
 
     def create(
         self,
@@ -83,6 +91,13 @@ class ReportsResourceWithRawResponse:
         self.create = to_raw(resource.create)
 
 
+class ReportsResourceWithStreamingResponse:
+    """`client.reports.with_streaming_response`: each method gives a `StreamedResponse[T]`."""
+
+    def __init__(self, resource: ReportsResource) -> None:
+        self.create = to_streamed(resource.create)
+
+
 class AsyncReportsResource:
     """`client.reports`: operations tagged `Reports`."""
 
@@ -94,6 +109,12 @@ class AsyncReportsResource:
         """The same methods, each returning `Raw[T]`: the result with its response (status,
         headers, ETag, replay flag, rate limit)."""
         return AsyncReportsResourceWithRawResponse(self)
+
+    @functools.cached_property
+    def with_streaming_response(self) -> AsyncReportsResourceWithStreamingResponse:
+        """The same methods, each a context manager (`async with`) giving the response as
+        soon as its head arrived, its body read on demand (`iter_bytes()`, `parse()`)."""
+        return AsyncReportsResourceWithStreamingResponse(self)
 
     async def create(
         self,
@@ -145,9 +166,18 @@ class AsyncReportsResourceWithRawResponse:
         self.create = async_to_raw(resource.create)
 
 
+class AsyncReportsResourceWithStreamingResponse:
+    """`client.reports.with_streaming_response`: each method gives an `AsyncStreamedResponse[T]`."""
+
+    def __init__(self, resource: AsyncReportsResource) -> None:
+        self.create = async_to_streamed(resource.create)
+
+
 __all__ = [
     "AsyncReportsResource",
     "AsyncReportsResourceWithRawResponse",
+    "AsyncReportsResourceWithStreamingResponse",
     "ReportsResource",
     "ReportsResourceWithRawResponse",
+    "ReportsResourceWithStreamingResponse",
 ]
