@@ -3,10 +3,12 @@
 Public API:
 
 - `SyncAPIClient(base_url, *, timeout=DEFAULT_TIMEOUT, max_retries=2, default_headers=None,
-  schemes=(), credentials=None, user_agent=None, http_client=None, transport=None,
-  sleep=time.sleep, clock=time.time, jitter=random.random, wait_on_rate_limit=False,
-  max_retry_delay=60.0, strict_response_validation=False)`: `schemes` are the spec's security schemes (`_auth.Scheme`),
-  `credentials` what the caller gave for each (by scheme name; see `_auth`);
+  default_query=None, schemes=(), credentials=None, user_agent=None, http_client=None,
+  transport=None, sleep=time.sleep, clock=time.time, jitter=random.random,
+  wait_on_rate_limit=False, max_retry_delay=60.0, strict_response_validation=False)`:
+  `default_query` is sent on every call, under the call's own parameters (a declared parameter
+  or an `extra_query` member of the same name wins); `schemes` are the spec's security schemes
+  (`_auth.Scheme`), `credentials` what the caller gave for each (by scheme name; see `_auth`);
   `AsyncAPIClient(...)` takes the same arguments with an `httpx.AsyncClient`, an
   `httpx.AsyncBaseTransport` and an async `sleep`.
   - `.request(options: RequestOptions, *, stream=False) -> APIResponse` (awaitable on the async
@@ -257,6 +259,7 @@ class _BaseClient:
         timeout: TimeoutTypes,
         max_retries: int,
         default_headers: Mapping[str, str] | None,
+        default_query: Mapping[str, Any] | None,
         schemes: Sequence[Scheme],
         credentials: Mapping[str, Credential | None] | None,
         user_agent: str | None,
@@ -282,6 +285,7 @@ class _BaseClient:
         if user_agent is not None:
             headers["User-Agent"] = user_agent
         self._headers = httpx.Headers(headers)
+        self.default_query: Mapping[str, Any] = dict(default_query or {})
         self._auth = Credentials(schemes, credentials or {}, base_url=self.base_url, clock=clock)
         # header names whose values the request log masks (besides credential-like ones)
         self._secret_headers = frozenset(
@@ -340,7 +344,8 @@ class _BaseClient:
             headers[key_header] = key
 
         params: list[tuple[str, QueryValue]] = []
-        query = {**(options.params or {}), **(options.extra_query or {})}
+        declared = {k: v for k, v in (options.params or {}).items() if v is not None}
+        query = {**self.default_query, **declared, **(options.extra_query or {})}
         for name, value in query.items():
             if isinstance(value, Styled):
                 params += encode_query(
@@ -536,6 +541,7 @@ class SyncAPIClient(_BaseClient):
         timeout: TimeoutTypes = DEFAULT_TIMEOUT,
         max_retries: int = DEFAULT_MAX_RETRIES,
         default_headers: Mapping[str, str] | None = None,
+        default_query: Mapping[str, Any] | None = None,
         schemes: Sequence[Scheme] = (),
         credentials: Mapping[str, Credential | None] | None = None,
         user_agent: str | None = None,
@@ -553,6 +559,7 @@ class SyncAPIClient(_BaseClient):
             timeout=timeout,
             max_retries=max_retries,
             default_headers=default_headers,
+            default_query=default_query,
             schemes=schemes,
             credentials=credentials,
             user_agent=user_agent,
@@ -645,6 +652,7 @@ class AsyncAPIClient(_BaseClient):
         timeout: TimeoutTypes = DEFAULT_TIMEOUT,
         max_retries: int = DEFAULT_MAX_RETRIES,
         default_headers: Mapping[str, str] | None = None,
+        default_query: Mapping[str, Any] | None = None,
         schemes: Sequence[Scheme] = (),
         credentials: Mapping[str, Credential | None] | None = None,
         user_agent: str | None = None,
@@ -662,6 +670,7 @@ class AsyncAPIClient(_BaseClient):
             timeout=timeout,
             max_retries=max_retries,
             default_headers=default_headers,
+            default_query=default_query,
             schemes=schemes,
             credentials=credentials,
             user_agent=user_agent,
@@ -758,5 +767,6 @@ RESERVED_ATTRIBUTES: frozenset[str] = frozenset(
         "wait_on_rate_limit",
         "last_rate_limit",
         "strict_response_validation",
+        "default_query",
     }
 )
