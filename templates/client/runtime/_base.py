@@ -57,6 +57,7 @@ first sleeps until that window's reset.
 from __future__ import annotations
 
 import asyncio
+import datetime
 import json as jsonlib
 import logging
 import random
@@ -80,6 +81,7 @@ from ._errors import (
 )
 from ._forms import Encoding, form_members, multipart, urlencoded
 from ._logs import log_attempt, redact_url
+from ._params import iso
 from ._query import Styled, encode_query
 from ._ratelimit import RateLimit, parse_rate_limit
 from ._raw import StreamedCall, note_response, streamed_call
@@ -99,7 +101,8 @@ DEFAULT_TIMEOUT = httpx.Timeout(60.0, connect=5.0)
 DEFAULT_IDEMPOTENCY_HEADER = "Idempotency-Key"
 
 QueryValue = str | int | float | bool | None
-QueryParams = Mapping[str, QueryValue | Sequence[QueryValue] | Styled]
+QueryParam = QueryValue | datetime.date
+QueryParams = Mapping[str, QueryParam | Sequence[QueryParam] | Styled]
 FileContent = bytes | IO[bytes]
 FileSpec = (
     FileContent
@@ -215,6 +218,26 @@ class _Prepared:
     security: Security | None
     own_headers: frozenset[str]  # lower-case names the call set itself: credentials yield
     errors: Mapping[str, Any] | None = None
+
+
+def _query(query: Mapping[str, Any]) -> list[tuple[str, QueryValue]]:
+    """Query parameters as httpx sends them: `Styled` ones in their OpenAPI style, dates in ISO
+    form, a list as the name repeated, None left out."""
+    params: list[tuple[str, QueryValue]] = []
+    for name, value in query.items():
+        if isinstance(value, Styled):
+            params += encode_query(
+                name, to_jsonable(value.value), style=value.style, explode=value.explode
+            )
+        elif isinstance(value, str | int | float | bool | datetime.date):
+            params.append((name, _scalar(value)))
+        elif value is not None:
+            params.extend((name, _scalar(v)) for v in value if v is not None)
+    return params
+
+
+def _scalar(value: QueryParam) -> QueryValue:
+    return iso(value) if isinstance(value, datetime.date) else value
 
 
 def _buffer_sync(content: SyncContent) -> bytes:
@@ -343,18 +366,8 @@ class _BaseClient:
             key = key or headers.get(key_header) or str(uuid.uuid4())
             headers[key_header] = key
 
-        params: list[tuple[str, QueryValue]] = []
         declared = {k: v for k, v in (options.params or {}).items() if v is not None}
-        query = {**self.default_query, **declared, **(options.extra_query or {})}
-        for name, value in query.items():
-            if isinstance(value, Styled):
-                params += encode_query(
-                    name, to_jsonable(value.value), style=value.style, explode=value.explode
-                )
-            elif isinstance(value, str | int | float | bool):
-                params.append((name, value))
-            elif value is not None:
-                params.extend((name, v) for v in value if v is not None)
+        params = _query({**self.default_query, **declared, **(options.extra_query or {})})
         return _Prepared(
             method=options.method.upper(),
             url=url,
