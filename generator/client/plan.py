@@ -463,7 +463,7 @@ class _Planner:
                     encoding = encoding_literal(self.api, media)
                 elif ct.startswith("multipart/"):
                     body_kind, body_type = "files", self.form_type(media)
-                    encoding = encoding_literal(self.api, media)
+                    encoding = encoding_literal(self.api, media, part_headers=True)
                 else:
                     body_kind, body_type = "content", "bytes"
         parse_type, _ = self.response_type(op)
