@@ -66,7 +66,7 @@ import uuid
 from collections.abc import AsyncIterable, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import IO, Any, Self, TypeVar
+from typing import IO, Any, Self, TypeVar, cast
 
 import httpx
 import pydantic
@@ -188,7 +188,7 @@ def _with_extra(body: Any, extra: Mapping[str, Any] | None, *, form: bool) -> An
     members: Any = form_members(body) if form else to_jsonable(body)
     if not isinstance(members, Mapping):
         raise TypeError("extra_body needs a body that is an object")
-    return {**members, **extra}
+    return {**cast("Mapping[str, Any]", members), **extra}
 
 
 _ANY_ADAPTER: pydantic.TypeAdapter[Any] = pydantic.TypeAdapter(Any)
@@ -245,9 +245,8 @@ def _buffer_sync(content: SyncContent) -> bytes:
         return content
     if isinstance(content, str):
         return content.encode()
-    read = getattr(content, "read", None)
-    if callable(read):
-        data = read()
+    if isinstance(content, IO):
+        data: bytes | str = content.read()
         return data.encode() if isinstance(data, str) else bytes(data)
     return b"".join(content)
 
@@ -479,7 +478,7 @@ class _BaseClient:
         """The error body read as the type the operation declares for its status; None when it
         declares none or the body is not that."""
         status = str(response.status_code)
-        declared = errors and (
+        declared: Any = errors and (
             errors.get(status) or errors.get(f"{status[0]}XX") or errors.get("default")
         )
         if not declared or not response.content:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncGenerator, Awaitable, Callable, Generator
 from contextvars import ContextVar
 from typing import Generic, ParamSpec, TypeVar
 
@@ -133,7 +133,7 @@ def to_streamed(
 
     @functools.wraps(func)
     @contextlib.contextmanager
-    def streamed(*args: P.args, **kwargs: P.kwargs) -> Iterator[StreamedResponse[T]]:
+    def streamed(*args: P.args, **kwargs: P.kwargs) -> Generator[StreamedResponse[T]]:
         call = StreamedCall()
         token = _streamed.set(call)
         try:
@@ -168,7 +168,7 @@ def async_to_streamed(
     @contextlib.asynccontextmanager
     async def streamed(
         *args: P.args, **kwargs: P.kwargs
-    ) -> AsyncIterator[AsyncStreamedResponse[T]]:
+    ) -> AsyncGenerator[AsyncStreamedResponse[T]]:
         call = StreamedCall()
         token = _streamed.set(call)
         try:
