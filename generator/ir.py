@@ -93,6 +93,9 @@ class Encoding:
     explode: bool | None = None  # as declared; None means the style's default
     content_type: str = ""  # `contentType` (a multipart part's type), as declared
     allow_reserved: bool = False
+    # `headers` whose value the spec fixes (`const`, one `enum` value, a `default`): a
+    # multipart part's own headers, by name
+    headers: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,7 +27,7 @@ Collisions fall back, never to a number another operation could shift: the names
 states are claimed first, then the derived names that no other operation of the resource wants
 and that are not another operation's operationId name; every operation whose name collides
 (with another's, with a nested resource, with what every resource class has:
-`with_raw_response` and the modules its annotations use) takes snake_case of its operationId
+`with_raw_response`, `with_streaming_response` and the modules its annotations use) takes snake_case of its operationId
 instead. Only when those collide too (two operationIds with the same snake_case) does one get
 `_2`, in spec order, as before. So a method is renamed only when an operation of its own
 resource that wants the same name is added.
@@ -64,7 +64,7 @@ EXTENSION = "x-apiforge-method-name"
 # them.
 CLASS_SCOPE_NAMES = ("models", "params", "httpx", "pydantic", "builtins", "functools")
 # What every resource class has beside its methods.
-RESOURCE_NAMES = ("with_raw_response",)
+RESOURCE_NAMES = ("with_raw_response", "with_streaming_response")
 # Builtins a method may be named after: its class's annotations say `builtins.<name>`.
 SHADOWABLE_BUILTINS = frozenset({"list"})
 

@@ -127,6 +127,10 @@ def check_package_name(name: str) -> str:
     return name
 
 
+# a string parameter's `format` → what it takes (a string still passes as it is)
+_DATE_TYPES = {"date": "datetime.date | str", "date-time": "datetime.datetime | str"}
+
+
 def _example(type_expr: str) -> str:
     if type_expr.startswith("Literal["):
         return type_expr[len("Literal[") :].split(", ")[0].rstrip("]").split(" | ")[0]
@@ -199,6 +203,9 @@ class _Planner:
         type_expr = self.types.type_of(schema.data if schema else None, mode="param")
         if p.location in ("path", "header", "cookie") and type_expr.startswith(("list[", "dict[")):
             type_expr = "str"
+        if type_expr == "str" and schema is not None:
+            # the runtime writes a date as ISO 8601, a date-time as RFC 3339 (`_params.iso`)
+            type_expr = _DATE_TYPES.get(str(schema.data.get("format")), type_expr)
         styled = query_style(p, query_shape(type_expr)) if p.location == "query" else None
         required = p.required or p.location == "path"
         example = (
@@ -323,7 +330,7 @@ class _Planner:
                 self.form_type(media),
                 "files",
                 media.content_type,
-                encoding_literal(self.api, media),
+                encoding_literal(self.api, media, part_headers=True),
             )
         return "bytes", "content", media.content_type, ""
 

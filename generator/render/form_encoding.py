@@ -8,6 +8,8 @@ runtimes (the client's `_forms.Encoding`, the server's `form_values.Encoding`):
 - a declared `style` / `explode`: as declared (`deepObject`: `address[city]=Paris`,
   `expand[0]=a`; `form`: a list repeats the field, or joins it when not exploded);
 - a declared `contentType` alone: kept (a multipart part's type; JSON text for an object);
+- declared `headers` with one value to send (`const`, one `enum` value, a `default`): kept for
+  the client, which sends them on the multipart part;
 - no entry, for a property that is an object (or a union with one): `application/json`,
   OpenAPI's default for an object in a form, so the server knows to parse it;
 - anything else: no entry (a scalar as its text, a list as a repeated field).
@@ -34,7 +36,8 @@ FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
 STYLES = ("form", "spaceDelimited", "pipeDelimited", "deepObject")
 JSON = "application/json"
 
-Entry = tuple[str, bool | None, str]  # style ("" none), explode (None: default), content type
+# style ("" none), explode (None: default), content type, a multipart part's fixed headers
+Entry = tuple[str, bool | None, str, tuple[tuple[str, str], ...]]
 
 
 def is_form(media: MediaType) -> bool:
@@ -69,25 +72,32 @@ def form_encoding(api: Api, media: MediaType) -> dict[str, Entry]:
     for name, entry in media.encoding.items():
         style = entry.style if entry.style in STYLES else ("form" if entry.style else "")
         if style or entry.explode is not None:
-            found[name] = (style or "form", entry.explode, entry.content_type)
-        elif entry.content_type:
-            found[name] = ("", None, entry.content_type)
+            found[name] = (style or "form", entry.explode, entry.content_type, entry.headers)
+        elif entry.content_type or entry.headers:
+            found[name] = ("", None, entry.content_type, entry.headers)
     for name, schema in props.items():
         if str(name) not in found and _is_object(api, schema):
-            found[str(name)] = ("", None, JSON)
+            found[str(name)] = ("", None, JSON, ())
     return dict(sorted(found.items()))
 
 
-def encoding_literal(api: Api, media: MediaType) -> str:
+def encoding_literal(api: Api, media: MediaType, *, part_headers: bool = False) -> str:
     """`form_encoding` as the dict expression generated code passes its runtime,
-    `{"field": Encoding("deepObject", explode=True), ...}` ("" when no property needs one)."""
+    `{"field": Encoding("deepObject", explode=True), ...}` ("" when no property needs one);
+    with `part_headers`, a multipart part's fixed headers too (`headers={...}`: the client
+    sends them, the server has no use for them)."""
     entries = []
-    for name, (style, explode, content_type) in form_encoding(api, media).items():
+    for name, (style, explode, content_type, headers) in form_encoding(api, media).items():
         args = [py_string(style)] if style else []
         if explode is not None:
             args.append(f"explode={explode}")
         if content_type:
             args.append(f"content_type={py_string(content_type)}")
+        if part_headers and headers:
+            pairs = ", ".join(f"{py_string(k)}: {py_string(v)}" for k, v in headers)
+            args.append(f"headers={{{pairs}}}")
+        elif not (style or explode is not None or content_type):
+            continue
         entries.append(f"{py_string(name)}: Encoding({', '.join(args)})")
     return "{" + ", ".join(entries) + "}" if entries else ""
 

@@ -175,8 +175,30 @@ class Builder:
                 explode=explode if isinstance(explode, bool) else None,
                 content_type=_str(entry.get("contentType")),
                 allow_reserved=entry.get("allowReserved") is True,
+                headers=self.part_headers(where, entry),
             )
         return found
+
+    def part_headers(self, where: Where, entry: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+        """An encoding entry's `headers` that have one value to send (`const`, a single `enum`
+        value, a `default`; `Content-Type` is the entry's `contentType`, never a header)."""
+        found: list[tuple[str, str]] = []
+        for name, node in sorted(_dict(entry.get("headers")).items()):
+            at, header = self.deref(where, node)
+            _, schema = self.deref(at, header.get("schema"))
+            enum = schema.get("enum")
+            one = [schema["const"]] if "const" in schema else enum if isinstance(enum, list) else []
+            if len(one) != 1 and "default" in schema:
+                one = [schema["default"]]
+            if (
+                len(one) == 1
+                and isinstance(one[0], str | int | float)
+                and name.lower() != "content-type"
+            ):
+                found.append(
+                    (_str(name), str(one[0]).lower() if isinstance(one[0], bool) else str(one[0]))
+                )
+        return tuple(found)
 
     def examples(
         self, where: Where, body: Mapping[str, Any]

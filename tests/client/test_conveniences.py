@@ -111,3 +111,21 @@ def test_a_post_is_retried_with_a_callers_key_in_the_header_the_spec_names(
     finally:
         sys.path.remove(str(made.out))
     assert [r.headers.get("x-req-key") for r in rec.requests] == ["k1", "k1", None]
+
+
+def test_default_query_is_sent_under_the_calls_own_parameters(acme: Any) -> None:
+    page = {"data": [], "nextCursor": None}
+    rec = Recorder(*(httpx.Response(200, json=page) for _ in range(3)))
+    with acme.Client(
+        base_url="http://t",
+        bearer_auth="t",
+        transport=httpx.MockTransport(rec),
+        default_query={"tenant": "t1", "status": "failed", "beta": "0"},
+    ) as client:
+        client.payments.list()
+        client.payments.list(status="pending", extra_query={"beta": "1"})
+        client.with_options(default_query={"tenant": "t2"}).payments.list()
+    first, second, third = (sent.url.query.decode() for sent in rec.requests)
+    assert first == "tenant=t1&status=failed&beta=0"
+    assert second == "tenant=t1&status=pending&beta=1"  # declared and extra_query win
+    assert third == "tenant=t2"

@@ -195,6 +195,8 @@ def sync(client: Client) -> None:
     )
     print(raw.parsed.id, page.parsed.has_next_page())
     client.payments.with_raw_response.get(paymentid="p")  # ERROR: unknown keyword
+    with client.payments.with_streaming_response.get(payment_id="p") as streamed:
+        reveal_type(streamed.parse())
 
 
 async def asynchronous(client: AsyncClient) -> None:
@@ -223,6 +225,7 @@ def test_raw_access_keeps_the_signature_for_mypy(
     assert len(errors) == 1 and 'Unexpected keyword argument "paymentid"' in errors[0], lines
     revealed = [line.split("Revealed type is ", 1)[1] for line in lines if "Revealed type" in line]
     assert revealed == [
+        f'"{acme.package}.models.Payment"',
         f'"{acme.package}._runtime._raw.Raw[{acme.package}.models.Payment]"',
         f'"{acme.package}._runtime._raw.Raw[{acme.package}._runtime._pagination.AsyncPage['
         f'{acme.package}.models.Payment, {acme.package}.models.PaymentList]]"',

@@ -2,7 +2,7 @@
 
 Generated code imports everything it needs from here:
 
-- `_base`: `SyncAPIClient`, `AsyncAPIClient`, `RequestOptions`, `APIResponse`;
+- `_base`: `SyncAPIClient`, `AsyncAPIClient`, `RequestOptions`; `_response`: `APIResponse`;
 - `_auth`: `Scheme`, `Security`, `Credentials` and the credential types (`BasicAuth`,
   `ClientCredentials`, `TokenProvider`, `AsyncTokenProvider`);
 - `_errors`: `APIError` and its family, `ProblemDetails`, `error_from_response`;
@@ -13,7 +13,8 @@ Generated code imports everything it needs from here:
   `_forms`: `Encoding` (how a form body's property is written, `multipart` / `urlencoded`);
   `_params`: path, header and cookie parameter values; `_omit`: `omit` (an argument not
   given) and `body_of` (a body from its members as keyword arguments);
-- `_raw`: `Raw`, `to_raw`, `async_to_raw` (each resource's `with_raw_response`);
+- `_raw`: `Raw`, `to_raw`, `async_to_raw` (each resource's `with_raw_response`), `to_streamed`,
+  `async_to_streamed` (its `with_streaming_response`);
 - `_pagination`: `Pagination`, `SyncPage`, `AsyncPage`, `AsyncPaginator` (list operations);
 - `_streams`: `BinaryStream`, `EventStream`, `ServerSentEvent` (+ async): binary downloads and
   Server-Sent Events, read as they arrive;
@@ -37,7 +38,6 @@ from ._base import (
     DEFAULT_IDEMPOTENCY_HEADER,
     DEFAULT_TIMEOUT,
     RESERVED_ATTRIBUTES,
-    APIResponse,
     AsyncAPIClient,
     RequestOptions,
     SyncAPIClient,
@@ -80,7 +80,8 @@ from ._pagination import AsyncPage, AsyncPaginator, Pagination, SyncPage
 from ._params import cookie_value, header_value, path_segment
 from ._query import Styled, encode_query
 from ._ratelimit import RateLimit, parse_rate_limit
-from ._raw import Raw, async_to_raw, to_raw
+from ._raw import Raw, async_to_raw, async_to_streamed, to_raw, to_streamed
+from ._response import APIResponse, AsyncStreamedResponse, StreamedResponse
 from ._retry import (
     RETRY_COUNT_HEADER,
     RETRYABLE_STATUS_CODES,
@@ -120,6 +121,7 @@ __all__ = [
     "AsyncJobHandle",
     "AsyncPage",
     "AsyncPaginator",
+    "AsyncStreamedResponse",
     "AsyncTokenProvider",
     "BadRequest",
     "BasicAuth",
@@ -153,6 +155,7 @@ __all__ = [
     "Security",
     "ServerError",
     "ServerSentEvent",
+    "StreamedResponse",
     "Styled",
     "SyncAPIClient",
     "SyncPage",
@@ -164,6 +167,7 @@ __all__ = [
     "WebhookVerificationError",
     "async_read_modify_write",
     "async_to_raw",
+    "async_to_streamed",
     "backoff_delay",
     "body_of",
     "cookie_value",
@@ -180,5 +184,6 @@ __all__ = [
     "sign_stripe_style",
     "to_jsonable",
     "to_raw",
+    "to_streamed",
     "verify_webhook",
 ]

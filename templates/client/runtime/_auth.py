@@ -55,7 +55,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, cast
 from urllib.parse import quote
 
 import httpx
@@ -121,7 +121,7 @@ class ClientCredentials:
     token_url: str | None = None
     scopes: Sequence[str] = ()
     auth_method: Literal["client_secret_basic", "client_secret_post"] = "client_secret_basic"
-    extra_params: Mapping[str, str] = field(default_factory=dict)
+    extra_params: Mapping[str, str] = field(default_factory=dict[str, str])
 
     def __repr__(self) -> str:
         return (
@@ -401,7 +401,7 @@ def _json_object(response: httpx.Response) -> Mapping[str, Any]:
         body = response.json()
     except ValueError:
         return {}
-    return body if isinstance(body, Mapping) else {}
+    return cast("Mapping[str, Any]", body) if isinstance(body, Mapping) else {}
 
 
 def _seconds(value: object) -> float | None:
@@ -418,11 +418,12 @@ def _seconds(value: object) -> float | None:
 
 
 def _basic(value: object, argument: str) -> _Secret:
-    if not (
-        isinstance(value, tuple) and len(value) == 2 and all(isinstance(v, str) for v in value)
-    ):
+    pair_given: tuple[object, ...] = (
+        cast("tuple[object, ...]", value) if isinstance(value, tuple) else ()
+    )
+    username, password = pair_given if len(pair_given) == 2 else (None, None)
+    if not (isinstance(username, str) and isinstance(password, str)):
         raise TypeError(f"`{argument}=` takes BasicAuth(username, password) or a (str, str) tuple")
-    username, password = value
     if ":" in username:
         raise ValueError(f"the username for `{argument}=` cannot contain ':' (RFC 7617)")
     pair = f"{username}:{password}".encode()
@@ -459,7 +460,8 @@ def _token_source(
         token_url = str(httpx.URL(base_url.rstrip("/") + "/").join(url))
         return _ClientCredentialsToken(value, token_url, argument=scheme.argument, clock=clock)
     if callable(value):
-        return _ProvidedToken(value, scheme.argument)
+        # what it returns is checked on each call (`_checked`)
+        return _ProvidedToken(cast(AsyncTokenProvider, value), scheme.argument)
     raise TypeError(f"`{scheme.argument}=` takes a token (str) or a callable returning one")
 
 

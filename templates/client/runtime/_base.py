@@ -3,15 +3,18 @@
 Public API:
 
 - `SyncAPIClient(base_url, *, timeout=DEFAULT_TIMEOUT, max_retries=2, default_headers=None,
-  schemes=(), credentials=None, user_agent=None, http_client=None, transport=None,
-  sleep=time.sleep, clock=time.time, jitter=random.random, wait_on_rate_limit=False,
-  max_retry_delay=60.0, strict_response_validation=False)`: `schemes` are the spec's security schemes (`_auth.Scheme`),
-  `credentials` what the caller gave for each (by scheme name; see `_auth`);
+  default_query=None, schemes=(), credentials=None, user_agent=None, http_client=None,
+  transport=None, sleep=time.sleep, clock=time.time, jitter=random.random,
+  wait_on_rate_limit=False, max_retry_delay=60.0, strict_response_validation=False)`:
+  `default_query` is sent on every call, under the call's own parameters (a declared parameter
+  or an `extra_query` member of the same name wins); `schemes` are the spec's security schemes
+  (`_auth.Scheme`), `credentials` what the caller gave for each (by scheme name; see `_auth`);
   `AsyncAPIClient(...)` takes the same arguments with an `httpx.AsyncClient`, an
   `httpx.AsyncBaseTransport` and an async `sleep`.
   - `.request(options: RequestOptions, *, stream=False) -> APIResponse` (awaitable on the async
     client); with `stream=True` a success's body is not read (see `_streams`; the caller
-    closes it), an error's is;
+    closes it), an error's is; under `with_streaming_response` (see `_raw`) the call is
+    streamed and its response handed to that wrapper;
   - `.last_rate_limit: RateLimit | None`, from the latest response that carried one;
   - `.close()` / `with` (`aclose()` / `async with`): closes the httpx client only if this
     object created it.
@@ -20,16 +23,7 @@ Public API:
 - `RequestOptions(method, path, *, params, headers, json, content, data, files, encoding,
   idempotency_header, idempotency_key, security, accept, max_retries, timeout, extra_query,
   extra_body)`: one logical call.
-- `APIResponse`: `.status_code`, `.headers`, `.etag`, `.replayed`, `.rate_limit`,
-  `.not_modified`, `.idempotency_key`, `.retries_taken`, `.security` (what the call
-  required: a job handle polls with the same), `.http_response`, `.json()`,
-  `.parse(type_)` (a pydantic model class, any type, or a `TypeAdapter`; `.parse_as(annotation)`
-  for a type that is no class), `.validate(data,
-  type_)` (the same for data already decoded). Parsing is lenient unless the client was made
-  with `strict_response_validation=True` (see `_models`); a 2xx body that still does not fit
-  is returned for what it holds, with a warning (`_salvage`), or with strict validation raises
-  `APIResponseValidationError`, as a body that is not JSON always does. A model of the API's
-  gets the response's request id (`model._request_id`).
+- `APIResponse` (see `_response`): what `request()` returns.
 - `RESERVED_ATTRIBUTES`: names the base classes use; generated resource attributes must avoid
   them.
 
@@ -63,7 +57,7 @@ first sleeps until that window's reset.
 from __future__ import annotations
 
 import asyncio
-import functools
+import datetime
 import json as jsonlib
 import logging
 import pathlib
@@ -73,7 +67,7 @@ import uuid
 from collections.abc import AsyncIterable, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import IO, Any, Self, TypeVar, cast, overload
+from typing import IO, Any, Self, TypeVar, cast
 
 import httpx
 import pydantic
@@ -85,22 +79,20 @@ from ._errors import (
     APIStatusError,
     APITimeoutError,
     error_from_response,
-    find_request_id,
 )
 from ._forms import Encoding, form_members, multipart, urlencoded
 from ._logs import log_attempt, redact_url
-from ._models import LENIENT
-from ._models import BaseModel as Model
+from ._params import iso
 from ._query import Styled, encode_query
 from ._ratelimit import RateLimit, parse_rate_limit
-from ._raw import note_response
+from ._raw import StreamedCall, note_response, streamed_call
+from ._response import APIResponse
 from ._retry import (
     DEFAULT_MAX_RETRIES,
     MAX_SERVER_DELAY,
     RETRY_COUNT_HEADER,
     RetryPolicy,
 )
-from ._salvage import salvage
 
 T = TypeVar("T")
 
@@ -110,7 +102,8 @@ DEFAULT_TIMEOUT = httpx.Timeout(60.0, connect=5.0)
 DEFAULT_IDEMPOTENCY_HEADER = "Idempotency-Key"
 
 QueryValue = str | int | float | bool | None
-QueryParams = Mapping[str, QueryValue | Sequence[QueryValue] | Styled]
+QueryParam = QueryValue | datetime.date
+QueryParams = Mapping[str, QueryParam | Sequence[QueryParam] | Styled]
 FileContent = bytes | IO[bytes] | pathlib.PurePath  # a path: read, sent with its name
 FileSpec = (
     FileContent
@@ -196,155 +189,7 @@ def _with_extra(body: Any, extra: Mapping[str, Any] | None, *, form: bool) -> An
     members: Any = form_members(body) if form else to_jsonable(body)
     if not isinstance(members, Mapping):
         raise TypeError("extra_body needs a body that is an object")
-    return {**members, **extra}
-
-
-class APIResponse:
-    """A successful (or 304) response, with the production-pattern headers already read."""
-
-    def __init__(
-        self,
-        http_response: httpx.Response,
-        *,
-        rate_limit: RateLimit | None = None,
-        idempotency_key: str | None = None,
-        retries_taken: int = 0,
-        security: Security | None = None,
-        strict: bool = False,
-    ) -> None:
-        self.http_response = http_response
-        self.rate_limit = rate_limit
-        self.idempotency_key = idempotency_key
-        self.retries_taken = retries_taken
-        self.security = security
-        self.strict = strict
-
-    @property
-    def status_code(self) -> int:
-        return self.http_response.status_code
-
-    @property
-    def headers(self) -> httpx.Headers:
-        return self.http_response.headers
-
-    @property
-    def etag(self) -> str | None:
-        """The `ETag` header, verbatim (quotes and `W/` included), to echo in `If-Match`."""
-        etag: str | None = self.http_response.headers.get("etag")
-        return etag
-
-    @property
-    def replayed(self) -> bool:
-        """True when the server answered from its idempotency store (`Idempotent-Replayed`)."""
-        value: str = self.http_response.headers.get("idempotent-replayed", "")
-        return value.strip().lower() == "true"
-
-    @property
-    def not_modified(self) -> bool:
-        """True for a 304 answer to `If-None-Match`: the cached copy is still current."""
-        return self.http_response.status_code == 304
-
-    def json(self) -> Any:
-        """The body as JSON data; None for an empty body. `APIResponseValidationError` when
-        it is not JSON."""
-        if not self.http_response.content:
-            return None
-        try:
-            return jsonlib.loads(self.http_response.content)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise APIResponseValidationError(self.http_response, "is not JSON") from exc
-
-    @overload
-    def parse(self, type_: pydantic.TypeAdapter[T]) -> T: ...
-    @overload
-    def parse(self, type_: type[T]) -> T: ...
-    def parse(self, type_: pydantic.TypeAdapter[T] | type[T]) -> T:
-        """The body validated as `type_`; an empty body validates as None."""
-        if not self.http_response.content:
-            return self.validate(None, type_)
-        adapter = type_ if isinstance(type_, pydantic.TypeAdapter) else _adapter(type_)
-        try:
-            parsed = adapter.validate_json(self.http_response.content, context=self._context)
-        except pydantic.ValidationError as exc:
-            if any(e.get("type") == "json_invalid" for e in exc.errors()):
-                raise APIResponseValidationError(self.http_response, "is not JSON") from exc
-            parsed = self._salvaged(exc, self.json(), type_)
-        return self._stamped(parsed)
-
-    def _stamped(self, parsed: T) -> T:
-        """`parsed`, a model of the API's, with the request id of this response."""
-        if isinstance(parsed, Model):
-            parsed._request_id = find_request_id(self.http_response.headers)  # pyright: ignore[reportPrivateUsage]
-        return parsed
-
-    def parse_as(self, annotation: Any) -> Any:
-        """`parse` for a type that is no class (`list[models.Pet]`, a union, `Any`): generated
-        methods `cast` the result to that type."""
-        return self.parse(cast("type[Any]", annotation))
-
-    @overload
-    def validate(self, data: Any, type_: pydantic.TypeAdapter[T]) -> T: ...
-    @overload
-    def validate(self, data: Any, type_: type[T]) -> T: ...
-    def validate(self, data: Any, type_: pydantic.TypeAdapter[T] | type[T]) -> T:
-        """`data` (decoded from this response's body) validated as `type_`."""
-        adapter = type_ if isinstance(type_, pydantic.TypeAdapter) else _adapter(type_)
-        try:
-            return self._stamped(adapter.validate_python(data, context=self._context))
-        except pydantic.ValidationError as exc:
-            return self._stamped(self._salvaged(exc, data, type_))
-
-    def _salvaged(
-        self, exc: pydantic.ValidationError, data: Any, type_: pydantic.TypeAdapter[T] | type[T]
-    ) -> T:
-        """A 2xx body that breaks its type: raised when strict, else read for what it holds
-        (`_salvage`) with a warning; an error body's breach is always raised."""
-        error = self._invalid(exc)
-        if self.strict or not 200 <= self.status_code < 300:
-            raise error from exc
-        request = self.http_response.request
-        log.warning(
-            "%s %s: %s; returned as it came (strict_response_validation=True raises)",
-            request.method,
-            redact_url(request.url),
-            error,
-        )
-        annotation: Any = Any if isinstance(type_, pydantic.TypeAdapter) else type_
-        return cast(T, salvage(data, annotation, self._context))
-
-    @property
-    def _context(self) -> dict[str, Any] | None:
-        return None if self.strict else LENIENT
-
-    def _invalid(self, exc: pydantic.ValidationError) -> APIResponseValidationError:
-        errors = exc.errors(include_url=False, include_input=False, include_context=False)
-        summary = "invalid"
-        if errors:
-            where = ".".join(str(part) for part in errors[0]["loc"]) or "the body"
-            summary = f"{where}: {errors[0]['msg']}"
-        count = exc.error_count()
-        return APIResponseValidationError(
-            self.http_response,
-            f"does not match the declared type ({count} error{'s' if count > 1 else ''}; "
-            f"{summary})",
-            errors=[dict(e) for e in errors],
-        )
-
-    def __repr__(self) -> str:
-        return f"<APIResponse {self.status_code} retries_taken={self.retries_taken}>"
-
-
-def _adapter(type_: type[T]) -> pydantic.TypeAdapter[T]:
-    try:
-        return cast("pydantic.TypeAdapter[T]", _cached_adapter(cast(Any, type_)))
-    except TypeError:  # unhashable type expression
-        return pydantic.TypeAdapter(type_)
-
-
-@functools.lru_cache(maxsize=512)
-def _cached_adapter(type_: Any) -> pydantic.TypeAdapter[Any]:
-    # Building a TypeAdapter compiles a validator: do it once per type, not once per call.
-    return pydantic.TypeAdapter(type_)
+    return {**cast("Mapping[str, Any]", members), **extra}
 
 
 _ANY_ADAPTER: pydantic.TypeAdapter[Any] = pydantic.TypeAdapter(Any)
@@ -376,14 +221,33 @@ class _Prepared:
     errors: Mapping[str, Any] | None = None
 
 
+def _query(query: Mapping[str, Any]) -> list[tuple[str, QueryValue]]:
+    """Query parameters as httpx sends them: `Styled` ones in their OpenAPI style, dates in ISO
+    form, a list as the name repeated, None left out."""
+    params: list[tuple[str, QueryValue]] = []
+    for name, value in query.items():
+        if isinstance(value, Styled):
+            params += encode_query(
+                name, to_jsonable(value.value), style=value.style, explode=value.explode
+            )
+        elif isinstance(value, str | int | float | bool | datetime.date):
+            params.append((name, _scalar(value)))
+        elif value is not None:
+            params.extend((name, _scalar(v)) for v in value if v is not None)
+    return params
+
+
+def _scalar(value: QueryParam) -> QueryValue:
+    return iso(value) if isinstance(value, datetime.date) else value
+
+
 def _buffer_sync(content: SyncContent) -> bytes:
     if isinstance(content, bytes):
         return content
     if isinstance(content, str):
         return content.encode()
-    read = getattr(content, "read", None)
-    if callable(read):
-        data = read()
+    if isinstance(content, IO):
+        data: bytes | str = content.read()
         return data.encode() if isinstance(data, str) else bytes(data)
     return b"".join(content)
 
@@ -418,6 +282,7 @@ class _BaseClient:
         timeout: TimeoutTypes,
         max_retries: int,
         default_headers: Mapping[str, str] | None,
+        default_query: Mapping[str, Any] | None,
         schemes: Sequence[Scheme],
         credentials: Mapping[str, Credential | None] | None,
         user_agent: str | None,
@@ -443,6 +308,7 @@ class _BaseClient:
         if user_agent is not None:
             headers["User-Agent"] = user_agent
         self._headers = httpx.Headers(headers)
+        self.default_query: Mapping[str, Any] = dict(default_query or {})
         self._auth = Credentials(schemes, credentials or {}, base_url=self.base_url, clock=clock)
         # header names whose values the request log masks (besides credential-like ones)
         self._secret_headers = frozenset(
@@ -500,17 +366,8 @@ class _BaseClient:
             key = key or headers.get(key_header) or str(uuid.uuid4())
             headers[key_header] = key
 
-        params: list[tuple[str, QueryValue]] = []
-        query = {**(options.params or {}), **(options.extra_query or {})}
-        for name, value in query.items():
-            if isinstance(value, Styled):
-                params += encode_query(
-                    name, to_jsonable(value.value), style=value.style, explode=value.explode
-                )
-            elif isinstance(value, str | int | float | bool):
-                params.append((name, value))
-            elif value is not None:
-                params.extend((name, v) for v in value if v is not None)
+        declared = {k: v for k, v in (options.params or {}).items() if v is not None}
+        params = _query({**self.default_query, **declared, **(options.extra_query or {})})
         return _Prepared(
             method=options.method.upper(),
             url=url,
@@ -572,6 +429,14 @@ class _BaseClient:
             timeout=prepared.timeout,
         )
 
+    def _returned(self, response: APIResponse, call: StreamedCall | None) -> APIResponse:
+        """`response`, noted for `with_raw_response`; under `with_streaming_response` handed to
+        the call instead, which ends the generated method before it reads the body (`_raw`)."""
+        if call is not None:
+            call.arrived(response)
+        note_response(response)
+        return response
+
     def _rate_limit_wait(self) -> float:
         """Seconds to hold the next call back because the last response said we are out."""
         limit = self.last_rate_limit
@@ -614,7 +479,7 @@ class _BaseClient:
         """The error body read as the type the operation declares for its status; None when it
         declares none or the body is not that."""
         status = str(response.status_code)
-        declared = errors and (
+        declared: Any = errors and (
             errors.get(status) or errors.get(f"{status[0]}XX") or errors.get("default")
         )
         if not declared or not response.content:
@@ -689,6 +554,7 @@ class SyncAPIClient(_BaseClient):
         timeout: TimeoutTypes = DEFAULT_TIMEOUT,
         max_retries: int = DEFAULT_MAX_RETRIES,
         default_headers: Mapping[str, str] | None = None,
+        default_query: Mapping[str, Any] | None = None,
         schemes: Sequence[Scheme] = (),
         credentials: Mapping[str, Credential | None] | None = None,
         user_agent: str | None = None,
@@ -706,6 +572,7 @@ class SyncAPIClient(_BaseClient):
             timeout=timeout,
             max_retries=max_retries,
             default_headers=default_headers,
+            default_query=default_query,
             schemes=schemes,
             credentials=credentials,
             user_agent=user_agent,
@@ -725,6 +592,10 @@ class SyncAPIClient(_BaseClient):
         """Send one logical call, retrying as the policy allows; see the module docstring."""
         if isinstance(options.content, AsyncIterable):
             raise TypeError("an async byte stream needs the async client")
+        call = streamed_call()
+        if call is not None and call.response is not None:
+            return call.response  # `.parse()` of a streamed response: its body is read
+        stream = stream or call is not None
         selection = self._select(options)
         content = _buffer_sync(options.content) if options.content is not None else None
         prepared = self._prepare(options, content)
@@ -756,8 +627,7 @@ class SyncAPIClient(_BaseClient):
                 self._log_attempt(request, response.status_code, started, retries_taken)
                 outcome = self._on_response(prepared, response, retries_taken)
                 if isinstance(outcome, APIResponse):
-                    note_response(outcome)  # for `with_raw_response` (see `_raw`)
-                    return outcome
+                    return self._returned(outcome, call)
                 error, delay = outcome
                 if self._refresh(error, refreshed, selection, applied):
                     refreshed = True
@@ -795,6 +665,7 @@ class AsyncAPIClient(_BaseClient):
         timeout: TimeoutTypes = DEFAULT_TIMEOUT,
         max_retries: int = DEFAULT_MAX_RETRIES,
         default_headers: Mapping[str, str] | None = None,
+        default_query: Mapping[str, Any] | None = None,
         schemes: Sequence[Scheme] = (),
         credentials: Mapping[str, Credential | None] | None = None,
         user_agent: str | None = None,
@@ -812,6 +683,7 @@ class AsyncAPIClient(_BaseClient):
             timeout=timeout,
             max_retries=max_retries,
             default_headers=default_headers,
+            default_query=default_query,
             schemes=schemes,
             credentials=credentials,
             user_agent=user_agent,
@@ -829,6 +701,10 @@ class AsyncAPIClient(_BaseClient):
 
     async def request(self, options: RequestOptions, *, stream: bool = False) -> APIResponse:
         """Send one logical call, retrying as the policy allows; see the module docstring."""
+        call = streamed_call()
+        if call is not None and call.response is not None:
+            return call.response  # `.parse()` of a streamed response: its body is read
+        stream = stream or call is not None
         selection = self._select(options)
         content = await _buffer_async(options.content) if options.content is not None else None
         prepared = self._prepare(options, content)
@@ -862,8 +738,7 @@ class AsyncAPIClient(_BaseClient):
                 self._log_attempt(request, response.status_code, started, retries_taken)
                 outcome = self._on_response(prepared, response, retries_taken)
                 if isinstance(outcome, APIResponse):
-                    note_response(outcome)  # for `with_raw_response` (see `_raw`)
-                    return outcome
+                    return self._returned(outcome, call)
                 error, delay = outcome
                 if self._refresh(error, refreshed, selection, applied):
                     refreshed = True
@@ -905,5 +780,6 @@ RESERVED_ATTRIBUTES: frozenset[str] = frozenset(
         "wait_on_rate_limit",
         "last_rate_limit",
         "strict_response_validation",
+        "default_query",
     }
 )

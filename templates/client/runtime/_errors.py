@@ -40,7 +40,7 @@ import json
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import httpx
 
@@ -59,7 +59,7 @@ class ProblemDetails:
     status: int | None = None
     detail: str | None = None
     instance: str | None = None
-    extensions: Mapping[str, Any] = field(default_factory=dict)
+    extensions: Mapping[str, Any] = field(default_factory=dict[str, Any])
 
     @property
     def kind(self) -> str:
@@ -88,6 +88,7 @@ class ProblemDetails:
         are dropped rather than trusted (the RFC says to ignore them)."""
         if not isinstance(data, Mapping):
             return None
+        data = cast("Mapping[str, Any]", data)
         type_ = data.get("type")
         status = data.get("status")
         return cls(
@@ -131,6 +132,7 @@ def body_message(body: Any, depth: int = 0) -> str | None:
     if depth > 2:
         return None
     if isinstance(body, Mapping):
+        body = cast("Mapping[str, Any]", body)
         for name in _MESSAGE_MEMBERS:
             value = body.get(name)
             if isinstance(value, str) and value.strip():
@@ -138,13 +140,13 @@ def body_message(body: Any, depth: int = 0) -> str | None:
         for name in ("error", "errors"):
             value = body.get(name)
             if isinstance(value, list) and value:
-                value = value[0]
+                value = cast("list[object]", value)[0]
             if isinstance(value, Mapping | list):
                 found = body_message(value, depth + 1)
                 if found is not None:
                     return found
     if isinstance(body, list) and body:
-        return body_message(body[0], depth + 1)
+        return body_message(cast("list[object]", body)[0], depth + 1)
     return None
 
 

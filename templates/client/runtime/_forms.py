@@ -27,9 +27,12 @@ Each property is written as its encoding says:
 A file (multipart only) is `bytes`, a binary file object (sent with its own file name, the
 last part of its `name`), a `pathlib.Path` (read, sent with its name), or a tuple
 `(filename, content)` / `(filename, content, content_type)` (/ `+ headers`); a file without a
-content type of its own gets the part's declared `contentType` when it names one type. A list
-is one part per item. None is left out. Files are read once, so every attempt sends the same
-bytes.
+content type of its own gets the part's declared `contentType` when it names one type. Each
+part of a property carries the headers its encoding declares (`Encoding.headers`). A list
+is one part per item. None is left out. A file on disk (a `Path`, or a file opened from one,
+at its start) is streamed from disk (`DiskFile`), never held whole in memory, and sent again
+from its start on each attempt; other file objects are read once, so every attempt sends the
+same bytes.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ import os
 import pathlib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, BinaryIO
 
 import pydantic
 
@@ -56,11 +59,13 @@ _ANY: pydantic.TypeAdapter[Any] = pydantic.TypeAdapter(Any)
 @dataclass(frozen=True, slots=True)
 class Encoding:
     """One property's `encoding` entry: `style` "" when none is declared (then `explode`
-    None too); `content_type` "" when none is declared."""
+    None too); `content_type` "" when none is declared; `headers`, sent on each multipart
+    part of the property (a file's own headers, given in its tuple, win)."""
 
     style: str = ""
     explode: bool | None = None
     content_type: str = ""
+    headers: Mapping[str, str] | None = None  # a multipart part's own headers
 
 
 _NONE = Encoding()
@@ -85,13 +90,57 @@ def _is_file(value: Any) -> bool:
     return callable(getattr(value, "read", None))
 
 
-def _read(content: Any) -> bytes:
+class DiskFile:
+    """A file on disk sent as a multipart part, streamed from disk: opened when httpx first
+    sizes (`fileno`) or reads it, closed once read to its end; httpx seeks it back to the start
+    for each attempt, so every attempt sends the file again without holding it in memory."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = path
+        self._file: BinaryIO | None = None
+
+    def _open(self) -> BinaryIO:
+        if self._file is None or self._file.closed:
+            self._file = open(self.path, "rb")  # noqa: SIM115 (closed at the end of a read)
+        return self._file
+
+    def fileno(self) -> int:
+        return self._open().fileno()
+
+    def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
+        return self._open().seek(offset, whence)
+
+    def tell(self) -> int:
+        return self._open().tell()
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._open().read(size)
+        if not data:
+            self.close()
+        return data
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+
+
+def _read(content: Any) -> bytes | DiskFile:
     if isinstance(content, bytes | bytearray | memoryview):
         return bytes(content)  # pyright: ignore[reportUnknownArgumentType]
     if isinstance(content, pathlib.PurePath):
-        return pathlib.Path(content).read_bytes()
+        return DiskFile(content)
+    name = getattr(content, "name", None)
+    if isinstance(name, str) and os.path.isfile(name) and _at_start(content):
+        return DiskFile(name)  # a file opened from disk: streamed from its path
     data = content.read()
     return data.encode() if isinstance(data, str) else bytes(data)
+
+
+def _at_start(file: Any) -> bool:
+    try:
+        return bool(file.tell() == 0 and "b" in getattr(file, "mode", "b"))
+    except (OSError, AttributeError):
+        return False
 
 
 def _file_name(value: Any, field: str) -> str:
@@ -117,16 +166,31 @@ def _part_type(encoding: Encoding) -> str | None:
 
 
 def _file(name: str, value: Any, encoding: Encoding) -> tuple[str, Any]:
+    declared = _part_type(encoding)
     if isinstance(value, tuple):
         given: tuple[Any, ...] = value  # pyright: ignore[reportUnknownVariableType]
-        if len(given) == 2 and _part_type(encoding):
-            return name, (given[0], _read(given[1]), _part_type(encoding))
-        return name, (given[0], _read(given[1]), *given[2:])
-    declared = _part_type(encoding)
-    filename = _file_name(value, name)
-    if declared:
-        return name, (filename, _read(value), declared)
-    return name, (filename, _read(value))
+        filename, content = given[0], given[1]
+        declared = given[2] if len(given) > 2 else declared
+        own: Mapping[str, str] = given[3] if len(given) > 3 else {}
+    else:
+        filename, content, own = _file_name(value, name), value, {}
+    return name, _part(filename, _read(content), declared, encoding, own)
+
+
+def _part(
+    filename: str | None,
+    content: Any,
+    content_type: str | None,
+    encoding: Encoding,
+    own: Mapping[str, str] | None = None,
+) -> tuple[Any, ...]:
+    """One multipart part as httpx takes it, with the encoding's headers (then its own)."""
+    headers = {**(encoding.headers or {}), **(own or {})}
+    if headers:
+        return (filename, content, content_type, headers)
+    if content_type:
+        return (filename, content, content_type)
+    return (filename, content)
 
 
 def text(value: Any) -> str:
@@ -174,7 +238,7 @@ def multipart(body: Any, encoding: Mapping[str, Encoding] | None = None) -> File
             continue
         declared = None if how.style else _part_type(how)
         for key, field in _pairs(name, value, how):
-            parts.append((key, (None, field, declared) if declared else (None, field)))
+            parts.append((key, _part(None, field, declared, how)))
     return parts
 
 

@@ -23,11 +23,11 @@ Public API (`AsyncJobHandle` is the same with awaitable methods):
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 import pydantic
 
-from ._base import APIResponse, AsyncAPIClient, RequestOptions, SyncAPIClient
+from ._base import AsyncAPIClient, RequestOptions, SyncAPIClient
 from ._errors import (
     APIError,
     APIResponseValidationError,
@@ -36,6 +36,7 @@ from ._errors import (
     JobTimeout,
     ProblemDetails,
 )
+from ._response import APIResponse
 from ._retry import parse_retry_after
 
 T = TypeVar("T")
@@ -72,7 +73,7 @@ class _JobState(Generic[T]):
         # Polls and cancels authenticate as the call that started the job did: the job
         # belongs to that principal.
         self._security = response.security
-        self._clock = client._clock
+        self._clock = client._clock  # pyright: ignore[reportPrivateUsage] (the runtime's own)
         location = response.headers.get("location")
         self.location: str | None = None
         if location is not None:
@@ -105,7 +106,7 @@ class _JobState(Generic[T]):
         except APIResponseValidationError:
             body = None
         if isinstance(body, Mapping):
-            self.job = dict(body)
+            self.job = dict(cast("Mapping[str, Any]", body))
 
     def _poll_options(self) -> RequestOptions:
         if self.location is None:
@@ -177,7 +178,7 @@ class JobHandle(_JobState[T]):
             outcome = self._outcome()
             if outcome is not None:
                 return outcome[0]
-            self._client._sleep(self._delay(poll_interval, deadline, timeout))
+            self._client._sleep(self._delay(poll_interval, deadline, timeout))  # pyright: ignore[reportPrivateUsage]
             self.refresh()
 
     def cancel(self) -> None:
@@ -220,7 +221,7 @@ class AsyncJobHandle(_JobState[T]):
             outcome = self._outcome()
             if outcome is not None:
                 return outcome[0]
-            await self._client._sleep(self._delay(poll_interval, deadline, timeout))
+            await self._client._sleep(self._delay(poll_interval, deadline, timeout))  # pyright: ignore[reportPrivateUsage]
             await self.refresh()
 
     async def cancel(self) -> None:

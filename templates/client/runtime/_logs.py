@@ -18,6 +18,7 @@ Public API:
 
 from __future__ import annotations
 
+import inspect
 import logging
 import os
 import sys
@@ -107,9 +108,10 @@ def setup_logging(env_var: str, environ: Mapping[str, str] | None = None) -> Non
 def warn_deprecated(message: str) -> None:
     """A `DeprecationWarning` at the first frame outside the generated package."""
     level = 2  # the caller of this function
-    frame = sys._getframe(1)
+    here = inspect.currentframe()
+    frame = here.f_back if here is not None else None
     while frame is not None and frame.f_globals.get("__name__", "").startswith(PACKAGE + "."):
-        frame = frame.f_back  # type: ignore[assignment]
+        frame = frame.f_back
         level += 1
     warnings.warn(message, DeprecationWarning, stacklevel=level)
 

@@ -29,12 +29,13 @@ import dataclasses
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 import pydantic
 
-from ._base import APIResponse, AsyncAPIClient, RequestOptions, SyncAPIClient
+from ._base import AsyncAPIClient, RequestOptions, SyncAPIClient
 from ._errors import APIError, APIResponseValidationError
+from ._response import APIResponse
 
 ItemT = TypeVar("ItemT")
 BodyT = TypeVar("BodyT")
@@ -50,7 +51,7 @@ def pluck(data: Any, path: Path) -> Any:
     for name in path:
         if not isinstance(data, Mapping):
             return None
-        data = data.get(name)
+        data = cast("Mapping[str, Any]", data).get(name)
     return data
 
 
@@ -181,8 +182,9 @@ class _Page(Generic[ItemT, BodyT]):
             raise APIResponseValidationError(
                 response.http_response, f"{where} is not a list of items"
             )
-        self.items: list[ItemT] = [response.validate(value, item) for value in raw]
-        self._next = pagination.next_request(options, response, self._data, len(raw))
+        values = cast("list[object]", raw)
+        self.items: list[ItemT] = [response.validate(value, item) for value in values]
+        self._next = pagination.next_request(options, response, self._data, len(values))
 
     @property
     def body(self) -> BodyT:

@@ -159,7 +159,7 @@ def _parse_structured(value: str, policy: str | None, now: float) -> RateLimit |
         item.partition("=")[0].strip().lower() in ("limit", "remaining", "reset")
         for item, _ in items
     ):
-        fields = {}
+        fields: dict[str, str] = {}
         for item, _ in items:
             key, _, raw = item.partition("=")
             fields[key.strip().lower()] = raw.strip()

@@ -10,20 +10,28 @@ response it returns (`note_response`) in a context variable the wrapper set, and
 pairs the first one (the call's own; a page fetched later while iterating is not part of it)
 with the result. A context variable follows the call into the coroutine of an async method
 and into nothing else, so concurrent calls never see each other's responses.
+
+Streamed access: `client.payments.with_streaming_response.create(...)` is a context manager
+(`async with` on the async client) giving a `StreamedResponse[T]` (see `_response`) as soon as
+the response's head arrived, its body unread; leaving the block closes the response. How:
+`to_streamed` / `async_to_streamed` run the method with a `StreamedCall` in a context
+variable; the client's `request()` then sends the call with `stream=True` and, on success,
+hands the response to the call (`StreamedCall.arrived`), which ends the method right there
+(`HeadArrived`, caught by the wrapper) instead of letting it read the body. `.parse()` reads
+the body, then runs the method once more with the same arguments and the call holding that
+response, which `request()` returns without sending anything: the method's own code turns
+it into its result. An error status raises on entering the block, as any call does.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Generator
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Generic, ParamSpec, TypeVar
+from typing import Generic, ParamSpec, TypeVar
 
-import httpx
-
-if TYPE_CHECKING:
-    from ._base import APIResponse
-    from ._ratelimit import RateLimit
+from ._response import APIResponse, AsyncStreamedResponse, ResponseFacts, StreamedResponse
 
 T = TypeVar("T")
 P = ParamSpec("P")
@@ -38,46 +46,12 @@ def note_response(response: APIResponse) -> None:
         noted.append(response)
 
 
-class Raw(Generic[T]):
+class Raw(ResponseFacts, Generic[T]):
     """A parsed result with the response it came from."""
 
     def __init__(self, response: APIResponse, parsed: T) -> None:
         self.response = response
         self.parsed = parsed
-
-    @property
-    def status_code(self) -> int:
-        return self.response.status_code
-
-    @property
-    def headers(self) -> httpx.Headers:
-        return self.response.headers
-
-    @property
-    def etag(self) -> str | None:
-        """The `ETag` header, to send back in `if_match=` / `if_none_match=`."""
-        return self.response.etag
-
-    @property
-    def replayed(self) -> bool:
-        """True when the server replayed a stored response for this idempotency key."""
-        return self.response.replayed
-
-    @property
-    def not_modified(self) -> bool:
-        return self.response.not_modified
-
-    @property
-    def rate_limit(self) -> RateLimit | None:
-        return self.response.rate_limit
-
-    @property
-    def idempotency_key(self) -> str | None:
-        return self.response.idempotency_key
-
-    @property
-    def retries_taken(self) -> int:
-        return self.response.retries_taken
 
     def __repr__(self) -> str:
         return f"<Raw {self.status_code} {self.parsed!r}>"
@@ -120,3 +94,101 @@ def async_to_raw(func: Callable[P, Awaitable[T]]) -> Callable[P, Awaitable[Raw[T
         return Raw(_first(noted, func), parsed)
 
     return raw
+
+
+class HeadArrived(BaseException):
+    """Ends a generated method under `with_streaming_response` once its response's head
+    arrived (a BaseException, so no `except Exception` on the way swallows it)."""
+
+
+class StreamedCall:
+    """One call under `with_streaming_response`: the response, once it arrived."""
+
+    def __init__(self, response: APIResponse | None = None) -> None:
+        self.response = response
+
+    def arrived(self, response: APIResponse) -> None:
+        self.response = response
+        raise HeadArrived
+
+
+_streamed: ContextVar[StreamedCall | None] = ContextVar("apiforge_streamed_call", default=None)
+
+
+def streamed_call() -> StreamedCall | None:
+    """The call under `with_streaming_response` the current request belongs to, if any."""
+    return _streamed.get()
+
+
+def _arrived(call: StreamedCall, func: Callable[..., object]) -> APIResponse:
+    if call.response is None:  # every generated method sends a request: a bug if not
+        raise RuntimeError(f"{getattr(func, '__qualname__', func)!r} sent no request")
+    return call.response
+
+
+def to_streamed(
+    func: Callable[P, T],
+) -> Callable[P, contextlib.AbstractContextManager[StreamedResponse[T]]]:
+    """`func` (a generated method) as a context manager giving its response, body unread."""
+
+    @functools.wraps(func)
+    @contextlib.contextmanager
+    def streamed(*args: P.args, **kwargs: P.kwargs) -> Generator[StreamedResponse[T]]:
+        call = StreamedCall()
+        token = _streamed.set(call)
+        try:
+            func(*args, **kwargs)
+        except HeadArrived:
+            pass
+        finally:
+            _streamed.reset(token)
+        response = _arrived(call, func)
+
+        def parse() -> T:
+            token = _streamed.set(StreamedCall(response))
+            try:
+                return func(*args, **kwargs)
+            finally:
+                _streamed.reset(token)
+
+        try:
+            yield StreamedResponse(response, parse)
+        finally:
+            response.http_response.close()
+
+    return streamed
+
+
+def async_to_streamed(
+    func: Callable[P, Awaitable[T]],
+) -> Callable[P, contextlib.AbstractAsyncContextManager[AsyncStreamedResponse[T]]]:
+    """`to_streamed` for a generated async method (`async with`)."""
+
+    @functools.wraps(func)
+    @contextlib.asynccontextmanager
+    async def streamed(
+        *args: P.args, **kwargs: P.kwargs
+    ) -> AsyncGenerator[AsyncStreamedResponse[T]]:
+        call = StreamedCall()
+        token = _streamed.set(call)
+        try:
+            await func(*args, **kwargs)
+        except HeadArrived:
+            pass
+        finally:
+            _streamed.reset(token)
+        response = _arrived(call, func)
+
+        async def parse() -> T:
+            token = _streamed.set(StreamedCall(response))
+            try:
+                return await func(*args, **kwargs)
+            finally:
+                _streamed.reset(token)
+
+        try:
+            yield AsyncStreamedResponse(response, parse)
+        finally:
+            await response.http_response.aclose()
+
+    return streamed

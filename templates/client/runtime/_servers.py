@@ -31,7 +31,7 @@ class ServerVariable:
 @dataclass(frozen=True, slots=True)
 class ServerURL:
     template: str
-    variables: Mapping[str, ServerVariable] = field(default_factory=dict)
+    variables: Mapping[str, ServerVariable] = field(default_factory=dict[str, ServerVariable])
     description: str = ""
 
     def url(self, values: Mapping[str, str | None] | None = None) -> str:

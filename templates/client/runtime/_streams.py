@@ -37,8 +37,8 @@ from typing import IO, Any, Generic, Self, TypeVar
 import httpx
 import pydantic
 
-from ._base import APIResponse
 from ._errors import APIConnectionError, APIResponseValidationError, APITimeoutError
+from ._response import APIResponse
 
 T = TypeVar("T")
 
@@ -223,7 +223,7 @@ class SSEDecoder:
         if not self._started and buffer:
             buffer = buffer.removeprefix("\ufeff")
             self._started = True
-        events = []
+        events: list[RawEvent] = []
         start = 0
         for end in _EOL.finditer(buffer):
             if end.group() == "\r" and end.end() == len(buffer):
@@ -294,7 +294,7 @@ class _Events(Generic[T]):
         return ServerSentEvent(data, raw.event, raw.id, raw.retry, raw.data)
 
     def _events(self, chunk: bytes) -> list[ServerSentEvent[T]]:
-        parsed = []
+        parsed: list[ServerSentEvent[T]] = []
         for raw in self._decoder.feed(chunk):
             if raw.data == DONE:
                 self._done = True

@@ -28,7 +28,7 @@ import hmac
 import json
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from ._errors import WebhookVerificationError
 
@@ -148,11 +148,12 @@ def verify_webhook(
     signature_header: str | None = None,
 ) -> Any:
     """Verify a delivery and return its JSON body (see the module docstring)."""
-    if not isinstance(raw_body, bytes | bytearray):
+    if not isinstance(cast(object, raw_body), bytes | bytearray):  # from untyped callers too
         # A parsed-and-reserialised body would not match the signature anyway.
         raise TypeError("verify_webhook needs the raw request body as bytes")
-    secrets = [secret] if isinstance(secret, str) else list(secret)
-    if not secrets or not all(isinstance(s, str) and s for s in secrets):
+    given_secrets: list[object] = [secret] if isinstance(secret, str) else list(secret)
+    secrets = [s for s in given_secrets if isinstance(s, str) and s]
+    if not secrets or len(secrets) != len(given_secrets):
         raise ValueError("give at least one non-empty webhook secret")
     current = time.time() if now is None else now
     lowered = {key.lower(): value for key, value in headers.items()}

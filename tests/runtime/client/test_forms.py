@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import datetime
 import enum
+import hashlib
 import io
+import tracemalloc
 import urllib.parse
 from pathlib import Path
 
+import httpx
 import pydantic
 import pytest
 
 from templates.client.runtime import RequestOptions, SyncAPIClient
-from templates.client.runtime._forms import Encoding, multipart, text, urlencoded
+from templates.client.runtime._forms import DiskFile, Encoding, multipart, text, urlencoded
 
 from .fakes import Reply, ScriptServer
 
@@ -126,6 +129,9 @@ def test_multipart_writes_styles_part_types_and_file_names(tmp_path: Path) -> No
             "file": Encoding(content_type="application/pdf"),
         },
     )
+    streamed = [part for _, (_, part, *_) in parts if isinstance(part, DiskFile)]
+    assert len(streamed) == 2  # both files are streamed from disk, not read here
+    parts = [(n, (f, c.read() if isinstance(c, DiskFile) else c, *r)) for n, (f, c, *r) in parts]
     opened.close()
     assert parts == [
         ("file", ("scan.pdf", b"%PDF", "application/pdf")),
@@ -160,3 +166,52 @@ def test_wire_bytes_of_a_stripe_form_on_a_real_server(server: ScriptServer) -> N
     assert urllib.parse.unquote(sent.body.decode()) == (
         "address[city]=Paris&expand[0]=default_source&metadata[key]=value"
     )
+
+
+class Digesting(httpx.BaseTransport):
+    """Reads each multipart upload of one file chunk by chunk, keeping only the digest of the
+    file's bytes (what a server streaming an upload to disk holds). The first attempt is
+    answered 503, the next 200."""
+
+    def __init__(self) -> None:
+        self.attempts: list[tuple[str, int, str | None]] = []
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        assert isinstance(request.stream, httpx.SyncByteStream)  # not a buffered body
+        boundary = request.headers["content-type"].split("boundary=")[1]
+        tail = len(f"\r\n--{boundary}--\r\n")
+        digest, size, pending = hashlib.sha256(), 0, b""
+        head: bytes | None = b""
+        for chunk in request.stream:
+            size += len(chunk)
+            if head is not None:  # the part's headers, up to the blank line
+                head += chunk
+                if b"\r\n\r\n" not in head:
+                    continue
+                chunk, head = head.split(b"\r\n\r\n", 1)[1], None
+            pending += chunk
+            digest.update(pending[:-tail])
+            pending = pending[-tail:]
+        self.attempts.append((digest.hexdigest(), size, request.headers.get("content-length")))
+        return httpx.Response(503 if len(self.attempts) == 1 else 200, json={})
+
+
+def test_a_large_file_is_streamed_from_disk_on_every_attempt(tmp_path: Path) -> None:
+    big = tmp_path / "big.bin"
+    block = bytes(range(256)) * 4096  # 1 MiB
+    with big.open("wb") as out:
+        for _ in range(8):
+            out.write(block)
+    expected = hashlib.sha256(big.read_bytes()).hexdigest()  # before tracing: the test's copy
+    transport = Digesting()
+    client = SyncAPIClient("http://uploads.test", transport=transport, sleep=lambda _: None)
+    tracemalloc.start()
+    try:
+        client.request(RequestOptions("POST", "/files", files={"file": big}, idempotency_key="k"))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 2 * 1024 * 1024, f"peak {peak} bytes for an 8 MiB upload"
+    assert len(transport.attempts) == 2  # retried (the key makes it safe): sent again whole
+    for digest, size, length in transport.attempts:
+        assert digest == expected and length == str(size)

@@ -13,7 +13,7 @@ webhook verification come from the runtime (`acme_payments_api_client._runtime`)
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from ._client import AsyncClient, Client, Raw
+from ._client import AsyncClient, AsyncStreamedResponse, Client, Raw, StreamedResponse
 from ._runtime import (
     APIConnectionError,
     APIError,
@@ -75,6 +75,7 @@ __all__ = [
     "AsyncJobHandle",
     "AsyncPage",
     "AsyncPaginator",
+    "AsyncStreamedResponse",
     "AsyncTokenProvider",
     "BadRequest",
     "BasicAuth",
@@ -101,6 +102,7 @@ __all__ = [
     "Raw",
     "ServerError",
     "ServerSentEvent",
+    "StreamedResponse",
     "SyncPage",
     "TokenProvider",
     "TokenRequestFailed",

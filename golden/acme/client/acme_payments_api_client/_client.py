@@ -14,16 +14,18 @@ import os
 import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
 from ._runtime import (
     DEFAULT_TIMEOUT,
     AsyncAPIClient,
+    AsyncStreamedResponse,
     AsyncTokenProvider,
     Raw,
     Scheme,
+    StreamedResponse,
     SyncAPIClient,
     TokenProvider,
 )
@@ -91,6 +93,7 @@ class Client(SyncAPIClient):
         timeout: TimeoutTypes = DEFAULT_TIMEOUT,
         max_retries: int = DEFAULT_MAX_RETRIES,
         default_headers: Mapping[str, str] | None = None,
+        default_query: Mapping[str, Any] | None = None,
         user_agent: str | None = USER_AGENT,
         http_client: httpx.Client | None = None,
         transport: httpx.BaseTransport | None = None,
@@ -114,6 +117,7 @@ class Client(SyncAPIClient):
             timeout=timeout,
             max_retries=max_retries,
             default_headers=default_headers,
+            default_query=default_query,
             schemes=SECURITY_SCHEMES,
             credentials={
                 "apiKeyAuth": api_key_auth,
@@ -186,6 +190,7 @@ class AsyncClient(AsyncAPIClient):
         timeout: TimeoutTypes = DEFAULT_TIMEOUT,
         max_retries: int = DEFAULT_MAX_RETRIES,
         default_headers: Mapping[str, str] | None = None,
+        default_query: Mapping[str, Any] | None = None,
         user_agent: str | None = USER_AGENT,
         http_client: httpx.AsyncClient | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
@@ -209,6 +214,7 @@ class AsyncClient(AsyncAPIClient):
             timeout=timeout,
             max_retries=max_retries,
             default_headers=default_headers,
+            default_query=default_query,
             schemes=SECURITY_SCHEMES,
             credentials={
                 "apiKeyAuth": api_key_auth,
@@ -258,6 +264,8 @@ class AsyncClient(AsyncAPIClient):
 
 __all__ = [
     "AsyncClient",
+    "AsyncStreamedResponse",
     "Client",
     "Raw",
+    "StreamedResponse",
 ]

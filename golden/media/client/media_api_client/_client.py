@@ -14,16 +14,18 @@ import os
 import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import httpx
 
 from ._runtime import (
     DEFAULT_TIMEOUT,
     AsyncAPIClient,
+    AsyncStreamedResponse,
     AsyncTokenProvider,
     Raw,
     Scheme,
+    StreamedResponse,
     SyncAPIClient,
     TokenProvider,
 )
@@ -98,6 +100,7 @@ class Client(SyncAPIClient):
         timeout: TimeoutTypes = DEFAULT_TIMEOUT,
         max_retries: int = DEFAULT_MAX_RETRIES,
         default_headers: Mapping[str, str] | None = None,
+        default_query: Mapping[str, Any] | None = None,
         user_agent: str | None = USER_AGENT,
         http_client: httpx.Client | None = None,
         transport: httpx.BaseTransport | None = None,
@@ -127,6 +130,7 @@ class Client(SyncAPIClient):
             timeout=timeout,
             max_retries=max_retries,
             default_headers=default_headers,
+            default_query=default_query,
             schemes=SECURITY_SCHEMES,
             credentials={
                 "bearerAuth": bearer_auth,
@@ -192,6 +196,7 @@ class AsyncClient(AsyncAPIClient):
         timeout: TimeoutTypes = DEFAULT_TIMEOUT,
         max_retries: int = DEFAULT_MAX_RETRIES,
         default_headers: Mapping[str, str] | None = None,
+        default_query: Mapping[str, Any] | None = None,
         user_agent: str | None = USER_AGENT,
         http_client: httpx.AsyncClient | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
@@ -221,6 +226,7 @@ class AsyncClient(AsyncAPIClient):
             timeout=timeout,
             max_retries=max_retries,
             default_headers=default_headers,
+            default_query=default_query,
             schemes=SECURITY_SCHEMES,
             credentials={
                 "bearerAuth": bearer_auth,
@@ -263,6 +269,8 @@ class AsyncClient(AsyncAPIClient):
 
 __all__ = [
     "AsyncClient",
+    "AsyncStreamedResponse",
     "Client",
     "Raw",
+    "StreamedResponse",
 ]

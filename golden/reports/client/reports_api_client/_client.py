@@ -14,16 +14,18 @@ import os
 import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
 from ._runtime import (
     DEFAULT_TIMEOUT,
     AsyncAPIClient,
+    AsyncStreamedResponse,
     AsyncTokenProvider,
     Raw,
     Scheme,
+    StreamedResponse,
     SyncAPIClient,
     TokenProvider,
 )
@@ -68,6 +70,7 @@ class Client(SyncAPIClient):
         timeout: TimeoutTypes = DEFAULT_TIMEOUT,
         max_retries: int = DEFAULT_MAX_RETRIES,
         default_headers: Mapping[str, str] | None = None,
+        default_query: Mapping[str, Any] | None = None,
         user_agent: str | None = USER_AGENT,
         http_client: httpx.Client | None = None,
         transport: httpx.BaseTransport | None = None,
@@ -89,6 +92,7 @@ class Client(SyncAPIClient):
             timeout=timeout,
             max_retries=max_retries,
             default_headers=default_headers,
+            default_query=default_query,
             schemes=SECURITY_SCHEMES,
             credentials={
                 "bearerAuth": bearer_auth,
@@ -138,6 +142,7 @@ class AsyncClient(AsyncAPIClient):
         timeout: TimeoutTypes = DEFAULT_TIMEOUT,
         max_retries: int = DEFAULT_MAX_RETRIES,
         default_headers: Mapping[str, str] | None = None,
+        default_query: Mapping[str, Any] | None = None,
         user_agent: str | None = USER_AGENT,
         http_client: httpx.AsyncClient | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
@@ -159,6 +164,7 @@ class AsyncClient(AsyncAPIClient):
             timeout=timeout,
             max_retries=max_retries,
             default_headers=default_headers,
+            default_query=default_query,
             schemes=SECURITY_SCHEMES,
             credentials={
                 "bearerAuth": bearer_auth,
@@ -189,6 +195,8 @@ class AsyncClient(AsyncAPIClient):
 
 __all__ = [
     "AsyncClient",
+    "AsyncStreamedResponse",
     "Client",
     "Raw",
+    "StreamedResponse",
 ]

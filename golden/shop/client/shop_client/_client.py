@@ -14,14 +14,16 @@ import os
 import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
 from ._runtime import (
     DEFAULT_TIMEOUT,
     AsyncAPIClient,
+    AsyncStreamedResponse,
     Raw,
+    StreamedResponse,
     SyncAPIClient,
 )
 from ._runtime._base import TimeoutTypes
@@ -52,6 +54,7 @@ class Client(SyncAPIClient):
         timeout: TimeoutTypes = DEFAULT_TIMEOUT,
         max_retries: int = DEFAULT_MAX_RETRIES,
         default_headers: Mapping[str, str] | None = None,
+        default_query: Mapping[str, Any] | None = None,
         user_agent: str | None = USER_AGENT,
         http_client: httpx.Client | None = None,
         transport: httpx.BaseTransport | None = None,
@@ -71,6 +74,7 @@ class Client(SyncAPIClient):
             timeout=timeout,
             max_retries=max_retries,
             default_headers=default_headers,
+            default_query=default_query,
             user_agent=user_agent,
             http_client=http_client,
             transport=transport,
@@ -105,6 +109,7 @@ class AsyncClient(AsyncAPIClient):
         timeout: TimeoutTypes = DEFAULT_TIMEOUT,
         max_retries: int = DEFAULT_MAX_RETRIES,
         default_headers: Mapping[str, str] | None = None,
+        default_query: Mapping[str, Any] | None = None,
         user_agent: str | None = USER_AGENT,
         http_client: httpx.AsyncClient | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
@@ -124,6 +129,7 @@ class AsyncClient(AsyncAPIClient):
             timeout=timeout,
             max_retries=max_retries,
             default_headers=default_headers,
+            default_query=default_query,
             user_agent=user_agent,
             http_client=http_client,
             transport=transport,
@@ -150,6 +156,8 @@ class AsyncClient(AsyncAPIClient):
 
 __all__ = [
     "AsyncClient",
+    "AsyncStreamedResponse",
     "Client",
     "Raw",
+    "StreamedResponse",
 ]

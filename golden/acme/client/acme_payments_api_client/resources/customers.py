@@ -20,10 +20,12 @@ from .._runtime import (
     SyncAPIClient,
     SyncPage,
     async_to_raw,
+    async_to_streamed,
     body_of,
     omit,
     path_segment,
     to_raw,
+    to_streamed,
 )
 from .._runtime._base import TimeoutTypes
 
@@ -42,6 +44,12 @@ class CustomersResource:
         """The same methods, each returning `Raw[T]`: the result with its response (status,
         headers, ETag, replay flag, rate limit)."""
         return CustomersResourceWithRawResponse(self)
+
+    @functools.cached_property
+    def with_streaming_response(self) -> CustomersResourceWithStreamingResponse:
+        """The same methods, each a context manager (`with`) giving the response as
+        soon as its head arrived, its body read on demand (`iter_bytes()`, `parse()`)."""
+        return CustomersResourceWithStreamingResponse(self)
 
     def list(
         self,
@@ -354,6 +362,17 @@ class CustomersResourceWithRawResponse:
         self.update = to_raw(resource.update)
 
 
+class CustomersResourceWithStreamingResponse:
+    """`client.customers.with_streaming_response`: each method gives a `StreamedResponse[T]`."""
+
+    def __init__(self, resource: CustomersResource) -> None:
+        self.list = to_streamed(resource.list)
+        self.create = to_streamed(resource.create)
+        self.get = to_streamed(resource.get)
+        self.delete = to_streamed(resource.delete)
+        self.update = to_streamed(resource.update)
+
+
 class AsyncCustomersResource:
     """`client.customers`: operations tagged `Customers`."""
 
@@ -365,6 +384,12 @@ class AsyncCustomersResource:
         """The same methods, each returning `Raw[T]`: the result with its response (status,
         headers, ETag, replay flag, rate limit)."""
         return AsyncCustomersResourceWithRawResponse(self)
+
+    @functools.cached_property
+    def with_streaming_response(self) -> AsyncCustomersResourceWithStreamingResponse:
+        """The same methods, each a context manager (`async with`) giving the response as
+        soon as its head arrived, its body read on demand (`iter_bytes()`, `parse()`)."""
+        return AsyncCustomersResourceWithStreamingResponse(self)
 
     def list(
         self,
@@ -681,9 +706,22 @@ class AsyncCustomersResourceWithRawResponse:
         self.update = async_to_raw(resource.update)
 
 
+class AsyncCustomersResourceWithStreamingResponse:
+    """`client.customers.with_streaming_response`: each method gives an `AsyncStreamedResponse[T]`."""
+
+    def __init__(self, resource: AsyncCustomersResource) -> None:
+        self.list = async_to_streamed(resource.list)
+        self.create = async_to_streamed(resource.create)
+        self.get = async_to_streamed(resource.get)
+        self.delete = async_to_streamed(resource.delete)
+        self.update = async_to_streamed(resource.update)
+
+
 __all__ = [
     "AsyncCustomersResource",
     "AsyncCustomersResourceWithRawResponse",
+    "AsyncCustomersResourceWithStreamingResponse",
     "CustomersResource",
     "CustomersResourceWithRawResponse",
+    "CustomersResourceWithStreamingResponse",
 ]

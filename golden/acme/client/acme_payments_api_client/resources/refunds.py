@@ -19,10 +19,12 @@ from .._runtime import (
     SyncAPIClient,
     SyncPage,
     async_to_raw,
+    async_to_streamed,
     body_of,
     omit,
     path_segment,
     to_raw,
+    to_streamed,
 )
 from .._runtime._base import TimeoutTypes
 
@@ -38,6 +40,12 @@ class RefundsResource:
         """The same methods, each returning `Raw[T]`: the result with its response (status,
         headers, ETag, replay flag, rate limit)."""
         return RefundsResourceWithRawResponse(self)
+
+    @functools.cached_property
+    def with_streaming_response(self) -> RefundsResourceWithStreamingResponse:
+        """The same methods, each a context manager (`with`) giving the response as
+        soon as its head arrived, its body read on demand (`iter_bytes()`, `parse()`)."""
+        return RefundsResourceWithStreamingResponse(self)
 
     def list(
         self,
@@ -225,6 +233,15 @@ class RefundsResourceWithRawResponse:
         self.get = to_raw(resource.get)
 
 
+class RefundsResourceWithStreamingResponse:
+    """`client.refunds.with_streaming_response`: each method gives a `StreamedResponse[T]`."""
+
+    def __init__(self, resource: RefundsResource) -> None:
+        self.list = to_streamed(resource.list)
+        self.create = to_streamed(resource.create)
+        self.get = to_streamed(resource.get)
+
+
 class AsyncRefundsResource:
     """`client.refunds`: operations tagged `Refunds`."""
 
@@ -236,6 +253,12 @@ class AsyncRefundsResource:
         """The same methods, each returning `Raw[T]`: the result with its response (status,
         headers, ETag, replay flag, rate limit)."""
         return AsyncRefundsResourceWithRawResponse(self)
+
+    @functools.cached_property
+    def with_streaming_response(self) -> AsyncRefundsResourceWithStreamingResponse:
+        """The same methods, each a context manager (`async with`) giving the response as
+        soon as its head arrived, its body read on demand (`iter_bytes()`, `parse()`)."""
+        return AsyncRefundsResourceWithStreamingResponse(self)
 
     def list(
         self,
@@ -427,9 +450,20 @@ class AsyncRefundsResourceWithRawResponse:
         self.get = async_to_raw(resource.get)
 
 
+class AsyncRefundsResourceWithStreamingResponse:
+    """`client.refunds.with_streaming_response`: each method gives an `AsyncStreamedResponse[T]`."""
+
+    def __init__(self, resource: AsyncRefundsResource) -> None:
+        self.list = async_to_streamed(resource.list)
+        self.create = async_to_streamed(resource.create)
+        self.get = async_to_streamed(resource.get)
+
+
 __all__ = [
     "AsyncRefundsResource",
     "AsyncRefundsResourceWithRawResponse",
+    "AsyncRefundsResourceWithStreamingResponse",
     "RefundsResource",
     "RefundsResourceWithRawResponse",
+    "RefundsResourceWithStreamingResponse",
 ]

@@ -17,9 +17,11 @@ from .._runtime import (
     Security,
     SyncAPIClient,
     async_to_raw,
+    async_to_streamed,
     body_of,
     omit,
     to_raw,
+    to_streamed,
 )
 from .._runtime._base import TimeoutTypes
 
@@ -35,6 +37,12 @@ class ReportsResource:
         """The same methods, each returning `Raw[T]`: the result with its response (status,
         headers, ETag, replay flag, rate limit)."""
         return ReportsResourceWithRawResponse(self)
+
+    @functools.cached_property
+    def with_streaming_response(self) -> ReportsResourceWithStreamingResponse:
+        """The same methods, each a context manager (`with`) giving the response as
+        soon as its head arrived, its body read on demand (`iter_bytes()`, `parse()`)."""
+        return ReportsResourceWithStreamingResponse(self)
 
     @overload
     def create(
@@ -140,6 +148,13 @@ class ReportsResourceWithRawResponse:
         self.create = to_raw(resource.create)
 
 
+class ReportsResourceWithStreamingResponse:
+    """`client.reports.with_streaming_response`: each method gives a `StreamedResponse[T]`."""
+
+    def __init__(self, resource: ReportsResource) -> None:
+        self.create = to_streamed(resource.create)
+
+
 class AsyncReportsResource:
     """`client.reports`: operations tagged `Reports`."""
 
@@ -151,6 +166,12 @@ class AsyncReportsResource:
         """The same methods, each returning `Raw[T]`: the result with its response (status,
         headers, ETag, replay flag, rate limit)."""
         return AsyncReportsResourceWithRawResponse(self)
+
+    @functools.cached_property
+    def with_streaming_response(self) -> AsyncReportsResourceWithStreamingResponse:
+        """The same methods, each a context manager (`async with`) giving the response as
+        soon as its head arrived, its body read on demand (`iter_bytes()`, `parse()`)."""
+        return AsyncReportsResourceWithStreamingResponse(self)
 
     @overload
     async def create(
@@ -256,9 +277,18 @@ class AsyncReportsResourceWithRawResponse:
         self.create = async_to_raw(resource.create)
 
 
+class AsyncReportsResourceWithStreamingResponse:
+    """`client.reports.with_streaming_response`: each method gives an `AsyncStreamedResponse[T]`."""
+
+    def __init__(self, resource: AsyncReportsResource) -> None:
+        self.create = async_to_streamed(resource.create)
+
+
 __all__ = [
     "AsyncReportsResource",
     "AsyncReportsResourceWithRawResponse",
+    "AsyncReportsResourceWithStreamingResponse",
     "ReportsResource",
     "ReportsResourceWithRawResponse",
+    "ReportsResourceWithStreamingResponse",
 ]

@@ -14,10 +14,12 @@ from .._runtime import (
     RequestOptions,
     SyncAPIClient,
     async_to_raw,
+    async_to_streamed,
     body_of,
     omit,
     path_segment,
     to_raw,
+    to_streamed,
 )
 from .._runtime._base import TimeoutTypes
 
@@ -33,6 +35,12 @@ class DocumentsResource:
         """The same methods, each returning `Raw[T]`: the result with its response (status,
         headers, ETag, replay flag, rate limit)."""
         return DocumentsResourceWithRawResponse(self)
+
+    @functools.cached_property
+    def with_streaming_response(self) -> DocumentsResourceWithStreamingResponse:
+        """The same methods, each a context manager (`with`) giving the response as
+        soon as its head arrived, its body read on demand (`iter_bytes()`, `parse()`)."""
+        return DocumentsResourceWithStreamingResponse(self)
 
     def get(
         self,
@@ -229,6 +237,16 @@ class DocumentsResourceWithRawResponse:
         self.patch = to_raw(resource.patch)
 
 
+class DocumentsResourceWithStreamingResponse:
+    """`client.documents.with_streaming_response`: each method gives a `StreamedResponse[T]`."""
+
+    def __init__(self, resource: DocumentsResource) -> None:
+        self.get = to_streamed(resource.get)
+        self.replace = to_streamed(resource.replace)
+        self.delete = to_streamed(resource.delete)
+        self.patch = to_streamed(resource.patch)
+
+
 class AsyncDocumentsResource:
     """`client.documents`: operations tagged `Documents`."""
 
@@ -240,6 +258,12 @@ class AsyncDocumentsResource:
         """The same methods, each returning `Raw[T]`: the result with its response (status,
         headers, ETag, replay flag, rate limit)."""
         return AsyncDocumentsResourceWithRawResponse(self)
+
+    @functools.cached_property
+    def with_streaming_response(self) -> AsyncDocumentsResourceWithStreamingResponse:
+        """The same methods, each a context manager (`async with`) giving the response as
+        soon as its head arrived, its body read on demand (`iter_bytes()`, `parse()`)."""
+        return AsyncDocumentsResourceWithStreamingResponse(self)
 
     async def get(
         self,
@@ -436,9 +460,21 @@ class AsyncDocumentsResourceWithRawResponse:
         self.patch = async_to_raw(resource.patch)
 
 
+class AsyncDocumentsResourceWithStreamingResponse:
+    """`client.documents.with_streaming_response`: each method gives an `AsyncStreamedResponse[T]`."""
+
+    def __init__(self, resource: AsyncDocumentsResource) -> None:
+        self.get = async_to_streamed(resource.get)
+        self.replace = async_to_streamed(resource.replace)
+        self.delete = async_to_streamed(resource.delete)
+        self.patch = async_to_streamed(resource.patch)
+
+
 __all__ = [
     "AsyncDocumentsResource",
     "AsyncDocumentsResourceWithRawResponse",
+    "AsyncDocumentsResourceWithStreamingResponse",
     "DocumentsResource",
     "DocumentsResourceWithRawResponse",
+    "DocumentsResourceWithStreamingResponse",
 ]

@@ -18,9 +18,11 @@ from .._runtime import (
     RequestOptions,
     SyncAPIClient,
     async_to_raw,
+    async_to_streamed,
     body_of,
     omit,
     to_raw,
+    to_streamed,
 )
 from .._runtime._base import TimeoutTypes
 
@@ -36,6 +38,12 @@ class ExportsResource:
         """The same methods, each returning `Raw[T]`: the result with its response (status,
         headers, ETag, replay flag, rate limit)."""
         return ExportsResourceWithRawResponse(self)
+
+    @functools.cached_property
+    def with_streaming_response(self) -> ExportsResourceWithStreamingResponse:
+        """The same methods, each a context manager (`with`) giving the response as
+        soon as its head arrived, its body read on demand (`iter_bytes()`, `parse()`)."""
+        return ExportsResourceWithStreamingResponse(self)
 
     @overload
     def create(
@@ -121,6 +129,13 @@ class ExportsResourceWithRawResponse:
         self.create = to_raw(resource.create)
 
 
+class ExportsResourceWithStreamingResponse:
+    """`client.exports.with_streaming_response`: each method gives a `StreamedResponse[T]`."""
+
+    def __init__(self, resource: ExportsResource) -> None:
+        self.create = to_streamed(resource.create)
+
+
 class AsyncExportsResource:
     """`client.exports`: operations tagged `Exports`."""
 
@@ -132,6 +147,12 @@ class AsyncExportsResource:
         """The same methods, each returning `Raw[T]`: the result with its response (status,
         headers, ETag, replay flag, rate limit)."""
         return AsyncExportsResourceWithRawResponse(self)
+
+    @functools.cached_property
+    def with_streaming_response(self) -> AsyncExportsResourceWithStreamingResponse:
+        """The same methods, each a context manager (`async with`) giving the response as
+        soon as its head arrived, its body read on demand (`iter_bytes()`, `parse()`)."""
+        return AsyncExportsResourceWithStreamingResponse(self)
 
     @overload
     async def create(
@@ -217,9 +238,18 @@ class AsyncExportsResourceWithRawResponse:
         self.create = async_to_raw(resource.create)
 
 
+class AsyncExportsResourceWithStreamingResponse:
+    """`client.exports.with_streaming_response`: each method gives an `AsyncStreamedResponse[T]`."""
+
+    def __init__(self, resource: AsyncExportsResource) -> None:
+        self.create = async_to_streamed(resource.create)
+
+
 __all__ = [
     "AsyncExportsResource",
     "AsyncExportsResourceWithRawResponse",
+    "AsyncExportsResourceWithStreamingResponse",
     "ExportsResource",
     "ExportsResourceWithRawResponse",
+    "ExportsResourceWithStreamingResponse",
 ]

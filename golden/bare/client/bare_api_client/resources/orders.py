@@ -15,9 +15,11 @@ from .._runtime import (
     RequestOptions,
     SyncAPIClient,
     async_to_raw,
+    async_to_streamed,
     body_of,
     omit,
     to_raw,
+    to_streamed,
 )
 from .._runtime._base import TimeoutTypes
 
@@ -33,6 +35,12 @@ class OrdersResource:
         """The same methods, each returning `Raw[T]`: the result with its response (status,
         headers, ETag, replay flag, rate limit)."""
         return OrdersResourceWithRawResponse(self)
+
+    @functools.cached_property
+    def with_streaming_response(self) -> OrdersResourceWithStreamingResponse:
+        """The same methods, each a context manager (`with`) giving the response as
+        soon as its head arrived, its body read on demand (`iter_bytes()`, `parse()`)."""
+        return OrdersResourceWithStreamingResponse(self)
 
     def list(
         self,
@@ -160,6 +168,14 @@ class OrdersResourceWithRawResponse:
         self.create = to_raw(resource.create)
 
 
+class OrdersResourceWithStreamingResponse:
+    """`client.orders.with_streaming_response`: each method gives a `StreamedResponse[T]`."""
+
+    def __init__(self, resource: OrdersResource) -> None:
+        self.list = to_streamed(resource.list)
+        self.create = to_streamed(resource.create)
+
+
 class AsyncOrdersResource:
     """`client.orders`: operations tagged `Orders`."""
 
@@ -171,6 +187,12 @@ class AsyncOrdersResource:
         """The same methods, each returning `Raw[T]`: the result with its response (status,
         headers, ETag, replay flag, rate limit)."""
         return AsyncOrdersResourceWithRawResponse(self)
+
+    @functools.cached_property
+    def with_streaming_response(self) -> AsyncOrdersResourceWithStreamingResponse:
+        """The same methods, each a context manager (`async with`) giving the response as
+        soon as its head arrived, its body read on demand (`iter_bytes()`, `parse()`)."""
+        return AsyncOrdersResourceWithStreamingResponse(self)
 
     async def list(
         self,
@@ -298,9 +320,19 @@ class AsyncOrdersResourceWithRawResponse:
         self.create = async_to_raw(resource.create)
 
 
+class AsyncOrdersResourceWithStreamingResponse:
+    """`client.orders.with_streaming_response`: each method gives an `AsyncStreamedResponse[T]`."""
+
+    def __init__(self, resource: AsyncOrdersResource) -> None:
+        self.list = async_to_streamed(resource.list)
+        self.create = async_to_streamed(resource.create)
+
+
 __all__ = [
     "AsyncOrdersResource",
     "AsyncOrdersResourceWithRawResponse",
+    "AsyncOrdersResourceWithStreamingResponse",
     "OrdersResource",
     "OrdersResourceWithRawResponse",
+    "OrdersResourceWithStreamingResponse",
 ]

@@ -13,7 +13,9 @@ from .._runtime import (
     RequestOptions,
     SyncAPIClient,
     async_to_raw,
+    async_to_streamed,
     to_raw,
+    to_streamed,
 )
 from .._runtime._base import TimeoutTypes
 
@@ -29,6 +31,12 @@ class QuotaResource:
         """The same methods, each returning `Raw[T]`: the result with its response (status,
         headers, ETag, replay flag, rate limit)."""
         return QuotaResourceWithRawResponse(self)
+
+    @functools.cached_property
+    def with_streaming_response(self) -> QuotaResourceWithStreamingResponse:
+        """The same methods, each a context manager (`with`) giving the response as
+        soon as its head arrived, its body read on demand (`iter_bytes()`, `parse()`)."""
+        return QuotaResourceWithStreamingResponse(self)
 
     def get(
         self,
@@ -66,6 +74,13 @@ class QuotaResourceWithRawResponse:
         self.get = to_raw(resource.get)
 
 
+class QuotaResourceWithStreamingResponse:
+    """`client.quota.with_streaming_response`: each method gives a `StreamedResponse[T]`."""
+
+    def __init__(self, resource: QuotaResource) -> None:
+        self.get = to_streamed(resource.get)
+
+
 class AsyncQuotaResource:
     """`client.quota`: operations tagged `Quota`."""
 
@@ -77,6 +92,12 @@ class AsyncQuotaResource:
         """The same methods, each returning `Raw[T]`: the result with its response (status,
         headers, ETag, replay flag, rate limit)."""
         return AsyncQuotaResourceWithRawResponse(self)
+
+    @functools.cached_property
+    def with_streaming_response(self) -> AsyncQuotaResourceWithStreamingResponse:
+        """The same methods, each a context manager (`async with`) giving the response as
+        soon as its head arrived, its body read on demand (`iter_bytes()`, `parse()`)."""
+        return AsyncQuotaResourceWithStreamingResponse(self)
 
     async def get(
         self,
@@ -114,9 +135,18 @@ class AsyncQuotaResourceWithRawResponse:
         self.get = async_to_raw(resource.get)
 
 
+class AsyncQuotaResourceWithStreamingResponse:
+    """`client.quota.with_streaming_response`: each method gives an `AsyncStreamedResponse[T]`."""
+
+    def __init__(self, resource: AsyncQuotaResource) -> None:
+        self.get = async_to_streamed(resource.get)
+
+
 __all__ = [
     "AsyncQuotaResource",
     "AsyncQuotaResourceWithRawResponse",
+    "AsyncQuotaResourceWithStreamingResponse",
     "QuotaResource",
     "QuotaResourceWithRawResponse",
+    "QuotaResourceWithStreamingResponse",
 ]

@@ -15,10 +15,12 @@ from .._runtime import (
     RequestOptions,
     SyncAPIClient,
     async_to_raw,
+    async_to_streamed,
     body_of,
     omit,
     path_segment,
     to_raw,
+    to_streamed,
 )
 from .._runtime._base import TimeoutTypes
 
@@ -34,6 +36,12 @@ class WidgetsResource:
         """The same methods, each returning `Raw[T]`: the result with its response (status,
         headers, ETag, replay flag, rate limit)."""
         return WidgetsResourceWithRawResponse(self)
+
+    @functools.cached_property
+    def with_streaming_response(self) -> WidgetsResourceWithStreamingResponse:
+        """The same methods, each a context manager (`with`) giving the response as
+        soon as its head arrived, its body read on demand (`iter_bytes()`, `parse()`)."""
+        return WidgetsResourceWithStreamingResponse(self)
 
     def list(
         self,
@@ -206,6 +214,16 @@ class WidgetsResourceWithRawResponse:
         self.update = to_raw(resource.update)
 
 
+class WidgetsResourceWithStreamingResponse:
+    """`client.widgets.with_streaming_response`: each method gives a `StreamedResponse[T]`."""
+
+    def __init__(self, resource: WidgetsResource) -> None:
+        self.list = to_streamed(resource.list)
+        self.create = to_streamed(resource.create)
+        self.get = to_streamed(resource.get)
+        self.update = to_streamed(resource.update)
+
+
 class AsyncWidgetsResource:
     """`client.widgets`: operations tagged `Widgets`."""
 
@@ -217,6 +235,12 @@ class AsyncWidgetsResource:
         """The same methods, each returning `Raw[T]`: the result with its response (status,
         headers, ETag, replay flag, rate limit)."""
         return AsyncWidgetsResourceWithRawResponse(self)
+
+    @functools.cached_property
+    def with_streaming_response(self) -> AsyncWidgetsResourceWithStreamingResponse:
+        """The same methods, each a context manager (`async with`) giving the response as
+        soon as its head arrived, its body read on demand (`iter_bytes()`, `parse()`)."""
+        return AsyncWidgetsResourceWithStreamingResponse(self)
 
     async def list(
         self,
@@ -389,9 +413,21 @@ class AsyncWidgetsResourceWithRawResponse:
         self.update = async_to_raw(resource.update)
 
 
+class AsyncWidgetsResourceWithStreamingResponse:
+    """`client.widgets.with_streaming_response`: each method gives an `AsyncStreamedResponse[T]`."""
+
+    def __init__(self, resource: AsyncWidgetsResource) -> None:
+        self.list = async_to_streamed(resource.list)
+        self.create = async_to_streamed(resource.create)
+        self.get = async_to_streamed(resource.get)
+        self.update = async_to_streamed(resource.update)
+
+
 __all__ = [
     "AsyncWidgetsResource",
     "AsyncWidgetsResourceWithRawResponse",
+    "AsyncWidgetsResourceWithStreamingResponse",
     "WidgetsResource",
     "WidgetsResourceWithRawResponse",
+    "WidgetsResourceWithStreamingResponse",
 ]

@@ -15,10 +15,12 @@ from .._runtime import (
     Security,
     SyncAPIClient,
     async_to_raw,
+    async_to_streamed,
     body_of,
     omit,
     path_segment,
     to_raw,
+    to_streamed,
 )
 from .._runtime._base import TimeoutTypes
 
@@ -37,6 +39,12 @@ class OrdersResource:
         """The same methods, each returning `Raw[T]`: the result with its response (status,
         headers, ETag, replay flag, rate limit)."""
         return OrdersResourceWithRawResponse(self)
+
+    @functools.cached_property
+    def with_streaming_response(self) -> OrdersResourceWithStreamingResponse:
+        """The same methods, each a context manager (`with`) giving the response as
+        soon as its head arrived, its body read on demand (`iter_bytes()`, `parse()`)."""
+        return OrdersResourceWithStreamingResponse(self)
 
     @overload
     def create(
@@ -218,6 +226,15 @@ class OrdersResourceWithRawResponse:
         self.update = to_raw(resource.update)
 
 
+class OrdersResourceWithStreamingResponse:
+    """`client.orders.with_streaming_response`: each method gives a `StreamedResponse[T]`."""
+
+    def __init__(self, resource: OrdersResource) -> None:
+        self.create = to_streamed(resource.create)
+        self.get = to_streamed(resource.get)
+        self.update = to_streamed(resource.update)
+
+
 class AsyncOrdersResource:
     """`client.orders`: operations tagged `Orders`."""
 
@@ -229,6 +246,12 @@ class AsyncOrdersResource:
         """The same methods, each returning `Raw[T]`: the result with its response (status,
         headers, ETag, replay flag, rate limit)."""
         return AsyncOrdersResourceWithRawResponse(self)
+
+    @functools.cached_property
+    def with_streaming_response(self) -> AsyncOrdersResourceWithStreamingResponse:
+        """The same methods, each a context manager (`async with`) giving the response as
+        soon as its head arrived, its body read on demand (`iter_bytes()`, `parse()`)."""
+        return AsyncOrdersResourceWithStreamingResponse(self)
 
     @overload
     async def create(
@@ -410,9 +433,20 @@ class AsyncOrdersResourceWithRawResponse:
         self.update = async_to_raw(resource.update)
 
 
+class AsyncOrdersResourceWithStreamingResponse:
+    """`client.orders.with_streaming_response`: each method gives an `AsyncStreamedResponse[T]`."""
+
+    def __init__(self, resource: AsyncOrdersResource) -> None:
+        self.create = async_to_streamed(resource.create)
+        self.get = async_to_streamed(resource.get)
+        self.update = async_to_streamed(resource.update)
+
+
 __all__ = [
     "AsyncOrdersResource",
     "AsyncOrdersResourceWithRawResponse",
+    "AsyncOrdersResourceWithStreamingResponse",
     "OrdersResource",
     "OrdersResourceWithRawResponse",
+    "OrdersResourceWithStreamingResponse",
 ]

@@ -17,9 +17,11 @@ from .._runtime import (
     Security,
     SyncAPIClient,
     async_to_raw,
+    async_to_streamed,
     body_of,
     omit,
     to_raw,
+    to_streamed,
 )
 from .._runtime._base import TimeoutTypes
 
@@ -35,6 +37,12 @@ class CompletionsResource:
         """The same methods, each returning `Raw[T]`: the result with its response (status,
         headers, ETag, replay flag, rate limit)."""
         return CompletionsResourceWithRawResponse(self)
+
+    @functools.cached_property
+    def with_streaming_response(self) -> CompletionsResourceWithStreamingResponse:
+        """The same methods, each a context manager (`with`) giving the response as
+        soon as its head arrived, its body read on demand (`iter_bytes()`, `parse()`)."""
+        return CompletionsResourceWithStreamingResponse(self)
 
     @overload
     def create(
@@ -202,6 +210,14 @@ class CompletionsResourceWithRawResponse:
         self.create_stream = to_raw(resource.create_stream)
 
 
+class CompletionsResourceWithStreamingResponse:
+    """`client.completions.with_streaming_response`: each method gives a `StreamedResponse[T]`."""
+
+    def __init__(self, resource: CompletionsResource) -> None:
+        self.create = to_streamed(resource.create)
+        self.create_stream = to_streamed(resource.create_stream)
+
+
 class AsyncCompletionsResource:
     """`client.completions`: operations tagged `Completions`."""
 
@@ -213,6 +229,12 @@ class AsyncCompletionsResource:
         """The same methods, each returning `Raw[T]`: the result with its response (status,
         headers, ETag, replay flag, rate limit)."""
         return AsyncCompletionsResourceWithRawResponse(self)
+
+    @functools.cached_property
+    def with_streaming_response(self) -> AsyncCompletionsResourceWithStreamingResponse:
+        """The same methods, each a context manager (`async with`) giving the response as
+        soon as its head arrived, its body read on demand (`iter_bytes()`, `parse()`)."""
+        return AsyncCompletionsResourceWithStreamingResponse(self)
 
     @overload
     async def create(
@@ -380,9 +402,19 @@ class AsyncCompletionsResourceWithRawResponse:
         self.create_stream = async_to_raw(resource.create_stream)
 
 
+class AsyncCompletionsResourceWithStreamingResponse:
+    """`client.completions.with_streaming_response`: each method gives an `AsyncStreamedResponse[T]`."""
+
+    def __init__(self, resource: AsyncCompletionsResource) -> None:
+        self.create = async_to_streamed(resource.create)
+        self.create_stream = async_to_streamed(resource.create_stream)
+
+
 __all__ = [
     "AsyncCompletionsResource",
     "AsyncCompletionsResourceWithRawResponse",
+    "AsyncCompletionsResourceWithStreamingResponse",
     "CompletionsResource",
     "CompletionsResourceWithRawResponse",
+    "CompletionsResourceWithStreamingResponse",
 ]

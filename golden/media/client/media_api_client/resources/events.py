@@ -16,8 +16,10 @@ from .._runtime import (
     Security,
     SyncAPIClient,
     async_to_raw,
+    async_to_streamed,
     header_value,
     to_raw,
+    to_streamed,
 )
 from .._runtime._base import TimeoutTypes
 
@@ -33,6 +35,12 @@ class EventsResource:
         """The same methods, each returning `Raw[T]`: the result with its response (status,
         headers, ETag, replay flag, rate limit)."""
         return EventsResourceWithRawResponse(self)
+
+    @functools.cached_property
+    def with_streaming_response(self) -> EventsResourceWithStreamingResponse:
+        """The same methods, each a context manager (`with`) giving the response as
+        soon as its head arrived, its body read on demand (`iter_bytes()`, `parse()`)."""
+        return EventsResourceWithStreamingResponse(self)
 
     def stream(
         self,
@@ -78,6 +86,13 @@ class EventsResourceWithRawResponse:
         self.stream = to_raw(resource.stream)
 
 
+class EventsResourceWithStreamingResponse:
+    """`client.events.with_streaming_response`: each method gives a `StreamedResponse[T]`."""
+
+    def __init__(self, resource: EventsResource) -> None:
+        self.stream = to_streamed(resource.stream)
+
+
 class AsyncEventsResource:
     """`client.events`: operations tagged `Events`."""
 
@@ -89,6 +104,12 @@ class AsyncEventsResource:
         """The same methods, each returning `Raw[T]`: the result with its response (status,
         headers, ETag, replay flag, rate limit)."""
         return AsyncEventsResourceWithRawResponse(self)
+
+    @functools.cached_property
+    def with_streaming_response(self) -> AsyncEventsResourceWithStreamingResponse:
+        """The same methods, each a context manager (`async with`) giving the response as
+        soon as its head arrived, its body read on demand (`iter_bytes()`, `parse()`)."""
+        return AsyncEventsResourceWithStreamingResponse(self)
 
     async def stream(
         self,
@@ -134,9 +155,18 @@ class AsyncEventsResourceWithRawResponse:
         self.stream = async_to_raw(resource.stream)
 
 
+class AsyncEventsResourceWithStreamingResponse:
+    """`client.events.with_streaming_response`: each method gives an `AsyncStreamedResponse[T]`."""
+
+    def __init__(self, resource: AsyncEventsResource) -> None:
+        self.stream = async_to_streamed(resource.stream)
+
+
 __all__ = [
     "AsyncEventsResource",
     "AsyncEventsResourceWithRawResponse",
+    "AsyncEventsResourceWithStreamingResponse",
     "EventsResource",
     "EventsResourceWithRawResponse",
+    "EventsResourceWithStreamingResponse",
 ]

@@ -22,11 +22,13 @@ from .._runtime import (
     SyncAPIClient,
     SyncPage,
     async_to_raw,
+    async_to_streamed,
     body_of,
     cookie_value,
     omit,
     path_segment,
     to_raw,
+    to_streamed,
 )
 from .._runtime._base import FileSpec, TimeoutTypes
 from .._runtime._logs import warn_deprecated
@@ -43,6 +45,12 @@ class FilesResource:
         """The same methods, each returning `Raw[T]`: the result with its response (status,
         headers, ETag, replay flag, rate limit)."""
         return FilesResourceWithRawResponse(self)
+
+    @functools.cached_property
+    def with_streaming_response(self) -> FilesResourceWithStreamingResponse:
+        """The same methods, each a context manager (`with`) giving the response as
+        soon as its head arrived, its body read on demand (`iter_bytes()`, `parse()`)."""
+        return FilesResourceWithStreamingResponse(self)
 
     def list(
         self,
@@ -430,6 +438,19 @@ class FilesResourceWithRawResponse:
         self.list_legacy = to_raw(resource.list_legacy)
 
 
+class FilesResourceWithStreamingResponse:
+    """`client.files.with_streaming_response`: each method gives a `StreamedResponse[T]`."""
+
+    def __init__(self, resource: FilesResource) -> None:
+        self.list = to_streamed(resource.list)
+        self.create = to_streamed(resource.create)
+        self.search = to_streamed(resource.search)
+        self.download = to_streamed(resource.download)
+        self.download_stream = to_streamed(resource.download_stream)
+        self.upload = to_streamed(resource.upload)
+        self.list_legacy = to_streamed(resource.list_legacy)
+
+
 class AsyncFilesResource:
     """`client.files`: operations tagged `Files`."""
 
@@ -441,6 +462,12 @@ class AsyncFilesResource:
         """The same methods, each returning `Raw[T]`: the result with its response (status,
         headers, ETag, replay flag, rate limit)."""
         return AsyncFilesResourceWithRawResponse(self)
+
+    @functools.cached_property
+    def with_streaming_response(self) -> AsyncFilesResourceWithStreamingResponse:
+        """The same methods, each a context manager (`async with`) giving the response as
+        soon as its head arrived, its body read on demand (`iter_bytes()`, `parse()`)."""
+        return AsyncFilesResourceWithStreamingResponse(self)
 
     def list(
         self,
@@ -832,9 +859,24 @@ class AsyncFilesResourceWithRawResponse:
         self.list_legacy = async_to_raw(resource.list_legacy)
 
 
+class AsyncFilesResourceWithStreamingResponse:
+    """`client.files.with_streaming_response`: each method gives an `AsyncStreamedResponse[T]`."""
+
+    def __init__(self, resource: AsyncFilesResource) -> None:
+        self.list = async_to_streamed(resource.list)
+        self.create = async_to_streamed(resource.create)
+        self.search = async_to_streamed(resource.search)
+        self.download = async_to_streamed(resource.download)
+        self.download_stream = async_to_streamed(resource.download_stream)
+        self.upload = async_to_streamed(resource.upload)
+        self.list_legacy = async_to_streamed(resource.list_legacy)
+
+
 __all__ = [
     "AsyncFilesResource",
     "AsyncFilesResourceWithRawResponse",
+    "AsyncFilesResourceWithStreamingResponse",
     "FilesResource",
     "FilesResourceWithRawResponse",
+    "FilesResourceWithStreamingResponse",
 ]

@@ -14,8 +14,10 @@ from .._runtime import (
     Security,
     SyncAPIClient,
     async_to_raw,
+    async_to_streamed,
     path_segment,
     to_raw,
+    to_streamed,
 )
 from .._runtime._base import TimeoutTypes
 
@@ -31,6 +33,12 @@ class ReportsResource:
         """The same methods, each returning `Raw[T]`: the result with its response (status,
         headers, ETag, replay flag, rate limit)."""
         return ReportsResourceWithRawResponse(self)
+
+    @functools.cached_property
+    def with_streaming_response(self) -> ReportsResourceWithStreamingResponse:
+        """The same methods, each a context manager (`with`) giving the response as
+        soon as its head arrived, its body read on demand (`iter_bytes()`, `parse()`)."""
+        return ReportsResourceWithStreamingResponse(self)
 
     def export(
         self,
@@ -72,6 +80,13 @@ class ReportsResourceWithRawResponse:
         self.export = to_raw(resource.export)
 
 
+class ReportsResourceWithStreamingResponse:
+    """`client.reports.with_streaming_response`: each method gives a `StreamedResponse[T]`."""
+
+    def __init__(self, resource: ReportsResource) -> None:
+        self.export = to_streamed(resource.export)
+
+
 class AsyncReportsResource:
     """`client.reports`: operations tagged `Reports`."""
 
@@ -83,6 +98,12 @@ class AsyncReportsResource:
         """The same methods, each returning `Raw[T]`: the result with its response (status,
         headers, ETag, replay flag, rate limit)."""
         return AsyncReportsResourceWithRawResponse(self)
+
+    @functools.cached_property
+    def with_streaming_response(self) -> AsyncReportsResourceWithStreamingResponse:
+        """The same methods, each a context manager (`async with`) giving the response as
+        soon as its head arrived, its body read on demand (`iter_bytes()`, `parse()`)."""
+        return AsyncReportsResourceWithStreamingResponse(self)
 
     async def export(
         self,
@@ -124,9 +145,18 @@ class AsyncReportsResourceWithRawResponse:
         self.export = async_to_raw(resource.export)
 
 
+class AsyncReportsResourceWithStreamingResponse:
+    """`client.reports.with_streaming_response`: each method gives an `AsyncStreamedResponse[T]`."""
+
+    def __init__(self, resource: AsyncReportsResource) -> None:
+        self.export = async_to_streamed(resource.export)
+
+
 __all__ = [
     "AsyncReportsResource",
     "AsyncReportsResourceWithRawResponse",
+    "AsyncReportsResourceWithStreamingResponse",
     "ReportsResource",
     "ReportsResourceWithRawResponse",
+    "ReportsResourceWithStreamingResponse",
 ]

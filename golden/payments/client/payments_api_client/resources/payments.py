@@ -19,10 +19,12 @@ from .._runtime import (
     SyncAPIClient,
     SyncPage,
     async_to_raw,
+    async_to_streamed,
     body_of,
     omit,
     path_segment,
     to_raw,
+    to_streamed,
 )
 from .._runtime._base import TimeoutTypes
 
@@ -38,6 +40,12 @@ class PaymentsResource:
         """The same methods, each returning `Raw[T]`: the result with its response (status,
         headers, ETag, replay flag, rate limit)."""
         return PaymentsResourceWithRawResponse(self)
+
+    @functools.cached_property
+    def with_streaming_response(self) -> PaymentsResourceWithStreamingResponse:
+        """The same methods, each a context manager (`with`) giving the response as
+        soon as its head arrived, its body read on demand (`iter_bytes()`, `parse()`)."""
+        return PaymentsResourceWithStreamingResponse(self)
 
     def list(
         self,
@@ -228,6 +236,15 @@ class PaymentsResourceWithRawResponse:
         self.get = to_raw(resource.get)
 
 
+class PaymentsResourceWithStreamingResponse:
+    """`client.payments.with_streaming_response`: each method gives a `StreamedResponse[T]`."""
+
+    def __init__(self, resource: PaymentsResource) -> None:
+        self.list = to_streamed(resource.list)
+        self.create = to_streamed(resource.create)
+        self.get = to_streamed(resource.get)
+
+
 class AsyncPaymentsResource:
     """`client.payments`: operations tagged `Payments`."""
 
@@ -239,6 +256,12 @@ class AsyncPaymentsResource:
         """The same methods, each returning `Raw[T]`: the result with its response (status,
         headers, ETag, replay flag, rate limit)."""
         return AsyncPaymentsResourceWithRawResponse(self)
+
+    @functools.cached_property
+    def with_streaming_response(self) -> AsyncPaymentsResourceWithStreamingResponse:
+        """The same methods, each a context manager (`async with`) giving the response as
+        soon as its head arrived, its body read on demand (`iter_bytes()`, `parse()`)."""
+        return AsyncPaymentsResourceWithStreamingResponse(self)
 
     def list(
         self,
@@ -433,9 +456,20 @@ class AsyncPaymentsResourceWithRawResponse:
         self.get = async_to_raw(resource.get)
 
 
+class AsyncPaymentsResourceWithStreamingResponse:
+    """`client.payments.with_streaming_response`: each method gives an `AsyncStreamedResponse[T]`."""
+
+    def __init__(self, resource: AsyncPaymentsResource) -> None:
+        self.list = async_to_streamed(resource.list)
+        self.create = async_to_streamed(resource.create)
+        self.get = async_to_streamed(resource.get)
+
+
 __all__ = [
     "AsyncPaymentsResource",
     "AsyncPaymentsResourceWithRawResponse",
+    "AsyncPaymentsResourceWithStreamingResponse",
     "PaymentsResource",
     "PaymentsResourceWithRawResponse",
+    "PaymentsResourceWithStreamingResponse",
 ]

@@ -14,8 +14,10 @@ from .._runtime import (
     Security,
     SyncAPIClient,
     async_to_raw,
+    async_to_streamed,
     path_segment,
     to_raw,
+    to_streamed,
 )
 from .._runtime._base import TimeoutTypes
 
@@ -31,6 +33,12 @@ class JobsResource:
         """The same methods, each returning `Raw[T]`: the result with its response (status,
         headers, ETag, replay flag, rate limit)."""
         return JobsResourceWithRawResponse(self)
+
+    @functools.cached_property
+    def with_streaming_response(self) -> JobsResourceWithStreamingResponse:
+        """The same methods, each a context manager (`with`) giving the response as
+        soon as its head arrived, its body read on demand (`iter_bytes()`, `parse()`)."""
+        return JobsResourceWithStreamingResponse(self)
 
     def get(
         self,
@@ -111,6 +119,14 @@ class JobsResourceWithRawResponse:
         self.cancel = to_raw(resource.cancel)
 
 
+class JobsResourceWithStreamingResponse:
+    """`client.jobs.with_streaming_response`: each method gives a `StreamedResponse[T]`."""
+
+    def __init__(self, resource: JobsResource) -> None:
+        self.get = to_streamed(resource.get)
+        self.cancel = to_streamed(resource.cancel)
+
+
 class AsyncJobsResource:
     """`client.jobs`: operations tagged `Jobs`."""
 
@@ -122,6 +138,12 @@ class AsyncJobsResource:
         """The same methods, each returning `Raw[T]`: the result with its response (status,
         headers, ETag, replay flag, rate limit)."""
         return AsyncJobsResourceWithRawResponse(self)
+
+    @functools.cached_property
+    def with_streaming_response(self) -> AsyncJobsResourceWithStreamingResponse:
+        """The same methods, each a context manager (`async with`) giving the response as
+        soon as its head arrived, its body read on demand (`iter_bytes()`, `parse()`)."""
+        return AsyncJobsResourceWithStreamingResponse(self)
 
     async def get(
         self,
@@ -202,9 +224,19 @@ class AsyncJobsResourceWithRawResponse:
         self.cancel = async_to_raw(resource.cancel)
 
 
+class AsyncJobsResourceWithStreamingResponse:
+    """`client.jobs.with_streaming_response`: each method gives an `AsyncStreamedResponse[T]`."""
+
+    def __init__(self, resource: AsyncJobsResource) -> None:
+        self.get = async_to_streamed(resource.get)
+        self.cancel = async_to_streamed(resource.cancel)
+
+
 __all__ = [
     "AsyncJobsResource",
     "AsyncJobsResourceWithRawResponse",
+    "AsyncJobsResourceWithStreamingResponse",
     "JobsResource",
     "JobsResourceWithRawResponse",
+    "JobsResourceWithStreamingResponse",
 ]

@@ -14,7 +14,9 @@ from .._runtime import (
     Security,
     SyncAPIClient,
     async_to_raw,
+    async_to_streamed,
     to_raw,
+    to_streamed,
 )
 from .._runtime._base import TimeoutTypes
 
@@ -30,6 +32,12 @@ class MetaResource:
         """The same methods, each returning `Raw[T]`: the result with its response (status,
         headers, ETag, replay flag, rate limit)."""
         return MetaResourceWithRawResponse(self)
+
+    @functools.cached_property
+    def with_streaming_response(self) -> MetaResourceWithStreamingResponse:
+        """The same methods, each a context manager (`with`) giving the response as
+        soon as its head arrived, its body read on demand (`iter_bytes()`, `parse()`)."""
+        return MetaResourceWithStreamingResponse(self)
 
     def get_audit(
         self,
@@ -178,6 +186,17 @@ class MetaResourceWithRawResponse:
         self.who_am_i = to_raw(resource.who_am_i)
 
 
+class MetaResourceWithStreamingResponse:
+    """`client.meta.with_streaming_response`: each method gives a `StreamedResponse[T]`."""
+
+    def __init__(self, resource: MetaResource) -> None:
+        self.get_audit = to_streamed(resource.get_audit)
+        self.list_exports = to_streamed(resource.list_exports)
+        self.get_session = to_streamed(resource.get_session)
+        self.get_status = to_streamed(resource.get_status)
+        self.who_am_i = to_streamed(resource.who_am_i)
+
+
 class AsyncMetaResource:
     """`client.meta`: operations tagged `Meta`."""
 
@@ -189,6 +208,12 @@ class AsyncMetaResource:
         """The same methods, each returning `Raw[T]`: the result with its response (status,
         headers, ETag, replay flag, rate limit)."""
         return AsyncMetaResourceWithRawResponse(self)
+
+    @functools.cached_property
+    def with_streaming_response(self) -> AsyncMetaResourceWithStreamingResponse:
+        """The same methods, each a context manager (`async with`) giving the response as
+        soon as its head arrived, its body read on demand (`iter_bytes()`, `parse()`)."""
+        return AsyncMetaResourceWithStreamingResponse(self)
 
     async def get_audit(
         self,
@@ -337,9 +362,22 @@ class AsyncMetaResourceWithRawResponse:
         self.who_am_i = async_to_raw(resource.who_am_i)
 
 
+class AsyncMetaResourceWithStreamingResponse:
+    """`client.meta.with_streaming_response`: each method gives an `AsyncStreamedResponse[T]`."""
+
+    def __init__(self, resource: AsyncMetaResource) -> None:
+        self.get_audit = async_to_streamed(resource.get_audit)
+        self.list_exports = async_to_streamed(resource.list_exports)
+        self.get_session = async_to_streamed(resource.get_session)
+        self.get_status = async_to_streamed(resource.get_status)
+        self.who_am_i = async_to_streamed(resource.who_am_i)
+
+
 __all__ = [
     "AsyncMetaResource",
     "AsyncMetaResourceWithRawResponse",
+    "AsyncMetaResourceWithStreamingResponse",
     "MetaResource",
     "MetaResourceWithRawResponse",
+    "MetaResourceWithStreamingResponse",
 ]

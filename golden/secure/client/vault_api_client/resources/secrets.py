@@ -15,10 +15,12 @@ from .._runtime import (
     Security,
     SyncAPIClient,
     async_to_raw,
+    async_to_streamed,
     body_of,
     omit,
     path_segment,
     to_raw,
+    to_streamed,
 )
 from .._runtime._base import TimeoutTypes
 
@@ -34,6 +36,12 @@ class SecretsResource:
         """The same methods, each returning `Raw[T]`: the result with its response (status,
         headers, ETag, replay flag, rate limit)."""
         return SecretsResourceWithRawResponse(self)
+
+    @functools.cached_property
+    def with_streaming_response(self) -> SecretsResourceWithStreamingResponse:
+        """The same methods, each a context manager (`with`) giving the response as
+        soon as its head arrived, its body read on demand (`iter_bytes()`, `parse()`)."""
+        return SecretsResourceWithStreamingResponse(self)
 
     def list(
         self,
@@ -145,6 +153,14 @@ class SecretsResourceWithRawResponse:
         self.put = to_raw(resource.put)
 
 
+class SecretsResourceWithStreamingResponse:
+    """`client.secrets.with_streaming_response`: each method gives a `StreamedResponse[T]`."""
+
+    def __init__(self, resource: SecretsResource) -> None:
+        self.list = to_streamed(resource.list)
+        self.put = to_streamed(resource.put)
+
+
 class AsyncSecretsResource:
     """`client.secrets`: operations tagged `Secrets`."""
 
@@ -156,6 +172,12 @@ class AsyncSecretsResource:
         """The same methods, each returning `Raw[T]`: the result with its response (status,
         headers, ETag, replay flag, rate limit)."""
         return AsyncSecretsResourceWithRawResponse(self)
+
+    @functools.cached_property
+    def with_streaming_response(self) -> AsyncSecretsResourceWithStreamingResponse:
+        """The same methods, each a context manager (`async with`) giving the response as
+        soon as its head arrived, its body read on demand (`iter_bytes()`, `parse()`)."""
+        return AsyncSecretsResourceWithStreamingResponse(self)
 
     async def list(
         self,
@@ -267,9 +289,19 @@ class AsyncSecretsResourceWithRawResponse:
         self.put = async_to_raw(resource.put)
 
 
+class AsyncSecretsResourceWithStreamingResponse:
+    """`client.secrets.with_streaming_response`: each method gives an `AsyncStreamedResponse[T]`."""
+
+    def __init__(self, resource: AsyncSecretsResource) -> None:
+        self.list = async_to_streamed(resource.list)
+        self.put = async_to_streamed(resource.put)
+
+
 __all__ = [
     "AsyncSecretsResource",
     "AsyncSecretsResourceWithRawResponse",
+    "AsyncSecretsResourceWithStreamingResponse",
     "SecretsResource",
     "SecretsResourceWithRawResponse",
+    "SecretsResourceWithStreamingResponse",
 ]

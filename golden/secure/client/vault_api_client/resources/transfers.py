@@ -15,9 +15,11 @@ from .._runtime import (
     Security,
     SyncAPIClient,
     async_to_raw,
+    async_to_streamed,
     body_of,
     omit,
     to_raw,
+    to_streamed,
 )
 from .._runtime._base import TimeoutTypes
 
@@ -33,6 +35,12 @@ class TransfersResource:
         """The same methods, each returning `Raw[T]`: the result with its response (status,
         headers, ETag, replay flag, rate limit)."""
         return TransfersResourceWithRawResponse(self)
+
+    @functools.cached_property
+    def with_streaming_response(self) -> TransfersResourceWithStreamingResponse:
+        """The same methods, each a context manager (`with`) giving the response as
+        soon as its head arrived, its body read on demand (`iter_bytes()`, `parse()`)."""
+        return TransfersResourceWithStreamingResponse(self)
 
     @overload
     def create(
@@ -116,6 +124,13 @@ class TransfersResourceWithRawResponse:
         self.create = to_raw(resource.create)
 
 
+class TransfersResourceWithStreamingResponse:
+    """`client.transfers.with_streaming_response`: each method gives a `StreamedResponse[T]`."""
+
+    def __init__(self, resource: TransfersResource) -> None:
+        self.create = to_streamed(resource.create)
+
+
 class AsyncTransfersResource:
     """`client.transfers`: operations tagged `Transfers`."""
 
@@ -127,6 +142,12 @@ class AsyncTransfersResource:
         """The same methods, each returning `Raw[T]`: the result with its response (status,
         headers, ETag, replay flag, rate limit)."""
         return AsyncTransfersResourceWithRawResponse(self)
+
+    @functools.cached_property
+    def with_streaming_response(self) -> AsyncTransfersResourceWithStreamingResponse:
+        """The same methods, each a context manager (`async with`) giving the response as
+        soon as its head arrived, its body read on demand (`iter_bytes()`, `parse()`)."""
+        return AsyncTransfersResourceWithStreamingResponse(self)
 
     @overload
     async def create(
@@ -210,9 +231,18 @@ class AsyncTransfersResourceWithRawResponse:
         self.create = async_to_raw(resource.create)
 
 
+class AsyncTransfersResourceWithStreamingResponse:
+    """`client.transfers.with_streaming_response`: each method gives an `AsyncStreamedResponse[T]`."""
+
+    def __init__(self, resource: AsyncTransfersResource) -> None:
+        self.create = async_to_streamed(resource.create)
+
+
 __all__ = [
     "AsyncTransfersResource",
     "AsyncTransfersResourceWithRawResponse",
+    "AsyncTransfersResourceWithStreamingResponse",
     "TransfersResource",
     "TransfersResourceWithRawResponse",
+    "TransfersResourceWithStreamingResponse",
 ]

@@ -14,9 +14,11 @@ from .._runtime import (
     RequestOptions,
     SyncAPIClient,
     async_to_raw,
+    async_to_streamed,
     body_of,
     omit,
     to_raw,
+    to_streamed,
 )
 from .._runtime._base import TimeoutTypes
 
@@ -32,6 +34,12 @@ class AccountResource:
         """The same methods, each returning `Raw[T]`: the result with its response (status,
         headers, ETag, replay flag, rate limit)."""
         return AccountResourceWithRawResponse(self)
+
+    @functools.cached_property
+    def with_streaming_response(self) -> AccountResourceWithStreamingResponse:
+        """The same methods, each a context manager (`with`) giving the response as
+        soon as its head arrived, its body read on demand (`iter_bytes()`, `parse()`)."""
+        return AccountResourceWithStreamingResponse(self)
 
     def retrieve(
         self,
@@ -117,6 +125,14 @@ class AccountResourceWithRawResponse:
         self.modify = to_raw(resource.modify)
 
 
+class AccountResourceWithStreamingResponse:
+    """`client.account.with_streaming_response`: each method gives a `StreamedResponse[T]`."""
+
+    def __init__(self, resource: AccountResource) -> None:
+        self.retrieve = to_streamed(resource.retrieve)
+        self.modify = to_streamed(resource.modify)
+
+
 class AsyncAccountResource:
     """`client.account`: the operations on `/account`."""
 
@@ -128,6 +144,12 @@ class AsyncAccountResource:
         """The same methods, each returning `Raw[T]`: the result with its response (status,
         headers, ETag, replay flag, rate limit)."""
         return AsyncAccountResourceWithRawResponse(self)
+
+    @functools.cached_property
+    def with_streaming_response(self) -> AsyncAccountResourceWithStreamingResponse:
+        """The same methods, each a context manager (`async with`) giving the response as
+        soon as its head arrived, its body read on demand (`iter_bytes()`, `parse()`)."""
+        return AsyncAccountResourceWithStreamingResponse(self)
 
     async def retrieve(
         self,
@@ -213,9 +235,19 @@ class AsyncAccountResourceWithRawResponse:
         self.modify = async_to_raw(resource.modify)
 
 
+class AsyncAccountResourceWithStreamingResponse:
+    """`client.account.with_streaming_response`: each method gives an `AsyncStreamedResponse[T]`."""
+
+    def __init__(self, resource: AsyncAccountResource) -> None:
+        self.retrieve = async_to_streamed(resource.retrieve)
+        self.modify = async_to_streamed(resource.modify)
+
+
 __all__ = [
     "AccountResource",
     "AccountResourceWithRawResponse",
+    "AccountResourceWithStreamingResponse",
     "AsyncAccountResource",
     "AsyncAccountResourceWithRawResponse",
+    "AsyncAccountResourceWithStreamingResponse",
 ]

@@ -18,10 +18,12 @@ from .._runtime import (
     SyncAPIClient,
     SyncPage,
     async_to_raw,
+    async_to_streamed,
     body_of,
     omit,
     path_segment,
     to_raw,
+    to_streamed,
 )
 from .._runtime._base import TimeoutTypes
 from .customers_sources import AsyncCustomersSourcesResource, CustomersSourcesResource
@@ -43,6 +45,12 @@ class CustomersResource:
         """The same methods, each returning `Raw[T]`: the result with its response (status,
         headers, ETag, replay flag, rate limit)."""
         return CustomersResourceWithRawResponse(self)
+
+    @functools.cached_property
+    def with_streaming_response(self) -> CustomersResourceWithStreamingResponse:
+        """The same methods, each a context manager (`with`) giving the response as
+        soon as its head arrived, its body read on demand (`iter_bytes()`, `parse()`)."""
+        return CustomersResourceWithStreamingResponse(self)
 
     def list(
         self,
@@ -265,6 +273,17 @@ class CustomersResourceWithRawResponse:
         self.delete = to_raw(resource.delete)
 
 
+class CustomersResourceWithStreamingResponse:
+    """`client.customers.with_streaming_response`: each method gives a `StreamedResponse[T]`."""
+
+    def __init__(self, resource: CustomersResource) -> None:
+        self.list = to_streamed(resource.list)
+        self.create = to_streamed(resource.create)
+        self.retrieve = to_streamed(resource.retrieve)
+        self.update = to_streamed(resource.update)
+        self.delete = to_streamed(resource.delete)
+
+
 class AsyncCustomersResource:
     """`client.customers`: the operations on `/customers`.
 
@@ -281,6 +300,12 @@ class AsyncCustomersResource:
         """The same methods, each returning `Raw[T]`: the result with its response (status,
         headers, ETag, replay flag, rate limit)."""
         return AsyncCustomersResourceWithRawResponse(self)
+
+    @functools.cached_property
+    def with_streaming_response(self) -> AsyncCustomersResourceWithStreamingResponse:
+        """The same methods, each a context manager (`async with`) giving the response as
+        soon as its head arrived, its body read on demand (`iter_bytes()`, `parse()`)."""
+        return AsyncCustomersResourceWithStreamingResponse(self)
 
     def list(
         self,
@@ -507,9 +532,22 @@ class AsyncCustomersResourceWithRawResponse:
         self.delete = async_to_raw(resource.delete)
 
 
+class AsyncCustomersResourceWithStreamingResponse:
+    """`client.customers.with_streaming_response`: each method gives an `AsyncStreamedResponse[T]`."""
+
+    def __init__(self, resource: AsyncCustomersResource) -> None:
+        self.list = async_to_streamed(resource.list)
+        self.create = async_to_streamed(resource.create)
+        self.retrieve = async_to_streamed(resource.retrieve)
+        self.update = async_to_streamed(resource.update)
+        self.delete = async_to_streamed(resource.delete)
+
+
 __all__ = [
     "AsyncCustomersResource",
     "AsyncCustomersResourceWithRawResponse",
+    "AsyncCustomersResourceWithStreamingResponse",
     "CustomersResource",
     "CustomersResourceWithRawResponse",
+    "CustomersResourceWithStreamingResponse",
 ]

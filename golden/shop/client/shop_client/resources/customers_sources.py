@@ -15,10 +15,12 @@ from .._runtime import (
     RequestOptions,
     SyncAPIClient,
     async_to_raw,
+    async_to_streamed,
     body_of,
     omit,
     path_segment,
     to_raw,
+    to_streamed,
 )
 from .._runtime._base import TimeoutTypes
 
@@ -34,6 +36,12 @@ class CustomersSourcesResource:
         """The same methods, each returning `Raw[T]`: the result with its response (status,
         headers, ETag, replay flag, rate limit)."""
         return CustomersSourcesResourceWithRawResponse(self)
+
+    @functools.cached_property
+    def with_streaming_response(self) -> CustomersSourcesResourceWithStreamingResponse:
+        """The same methods, each a context manager (`with`) giving the response as
+        soon as its head arrived, its body read on demand (`iter_bytes()`, `parse()`)."""
+        return CustomersSourcesResourceWithStreamingResponse(self)
 
     def list(
         self,
@@ -205,6 +213,15 @@ class CustomersSourcesResourceWithRawResponse:
         self.verify = to_raw(resource.verify)
 
 
+class CustomersSourcesResourceWithStreamingResponse:
+    """`client.customers.sources.with_streaming_response`: each method gives a `StreamedResponse[T]`."""
+
+    def __init__(self, resource: CustomersSourcesResource) -> None:
+        self.list = to_streamed(resource.list)
+        self.create = to_streamed(resource.create)
+        self.verify = to_streamed(resource.verify)
+
+
 class AsyncCustomersSourcesResource:
     """`client.customers.sources`: the operations on `/customers/sources`."""
 
@@ -216,6 +233,12 @@ class AsyncCustomersSourcesResource:
         """The same methods, each returning `Raw[T]`: the result with its response (status,
         headers, ETag, replay flag, rate limit)."""
         return AsyncCustomersSourcesResourceWithRawResponse(self)
+
+    @functools.cached_property
+    def with_streaming_response(self) -> AsyncCustomersSourcesResourceWithStreamingResponse:
+        """The same methods, each a context manager (`async with`) giving the response as
+        soon as its head arrived, its body read on demand (`iter_bytes()`, `parse()`)."""
+        return AsyncCustomersSourcesResourceWithStreamingResponse(self)
 
     async def list(
         self,
@@ -387,9 +410,20 @@ class AsyncCustomersSourcesResourceWithRawResponse:
         self.verify = async_to_raw(resource.verify)
 
 
+class AsyncCustomersSourcesResourceWithStreamingResponse:
+    """`client.customers.sources.with_streaming_response`: each method gives an `AsyncStreamedResponse[T]`."""
+
+    def __init__(self, resource: AsyncCustomersSourcesResource) -> None:
+        self.list = async_to_streamed(resource.list)
+        self.create = async_to_streamed(resource.create)
+        self.verify = async_to_streamed(resource.verify)
+
+
 __all__ = [
     "AsyncCustomersSourcesResource",
     "AsyncCustomersSourcesResourceWithRawResponse",
+    "AsyncCustomersSourcesResourceWithStreamingResponse",
     "CustomersSourcesResource",
     "CustomersSourcesResourceWithRawResponse",
+    "CustomersSourcesResourceWithStreamingResponse",
 ]

@@ -17,10 +17,12 @@ from .._runtime import (
     Styled,
     SyncAPIClient,
     async_to_raw,
+    async_to_streamed,
     body_of,
     omit,
     path_segment,
     to_raw,
+    to_streamed,
 )
 from .._runtime._base import FileSpec, TimeoutTypes
 
@@ -36,6 +38,12 @@ class PetsResource:
         """The same methods, each returning `Raw[T]`: the result with its response (status,
         headers, ETag, replay flag, rate limit)."""
         return PetsResourceWithRawResponse(self)
+
+    @functools.cached_property
+    def with_streaming_response(self) -> PetsResourceWithStreamingResponse:
+        """The same methods, each a context manager (`with`) giving the response as
+        soon as its head arrived, its body read on demand (`iter_bytes()`, `parse()`)."""
+        return PetsResourceWithStreamingResponse(self)
 
     def list(
         self,
@@ -377,6 +385,17 @@ class PetsResourceWithRawResponse:
         self.upload_photo = to_raw(resource.upload_photo)
 
 
+class PetsResourceWithStreamingResponse:
+    """`client.pets.with_streaming_response`: each method gives a `StreamedResponse[T]`."""
+
+    def __init__(self, resource: PetsResource) -> None:
+        self.list = to_streamed(resource.list)
+        self.create = to_streamed(resource.create)
+        self.get = to_streamed(resource.get)
+        self.update = to_streamed(resource.update)
+        self.upload_photo = to_streamed(resource.upload_photo)
+
+
 class AsyncPetsResource:
     """`client.pets`: operations tagged `pets`."""
 
@@ -388,6 +407,12 @@ class AsyncPetsResource:
         """The same methods, each returning `Raw[T]`: the result with its response (status,
         headers, ETag, replay flag, rate limit)."""
         return AsyncPetsResourceWithRawResponse(self)
+
+    @functools.cached_property
+    def with_streaming_response(self) -> AsyncPetsResourceWithStreamingResponse:
+        """The same methods, each a context manager (`async with`) giving the response as
+        soon as its head arrived, its body read on demand (`iter_bytes()`, `parse()`)."""
+        return AsyncPetsResourceWithStreamingResponse(self)
 
     async def list(
         self,
@@ -729,9 +754,22 @@ class AsyncPetsResourceWithRawResponse:
         self.upload_photo = async_to_raw(resource.upload_photo)
 
 
+class AsyncPetsResourceWithStreamingResponse:
+    """`client.pets.with_streaming_response`: each method gives an `AsyncStreamedResponse[T]`."""
+
+    def __init__(self, resource: AsyncPetsResource) -> None:
+        self.list = async_to_streamed(resource.list)
+        self.create = async_to_streamed(resource.create)
+        self.get = async_to_streamed(resource.get)
+        self.update = async_to_streamed(resource.update)
+        self.upload_photo = async_to_streamed(resource.upload_photo)
+
+
 __all__ = [
     "AsyncPetsResource",
     "AsyncPetsResourceWithRawResponse",
+    "AsyncPetsResourceWithStreamingResponse",
     "PetsResource",
     "PetsResourceWithRawResponse",
+    "PetsResourceWithStreamingResponse",
 ]

@@ -19,10 +19,12 @@ from .._runtime import (
     SyncAPIClient,
     SyncPage,
     async_to_raw,
+    async_to_streamed,
     body_of,
     omit,
     path_segment,
     to_raw,
+    to_streamed,
 )
 from .._runtime._base import TimeoutTypes
 
@@ -38,6 +40,12 @@ class UsersResource:
         """The same methods, each returning `Raw[T]`: the result with its response (status,
         headers, ETag, replay flag, rate limit)."""
         return UsersResourceWithRawResponse(self)
+
+    @functools.cached_property
+    def with_streaming_response(self) -> UsersResourceWithStreamingResponse:
+        """The same methods, each a context manager (`with`) giving the response as
+        soon as its head arrived, its body read on demand (`iter_bytes()`, `parse()`)."""
+        return UsersResourceWithStreamingResponse(self)
 
     def list(
         self,
@@ -326,6 +334,17 @@ class UsersResourceWithRawResponse:
         self.update = to_raw(resource.update)
 
 
+class UsersResourceWithStreamingResponse:
+    """`client.users.with_streaming_response`: each method gives a `StreamedResponse[T]`."""
+
+    def __init__(self, resource: UsersResource) -> None:
+        self.list = to_streamed(resource.list)
+        self.create = to_streamed(resource.create)
+        self.get = to_streamed(resource.get)
+        self.delete = to_streamed(resource.delete)
+        self.update = to_streamed(resource.update)
+
+
 class AsyncUsersResource:
     """`client.users`: operations tagged `Users`."""
 
@@ -337,6 +356,12 @@ class AsyncUsersResource:
         """The same methods, each returning `Raw[T]`: the result with its response (status,
         headers, ETag, replay flag, rate limit)."""
         return AsyncUsersResourceWithRawResponse(self)
+
+    @functools.cached_property
+    def with_streaming_response(self) -> AsyncUsersResourceWithStreamingResponse:
+        """The same methods, each a context manager (`async with`) giving the response as
+        soon as its head arrived, its body read on demand (`iter_bytes()`, `parse()`)."""
+        return AsyncUsersResourceWithStreamingResponse(self)
 
     def list(
         self,
@@ -629,9 +654,22 @@ class AsyncUsersResourceWithRawResponse:
         self.update = async_to_raw(resource.update)
 
 
+class AsyncUsersResourceWithStreamingResponse:
+    """`client.users.with_streaming_response`: each method gives an `AsyncStreamedResponse[T]`."""
+
+    def __init__(self, resource: AsyncUsersResource) -> None:
+        self.list = async_to_streamed(resource.list)
+        self.create = async_to_streamed(resource.create)
+        self.get = async_to_streamed(resource.get)
+        self.delete = async_to_streamed(resource.delete)
+        self.update = async_to_streamed(resource.update)
+
+
 __all__ = [
     "AsyncUsersResource",
     "AsyncUsersResourceWithRawResponse",
+    "AsyncUsersResourceWithStreamingResponse",
     "UsersResource",
     "UsersResourceWithRawResponse",
+    "UsersResourceWithStreamingResponse",
 ]

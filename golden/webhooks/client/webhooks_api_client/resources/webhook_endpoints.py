@@ -16,9 +16,11 @@ from .._runtime import (
     Security,
     SyncAPIClient,
     async_to_raw,
+    async_to_streamed,
     body_of,
     omit,
     to_raw,
+    to_streamed,
 )
 from .._runtime._base import TimeoutTypes
 
@@ -34,6 +36,12 @@ class WebhookEndpointsResource:
         """The same methods, each returning `Raw[T]`: the result with its response (status,
         headers, ETag, replay flag, rate limit)."""
         return WebhookEndpointsResourceWithRawResponse(self)
+
+    @functools.cached_property
+    def with_streaming_response(self) -> WebhookEndpointsResourceWithStreamingResponse:
+        """The same methods, each a context manager (`with`) giving the response as
+        soon as its head arrived, its body read on demand (`iter_bytes()`, `parse()`)."""
+        return WebhookEndpointsResourceWithStreamingResponse(self)
 
     def list(
         self,
@@ -157,6 +165,14 @@ class WebhookEndpointsResourceWithRawResponse:
         self.create = to_raw(resource.create)
 
 
+class WebhookEndpointsResourceWithStreamingResponse:
+    """`client.webhook_endpoints.with_streaming_response`: each method gives a `StreamedResponse[T]`."""
+
+    def __init__(self, resource: WebhookEndpointsResource) -> None:
+        self.list = to_streamed(resource.list)
+        self.create = to_streamed(resource.create)
+
+
 class AsyncWebhookEndpointsResource:
     """`client.webhook_endpoints`: operations tagged `WebhookEndpoints`."""
 
@@ -168,6 +184,12 @@ class AsyncWebhookEndpointsResource:
         """The same methods, each returning `Raw[T]`: the result with its response (status,
         headers, ETag, replay flag, rate limit)."""
         return AsyncWebhookEndpointsResourceWithRawResponse(self)
+
+    @functools.cached_property
+    def with_streaming_response(self) -> AsyncWebhookEndpointsResourceWithStreamingResponse:
+        """The same methods, each a context manager (`async with`) giving the response as
+        soon as its head arrived, its body read on demand (`iter_bytes()`, `parse()`)."""
+        return AsyncWebhookEndpointsResourceWithStreamingResponse(self)
 
     async def list(
         self,
@@ -291,9 +313,19 @@ class AsyncWebhookEndpointsResourceWithRawResponse:
         self.create = async_to_raw(resource.create)
 
 
+class AsyncWebhookEndpointsResourceWithStreamingResponse:
+    """`client.webhook_endpoints.with_streaming_response`: each method gives an `AsyncStreamedResponse[T]`."""
+
+    def __init__(self, resource: AsyncWebhookEndpointsResource) -> None:
+        self.list = async_to_streamed(resource.list)
+        self.create = async_to_streamed(resource.create)
+
+
 __all__ = [
     "AsyncWebhookEndpointsResource",
     "AsyncWebhookEndpointsResourceWithRawResponse",
+    "AsyncWebhookEndpointsResourceWithStreamingResponse",
     "WebhookEndpointsResource",
     "WebhookEndpointsResourceWithRawResponse",
+    "WebhookEndpointsResourceWithStreamingResponse",
 ]
