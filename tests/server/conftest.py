@@ -176,7 +176,8 @@ def problem(response: httpx.Response, status: int, kind: str) -> dict[str, Any]:
     assert response.status_code == status, response.text
     assert response.headers["content-type"] == "application/problem+json"
     body: dict[str, Any] = response.json()
-    assert body["type"] == f"https://api.acme.example.com/problems/{kind}"
+    # under the problem base of the server's own spec (`test_problem_base.py` checks which)
+    assert body["type"].endswith(f"/problems/{kind}"), body["type"]
     assert body["status"] == status
     assert {"type", "title", "status", "detail", "instance"} <= set(body)
     assert body["instance"] == httpx.URL(str(response.request.url)).path
