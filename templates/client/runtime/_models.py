@@ -2,7 +2,7 @@
 
 The server may be newer than the client. Responses are therefore read leniently, requests
 strictly. The client's `models.py` is the server's, with these pieces put in by the generator
-(`generator/render/client_models.py`):
+(`generator/client/models.py`):
 
 - `BaseModel`: pydantic's, keeping members it does not declare (`extra="allow"`): reachable
   as attributes, in `.model_extra` and in `.model_dump()`;
