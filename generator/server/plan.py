@@ -23,7 +23,6 @@ arguments = snake_case of parameter names, never `self`, `ctx` or `body`.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import re
 from collections.abc import Mapping, Sequence
@@ -76,6 +75,7 @@ from generator.server.params import constraints, default_literal
 from generator.server.params import file_type as _file_type
 from generator.server.params import scalar_enum as _scalar_enum
 from generator.server.params import text_formats as _text_formats
+from generator.server.path_names import aliased_path_names, wire_named_path
 from generator.server.plan_types import (
     JobViewPlan,
     Kept,
@@ -209,7 +209,7 @@ class _Planner:
                 continue
             loose = kind in ("job_status", "job_cancel")
             plans.append(self.param(p, allocator, loose=loose, query=query))
-        return _wire_named_path(op, plans)
+        return wire_named_path(op, plans, _HANDLER_ARGUMENTS)
 
     def param(
         self,
@@ -342,7 +342,7 @@ class _Planner:
         used: set[str] = {p.name for p in params if p.location != "path"} | {"body"}
         warned: set[str] = set()
 
-        wire_named = _aliased_path_names(op, params)
+        wire_named = aliased_path_names(op, params, _HANDLER_ARGUMENTS)
 
         def replace(match: re.Match[str]) -> str:
             wire = match.group(1)
@@ -799,42 +799,3 @@ __all__ = [
     "plan_server",
     "write_server",
 ]
-
-
-_TEMPLATE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-def _aliased_path_names(op: Operation, params: Sequence[ParamPlan]) -> set[str]:
-    """The path variables the route keeps under their wire names (the endpoint reads them by
-    alias), so that a refused value is located as the spec names it (`paymentId`, not
-    `payment_id`). Not: names Starlette cannot route by, a variable the path repeats, or a
-    name another endpoint argument has (FastAPI would take that argument for the variable)."""
-    variables = re.findall(r"\{([^{}/]*)\}", op.path)
-    taken = {p.name for p in params} | set(_HANDLER_ARGUMENTS)
-    return {
-        p.wire
-        for p in params
-        if p.location == "path"
-        and p.wire != p.name
-        and _TEMPLATE_NAME.fullmatch(p.wire)
-        and variables.count(p.wire) == 1
-        and p.wire not in taken
-        and not p.wire.startswith("_")
-    }
-
-
-def _wire_named_path(op: Operation, params: list[ParamPlan]) -> tuple[ParamPlan, ...]:
-    """The path parameters the route names by wire name, read by their alias."""
-    aliased = _aliased_path_names(op, params)
-
-    def with_alias(p: ParamPlan) -> ParamPlan:
-        alias = f"alias={_pystr(p.wire)}"
-        if "Path()" in p.annotation:
-            return dataclasses.replace(
-                p, annotation=p.annotation.replace("Path()", f"Path({alias})", 1)
-            )
-        return dataclasses.replace(
-            p, annotation=p.annotation.replace("Path(", f"Path({alias}, ", 1)
-        )
-
-    return tuple(with_alias(p) if p.location == "path" and p.wire in aliased else p for p in params)
