@@ -1,11 +1,17 @@
-"""No import circles among the generator's modules: every import statement counts, a lazy one
-inside a function too (it is a dependency all the same); imports only for type checkers
+"""No import circles among the generator's modules, the runtimes a generated project carries,
+or the generated packages themselves: every import statement counts, a lazy one inside a
+function too (it is a dependency all the same); imports only for type checkers
 (`if TYPE_CHECKING:`) do not. A circle found is printed as the modules it joins."""
 
 from __future__ import annotations
 
 import ast
+import shutil
 from pathlib import Path
+
+import pytest
+
+from tests.golden import GOLDEN, RUNTIMES
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -124,3 +130,25 @@ def test_no_import_circle_in_the_generator() -> None:
 
 def test_no_import_circle_in_the_client_runtime() -> None:
     assert circles(import_graph(ROOT / "templates" / "client" / "runtime")) == []
+
+
+def test_no_import_circle_in_the_server_runtime() -> None:
+    assert circles(import_graph(ROOT / "templates" / "server" / "runtime")) == []
+
+
+@pytest.mark.parametrize("product", ["server", "client"])
+def test_no_import_circle_in_a_generated_package(product: str, tmp_path: Path) -> None:
+    """Every golden project's package, with the runtime it carries put back beside it (the
+    golden tree leaves out those verbatim copies)."""
+    folder = "runtime" if product == "server" else "_runtime"
+    packages = sorted(p for p in GOLDEN.glob(f"*/{product}/*") if (p / "__init__.py").is_file())
+    assert packages
+    found: dict[str, list[list[str]]] = {}
+    for package in packages:
+        tree = tmp_path / package.parent.parent.name / package.name
+        shutil.copytree(package, tree)
+        (tree / folder).mkdir(exist_ok=True)
+        for source in RUNTIMES[folder].glob("*.py"):
+            shutil.copyfile(source, tree / folder / source.name)
+        found[package.parent.parent.name] = circles(import_graph(tree))
+    assert found == {name: [] for name in found}

@@ -54,15 +54,15 @@ from .concurrency import (
     read_if_match,
 )
 from .problems import ProblemDetail
-from .repository import Repository, open_repository
+from .repository import Repository
 from .security import Principal, authentication_of, principal_of, principals_of
 from .storage import parse_store_url
+from .stores import open_database, open_repository
 from .transaction import (
     RecoveryPoints,
     SqlDatabase,
     Transaction,
     claim_of,
-    open_database,
     request_transaction,
 )
 

@@ -100,11 +100,11 @@ from .idempotency_store import (
     IdempotencyRecord,
     IdempotencyStore,
     StoredResponse,
-    open_idempotency_store,
 )
 from .observability import record
 from .problems import PROBLEM_JSON, ProblemDetail
 from .security import principal_of
+from .stores import open_idempotency_store
 from .transaction import KeyClaim, bind_claim, claim_lost, settle
 
 __all__ = [

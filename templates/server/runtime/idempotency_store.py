@@ -8,7 +8,7 @@ the client's `Idempotency-Key`. It is either
   lock timeout, so a claim abandoned by a worker that died is taken over by the next retry;
 - `completed`: the stored status, headers and body, kept for the result TTL (24 h by default).
 
-Implementations, chosen by `open_idempotency_store(url)`:
+Implementations, chosen by `stores.open_idempotency_store(url)`:
 
 - `memory://`          — `MemoryIdempotencyStore`, this process only (tests);
 - `sqlite:///file.db`  — `SQLiteIdempotencyStore`, the default: one file, correct across several
@@ -33,7 +33,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .storage import connect_sqlite, parse_store_url
+from .storage import connect_sqlite
 
 RecordState = Literal["in_progress", "completed"]
 
@@ -538,20 +538,3 @@ class RedisIdempotencyStore(IdempotencyStore):
 
     async def aclose(self) -> None:
         await self._redis.aclose()
-
-
-# ---------------------------------------------------------------------------------------------
-
-
-def open_idempotency_store(url: str, *, redis_prefix: str = "apiforge:idem:") -> IdempotencyStore:
-    """The store a URL names (see `storage.parse_store_url`). Opens no connection yet."""
-    parsed = parse_store_url(url)
-    if parsed.kind == "memory":
-        return MemoryIdempotencyStore()
-    if parsed.kind == "sqlite":
-        return SQLiteIdempotencyStore(parsed.path)
-    if parsed.kind == "postgres":
-        from .postgres import PostgresIdempotencyStore
-
-        return PostgresIdempotencyStore(parsed.url)
-    return RedisIdempotencyStore(parsed.url, prefix=redis_prefix)

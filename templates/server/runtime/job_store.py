@@ -26,18 +26,16 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-from .problems import ProblemDetail
-from .transaction import SqlDatabase, SqliteDatabase, Transaction
-from .webhooks import (
-    Endpoint,
-    Outbox,
+from .outbox import Endpoint, Outbox, isoformat
+from .outbox_sqlite import (
     SqliteOutbox,
     SqliteRunner,
     ensure_sqlite_schema,
-    isoformat,
     sqlite_enqueue_in,
     sqlite_transaction,
 )
+from .problems import ProblemDetail
+from .transaction import SqlDatabase, SqliteDatabase, Transaction
 
 if TYPE_CHECKING:  # redis is the `redis` extra: imported only by the Redis store
     import redis.asyncio as aioredis

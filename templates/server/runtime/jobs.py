@@ -1,5 +1,6 @@
 """202 async jobs: the service the router calls, and the workers that run jobs (the job
-record and its stores are in ``job_store.py``; the PostgreSQL store in ``postgres.py``).
+record and its stores are in ``job_store.py``; the PostgreSQL store in ``postgres.py``; the
+store a URL names is opened by ``stores.py``).
 
 A job is ``queued → running → completed | failed | cancelled``. Handlers write the work as an
 ordinary async function registered by name::
@@ -64,9 +65,7 @@ from .job_store import (
     Job,
     JobStatus,
     JobStore,
-    MemoryJobStore,
     RedisJobStore,
-    SqliteJobStore,
     WebhookBuilder,
     _abandon,
     _claim,
@@ -76,9 +75,9 @@ from .job_store import (
 from .job_view import RUNTIME_VIEW, JobView
 from .observability import bind_request_id, current_request_id, record
 from .problems import ProblemDetail
-from .storage import parse_store_url
+from .stores import open_job_store
 from .transaction import Transaction
-from .webhooks import Endpoint, Outbox, new_event
+from .webhooks import Endpoint, Outbox, new_event, open_outbox
 
 JobHandler: TypeAlias = Callable[[Any], Coroutine[Any, Any, Any]]
 
@@ -618,18 +617,12 @@ def open_jobs(
     ``redis://…`` hands them to arq.
     ``options``: ``base_path``, ``retry_after``, ``lease_seconds``, ``max_attempts``,
     ``concurrency``, ``poll_interval``, ``clock``, ``callback_signer_key``."""
-    parsed = parse_store_url(url)
-    if parsed.kind == "memory":
-        return JobService(MemoryJobStore(), registry, outbox=outbox, **options)
-    if parsed.kind == "sqlite":
-        return JobService(SqliteJobStore(parsed.path), registry, outbox=outbox, **options)
-    if parsed.kind == "postgres":
-        from .postgres import PostgresJobStore
-
-        return JobService(PostgresJobStore(url), registry, outbox=outbox, **options)
-    return JobService(
-        RedisJobStore(url), registry, outbox=outbox, arq_url=url, queue_name=queue_name, **options
-    )
+    store = open_job_store(url)
+    if isinstance(store, RedisJobStore):
+        return JobService(
+            store, registry, outbox=outbox, arq_url=url, queue_name=queue_name, **options
+        )
+    return JobService(store, registry, outbox=outbox, **options)
 
 
 # --------------------------------------------------------------------------- arq worker
@@ -656,8 +649,6 @@ def arq_worker_settings(
     10 s); after ``max_attempts`` tries it fails with the problem ``job-abandoned``."""
     from arq.connections import RedisSettings
     from arq.worker import func
-
-    from .webhooks import open_outbox
 
     async def on_startup(ctx: dict[str, Any]) -> None:
         outbox = open_outbox(webhooks_url or url)

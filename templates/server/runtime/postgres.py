@@ -5,6 +5,8 @@ psycopg-pool).
 - `database(url)`: this process's connection pool for `url` (psycopg's `AsyncConnectionPool`,
   autocommit connections), shared by every store and the handlers' transactions; the schema
   is created and migrated (`schema.py`) when the pool first opens.
+- `PostgresDatabase`: where the handlers' shared transactions (`transaction.py`) open on
+  PostgreSQL — a pooled connection inside `BEGIN`, `?` placeholders written as `%s`.
 - `PostgresIdempotencyStore`: the claim is an `INSERT … ON CONFLICT DO NOTHING`, and taking
   over an expired claim an `UPDATE` conditional on the old token, so of two processes racing
   for a key exactly one wins. Completing inside a handler's transaction is
@@ -25,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
@@ -61,7 +64,7 @@ from .outbox import (
 )
 from .repository import KeyExists, Record, Repository, VersionConflict, Versioned, dump_value
 from .schema import migrate_postgres
-from .transaction import PostgresDatabase, SqlDatabase
+from .transaction import Dialect, KeyClaim, SqlDatabase, Transaction, claim_lost
 
 POOL_SIZE = 10  # connections per process and database
 
@@ -174,6 +177,80 @@ class _Lazy:
         if self._db is not None:
             db, self._db = self._db, None
             await release(db)
+
+
+# ----------------------------------------------------------------------------- transactions
+
+_QMARK = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|%|\?")
+
+
+def to_pyformat(sql: str) -> str:
+    """`?` placeholders as psycopg's `%s` (and a literal `%` as `%%`), quoted text untouched."""
+
+    def swap(match: re.Match[str]) -> str:
+        text = match.group(0)
+        return "%s" if text == "?" else "%%" if text == "%" else text
+
+    return _QMARK.sub(swap, sql)
+
+
+class PostgresTransaction(Transaction):
+    dialect: Dialect = "postgresql"
+
+    def __init__(self, db: PostgresDatabase, pool: Any, conn: Any, outbox: Outbox | None) -> None:
+        super().__init__(db, outbox)
+        self._pool = pool
+        self.connection = conn  # psycopg AsyncConnection, inside BEGIN
+
+    async def execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        cur = await self.connection.execute(to_pyformat(sql), tuple(params))
+        return list(await cur.fetchall()) if cur.description else []
+
+    async def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        async with self.connection.cursor() as cur:
+            await cur.executemany(to_pyformat(sql), [tuple(r) for r in rows])
+
+    async def _enqueue(self, event: Mapping[str, Any], endpoints: Sequence[Endpoint | str]) -> None:
+        await enqueue_in(self.connection, event, endpoints)
+
+    async def _finish(self, verb: str) -> None:
+        try:
+            await self.connection.execute(verb)
+        except Exception:
+            if verb == "COMMIT":
+                raise
+        finally:
+            await self._pool.putconn(self.connection)
+
+
+class PostgresDatabase(SqlDatabase):
+    """The store's PostgreSQL database, through this process's pool (`database`)."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self._db = _Lazy(url)
+
+    async def begin(self, outbox: Outbox | None, claim: KeyClaim | None = None) -> Transaction:
+        pool = await self._db.pool()
+        conn = await pool.getconn()
+        try:
+            await conn.execute("BEGIN")
+        except BaseException:
+            await pool.putconn(conn)
+            raise
+        tx = PostgresTransaction(self, pool, conn, outbox if self.holds(outbox) else None)
+        if claim is not None and not await tx.own_claim(claim):
+            await tx.rollback()
+            raise claim_lost()
+        return tx
+
+    def holds(self, store: IdempotencyStore | Outbox | None) -> bool:
+        if isinstance(store, PostgresIdempotencyStore | PostgresOutbox):
+            return store.url == self.url
+        return False
+
+    async def close(self) -> None:
+        await self._db.aclose()
 
 
 # ------------------------------------------------------------------------------ idempotency

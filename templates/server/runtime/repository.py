@@ -16,7 +16,7 @@ Integration surface (async, since handlers are):
 - `await repo.delete(key, expected_version)`; `VersionConflict` likewise
 - `await repo.list(prefix="", after=None, limit=100) -> list[Record(key, value, version)]`,
   ordered by key; pass the last key as `after` for the next page
-- `open_repository(store_url, namespace)` — `memory://` → `MemoryRepository`,
+- `stores.open_repository(store_url, namespace)` — `memory://` → `MemoryRepository`,
   `sqlite:///file.db` → `SQLiteRepository` (the namespace separates resource types in one
   file), `postgresql://…` → `postgres.PostgresRepository` (table `apiforge_records`, created
   by the schema's migrations). `VersionConflict` and `KeyExists` are `ProblemDetail`s, so a handler can let them
@@ -39,7 +39,7 @@ from abc import ABC, abstractmethod
 from typing import Any, NamedTuple
 
 from .problems import ProblemDetail
-from .storage import connect_sqlite, parse_store_url
+from .storage import connect_sqlite
 
 
 class Versioned(NamedTuple):
@@ -238,20 +238,3 @@ class SQLiteRepository(Repository):
         self._reader.close()
         with self._write_lock:
             self._writer.close()
-
-
-def open_repository(store_url: str, namespace: str = "default") -> Repository:
-    """The repository for a store URL (`Settings.store_url`)."""
-    store = parse_store_url(store_url)
-    if store.kind == "memory":
-        return MemoryRepository()
-    if store.kind == "sqlite":
-        return SQLiteRepository(store.path, namespace)
-    if store.kind == "postgres":
-        from .postgres import PostgresRepository
-
-        return PostgresRepository(store_url, namespace)
-    raise ValueError(
-        f"store URL {store_url!r}: the versioned repository supports memory://,"
-        " sqlite:///FILE and postgresql://"
-    )

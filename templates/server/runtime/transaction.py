@@ -46,7 +46,6 @@ import asyncio
 import hashlib
 import json
 import os
-import re
 import sqlite3
 import threading
 import time
@@ -62,14 +61,15 @@ from .idempotency_store import (
     StoredResponse,
     _encode_headers,
 )
+from .outbox_sqlite import SqliteOutbox, sqlite_enqueue_in
 from .problems import ProblemDetail
 from .schema import migrate_sqlite
-from .storage import connect_sqlite, parse_store_url
+from .storage import connect_sqlite
 
 if TYPE_CHECKING:
     from starlette.requests import Request
 
-    from .webhooks import Endpoint, Outbox
+    from .outbox import Endpoint, Outbox
 
 T = TypeVar("T")
 Dialect = Literal["sqlite", "postgresql"]
@@ -165,19 +165,6 @@ class Transaction(abc.ABC):
         """COMMIT or ROLLBACK, then give the connection back."""
 
 
-_QMARK = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|%|\?")
-
-
-def to_pyformat(sql: str) -> str:
-    """`?` placeholders as psycopg's `%s` (and a literal `%` as `%%`), quoted text untouched."""
-
-    def swap(match: re.Match[str]) -> str:
-        text = match.group(0)
-        return "%s" if text == "?" else "%%" if text == "%" else text
-
-    return _QMARK.sub(swap, sql)
-
-
 def own_statement(claim: KeyClaim) -> tuple[str, tuple[Any, ...]]:
     # SQLite: BEGIN IMMEDIATE holds the file's write lock, so nobody can take the key over
     # until the transaction ends; PostgreSQL: the row stays locked until then, and a retry
@@ -227,8 +214,6 @@ class SqliteTransaction(Transaction):
         await self.run(lambda conn: conn.executemany(sql, [tuple(r) for r in rows]))
 
     async def _enqueue(self, event: Mapping[str, Any], endpoints: Sequence[Endpoint | str]) -> None:
-        from .webhooks import sqlite_enqueue_in
-
         await self.run(lambda conn: sqlite_enqueue_in(conn, event, endpoints))
 
     async def complete_and_commit(self, claim: KeyClaim, response: StoredResponse) -> bool:
@@ -266,37 +251,6 @@ class SqliteTransaction(Transaction):
             await self.run(finish)
         finally:
             self._db.give_back(self._slot)
-
-
-class PostgresTransaction(Transaction):
-    dialect: Dialect = "postgresql"
-
-    def __init__(self, db: PostgresDatabase, pool: Any, conn: Any, outbox: Outbox | None) -> None:
-        super().__init__(db, outbox)
-        self._pool = pool
-        self.connection = conn  # psycopg AsyncConnection, inside BEGIN
-
-    async def execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        cur = await self.connection.execute(to_pyformat(sql), tuple(params))
-        return list(await cur.fetchall()) if cur.description else []
-
-    async def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
-        async with self.connection.cursor() as cur:
-            await cur.executemany(to_pyformat(sql), [tuple(r) for r in rows])
-
-    async def _enqueue(self, event: Mapping[str, Any], endpoints: Sequence[Endpoint | str]) -> None:
-        from .postgres import enqueue_in
-
-        await enqueue_in(self.connection, event, endpoints)
-
-    async def _finish(self, verb: str) -> None:
-        try:
-            await self.connection.execute(verb)
-        except Exception:
-            if verb == "COMMIT":
-                raise
-        finally:
-            await self._pool.putconn(self.connection)
 
 
 # -------------------------------------------------------------------------------- databases
@@ -399,8 +353,6 @@ class SqliteDatabase(SqlDatabase):
         return SqliteTransaction(self, slot, outbox if self.holds(outbox) else None)
 
     def holds(self, store: IdempotencyStore | Outbox | None) -> bool:
-        from .webhooks import SqliteOutbox
-
         if isinstance(store, SQLiteIdempotencyStore | SqliteOutbox):
             return os.path.realpath(store.path) == os.path.realpath(self.path)
         return False
@@ -410,53 +362,6 @@ class SqliteDatabase(SqlDatabase):
             idle, self._idle = self._idle, []
         for slot in idle:
             slot.close()
-
-
-class PostgresDatabase(SqlDatabase):
-    """The store's PostgreSQL database, through this process's pool (`postgres.database`)."""
-
-    def __init__(self, url: str) -> None:
-        from .postgres import _Lazy
-
-        self.url = url
-        self._db = _Lazy(url)
-
-    async def begin(self, outbox: Outbox | None, claim: KeyClaim | None = None) -> Transaction:
-        pool = await self._db.pool()
-        conn = await pool.getconn()
-        try:
-            await conn.execute("BEGIN")
-        except BaseException:
-            await pool.putconn(conn)
-            raise
-        tx = PostgresTransaction(self, pool, conn, outbox if self.holds(outbox) else None)
-        if claim is not None and not await tx.own_claim(claim):
-            await tx.rollback()
-            raise claim_lost()
-        return tx
-
-    def holds(self, store: IdempotencyStore | Outbox | None) -> bool:
-        from .postgres import PostgresIdempotencyStore, PostgresOutbox
-
-        if isinstance(store, PostgresIdempotencyStore | PostgresOutbox):
-            return store.url == self.url
-        return False
-
-    async def close(self) -> None:
-        await self._db.aclose()
-
-
-def open_database(url: str) -> SqlDatabase:
-    """The database of a store URL: `sqlite:///FILE` or `postgresql://…`."""
-    parsed = parse_store_url(url)
-    if parsed.kind == "sqlite":
-        return SqliteDatabase(parsed.path)
-    if parsed.kind == "postgres":
-        return PostgresDatabase(parsed.url)
-    raise RuntimeError(
-        f"transactions need the store on SQLite or PostgreSQL, not {parsed.kind}:// "
-        "(APIFORGE_STORE_URL)"
-    )
 
 
 # ------------------------------------------------------------------------- the key's claim

@@ -8,14 +8,13 @@
 - ``outbox_redis.py``: ``RedisOutbox``; ``enqueue_in(pipe, …)`` joins the caller's ``MULTI``.
 - ``postgres.py``: ``PostgresOutbox`` (senders claim with ``FOR UPDATE SKIP LOCKED``).
 
-Stores by URL (``storage.parse_store_url``): ``memory://``, ``sqlite:///file.db``, ``redis://…``,
-``postgresql://…``. The names above are importable from here, the one place the generated
-server and the runtime's other modules take them from.
+``open_outbox(url)`` (from ``stores.py``) opens the outbox a store URL names: ``memory://``,
+``sqlite:///file.db``, ``redis://…``, ``postgresql://…``. The names above are importable from
+here, the one place the generated server and the runtime's request-side modules take them
+from; the stores themselves take them from ``outbox*.py``, below this module.
 """
 
 from __future__ import annotations
-
-import time
 
 from .outbox import (
     Attempt,
@@ -37,7 +36,7 @@ from .outbox_sqlite import (
     sqlite_enqueue_in,
     sqlite_transaction,
 )
-from .storage import parse_store_url
+from .stores import open_outbox
 
 __all__ = [
     "Attempt",
@@ -58,18 +57,3 @@ __all__ = [
     "sqlite_enqueue_in",
     "sqlite_transaction",
 ]
-
-
-def open_outbox(url: str, *, clock: Clock = time.time) -> Outbox:
-    """The outbox for a store URL: ``memory://``, ``sqlite:///file.db``, ``redis://…`` or
-    ``postgresql://…``."""
-    parsed = parse_store_url(url)
-    if parsed.kind == "memory":
-        return MemoryOutbox(clock)
-    if parsed.kind == "sqlite":
-        return SqliteOutbox(parsed.path, clock)
-    if parsed.kind == "postgres":
-        from .postgres import PostgresOutbox
-
-        return PostgresOutbox(url, clock)
-    return RedisOutbox(url, clock=clock)

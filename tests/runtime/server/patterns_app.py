@@ -42,7 +42,6 @@ from .runtime.problems import (
     require_content_type,
 )
 from .runtime.ratelimit import RateLimiter, install_rate_limiting, rate_limited
-from .runtime.repository import open_repository
 from .runtime.security import (
     AuthContext,
     AuthRequirement,
@@ -51,6 +50,7 @@ from .runtime.security import (
     install_authentication,
 )
 from .runtime.settings import Settings
+from .runtime.stores import open_repository
 
 JSON = Depends(require_content_type("application/json"))
 SCHEMES = (

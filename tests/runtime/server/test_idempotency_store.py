@@ -44,12 +44,18 @@ def store_mod(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModuleType]:
         sys.path.remove(str(root))
 
 
+@pytest.fixture(scope="module")
+def stores_mod(store_mod: ModuleType) -> ModuleType:
+    """The same runtime's `stores` module, which opens a store by URL."""
+    return importlib.import_module(store_mod.__name__.rpartition(".")[0] + ".stores")
+
+
 StoreFactory = Callable[[], Any]
 
 
 @pytest.fixture(params=["memory", "sqlite", "redis"])
 def make_store(
-    request: pytest.FixtureRequest, store_mod: ModuleType, tmp_path: Path
+    request: pytest.FixtureRequest, store_mod: ModuleType, stores_mod: ModuleType, tmp_path: Path
 ) -> StoreFactory:
     """A factory of store instances sharing one backing (one dict, one file, one prefix):
     several instances stand for several worker processes."""
@@ -59,10 +65,10 @@ def make_store(
         return lambda: shared
     if kind == "sqlite":
         url = f"sqlite:///{tmp_path / 'idem.db'}"
-        return lambda: store_mod.open_idempotency_store(url)
+        return lambda: stores_mod.open_idempotency_store(url)
     redis_url = request.getfixturevalue("redis_url")
     prefix = f"t:{uuid.uuid4().hex}:"
-    return lambda: store_mod.open_idempotency_store(redis_url, redis_prefix=prefix)
+    return lambda: stores_mod.open_idempotency_store(redis_url, redis_prefix=prefix)
 
 
 def run(coro: Coroutine[Any, Any, Any]) -> Any:
@@ -239,13 +245,13 @@ def test_completed_result_expires_after_ttl(
     run(go())
 
 
-def test_open_store_by_url(store_mod: ModuleType, tmp_path: Path) -> None:
+def test_open_store_by_url(store_mod: ModuleType, stores_mod: ModuleType, tmp_path: Path) -> None:
     assert isinstance(
-        store_mod.open_idempotency_store("memory://"), store_mod.MemoryIdempotencyStore
+        stores_mod.open_idempotency_store("memory://"), store_mod.MemoryIdempotencyStore
     )
-    sqlite = store_mod.open_idempotency_store(f"sqlite:///{tmp_path / 'x.db'}")
+    sqlite = stores_mod.open_idempotency_store(f"sqlite:///{tmp_path / 'x.db'}")
     assert isinstance(sqlite, store_mod.SQLiteIdempotencyStore)
-    redis = store_mod.open_idempotency_store("redis://127.0.0.1:1/0")
+    redis = stores_mod.open_idempotency_store("redis://127.0.0.1:1/0")
     assert isinstance(redis, store_mod.RedisIdempotencyStore)
     with pytest.raises(ValueError):
-        store_mod.open_idempotency_store("mysql://x")
+        stores_mod.open_idempotency_store("mysql://x")

@@ -29,7 +29,7 @@ def make_repo(request: pytest.FixtureRequest, rt: RuntimeModules, tmp_path: Path
         url = fresh_database(admin, "repo_" + uuid.uuid4().hex[:10])
     else:
         url = f"sqlite:///{tmp_path / 'sub' / 'repo.db'}"
-    return lambda: rt.repository.open_repository(url, "widgets")
+    return lambda: rt.stores.open_repository(url, "widgets")
 
 
 def run(coro: Any) -> Any:
@@ -124,12 +124,12 @@ def test_concurrent_updates_one_winner(make_repo: Factory) -> None:
 def test_separate_connections_race_on_sqlite(rt: RuntimeModules, tmp_path: Path) -> None:
     """Several repositories on one file (as in several workers), in threads: one winner."""
     url = f"sqlite:///{tmp_path / 'race.db'}"
-    run(rt.repository.open_repository(url, "w").create("k", {"v": 0}))
+    run(rt.stores.open_repository(url, "w").create("k", {"v": 0}))
     outcomes: list[str] = []
     barrier = threading.Barrier(6)
 
     def writer(i: int) -> None:
-        repo = rt.repository.open_repository(url, "w")
+        repo = rt.stores.open_repository(url, "w")
         barrier.wait()
         try:
             run(repo.update("k", {"v": i}, expected_version=1))
@@ -145,13 +145,13 @@ def test_separate_connections_race_on_sqlite(rt: RuntimeModules, tmp_path: Path)
     for t in threads:
         t.join()
     assert sorted(outcomes) == ["conflict"] * 5 + ["won"]
-    assert run(rt.repository.open_repository(url, "w").get("k")).version == 2
+    assert run(rt.stores.open_repository(url, "w").get("k")).version == 2
 
 
 def test_namespaces_are_separate(rt: RuntimeModules, tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'ns.db'}"
-    users = rt.repository.open_repository(url, "users")
-    orders = rt.repository.open_repository(url, "orders")
+    users = rt.stores.open_repository(url, "users")
+    orders = rt.stores.open_repository(url, "orders")
 
     async def scenario() -> None:
         await users.create("1", {"name": "u"})
@@ -163,14 +163,14 @@ def test_namespaces_are_separate(rt: RuntimeModules, tmp_path: Path) -> None:
 
 
 def test_open_repository_urls(rt: RuntimeModules, tmp_path: Path) -> None:
-    R = rt.repository
-    assert isinstance(R.open_repository("memory://"), R.MemoryRepository)
-    repo = R.open_repository(f"sqlite:///{tmp_path / 'x.db'}")
+    R, open_repository = rt.repository, rt.stores.open_repository
+    assert isinstance(open_repository("memory://"), R.MemoryRepository)
+    repo = open_repository(f"sqlite:///{tmp_path / 'x.db'}")
     assert isinstance(repo, R.SQLiteRepository) and repo.namespace == "default"
     with pytest.raises(ValueError, match="memory://, sqlite:///FILE and postgresql://"):
-        R.open_repository("redis://127.0.0.1:6379/0")
+        open_repository("redis://127.0.0.1:6379/0")
     assert isinstance(
-        R.open_repository("postgresql://u@127.0.0.1:1/db"), rt.postgres.PostgresRepository
+        open_repository("postgresql://u@127.0.0.1:1/db"), rt.postgres.PostgresRepository
     )
 
 
@@ -184,7 +184,7 @@ def test_postgres_database_at_version_2_migrates(rt: RuntimeModules, postgres_ur
 
         async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
             assert await S.migrate_postgres(conn, S.POSTGRES_MIGRATIONS[:2]) == 2
-        repo = rt.repository.open_repository(url, "widgets")
+        repo = rt.stores.open_repository(url, "widgets")
         try:
             await repo.create("a", {"n": 1})
             found = await repo.get("a")

@@ -154,7 +154,7 @@ def test_a_job_store_elsewhere_cannot_join(rt: RuntimeModules, tmp_path: Path) -
 
     async def go() -> None:
         service = rt.jobs.open_jobs(f"sqlite:///{tmp_path / 'jobs.db'}", registry)
-        db = rt.transaction.open_database(url)
+        db = rt.stores.open_database(url)
         tx = await db.begin(None)
         try:
             with pytest.raises(RuntimeError, match="not in the store's database"):
