@@ -20,7 +20,8 @@ from generator.client.method_names import SHADOWABLE_BUILTINS, class_scope_safe
 from generator.client.models import client_models
 from generator.client.plan_types import ClientPlan, Kept, ResourcePlan
 from generator.ir import Operation
-from generator.render.env import TemplateFiles, operation_view, templates_root
+from generator.render.env import TemplateFiles, templates_root
+from generator.render.fingerprint import operation_view
 from generator.render.plan_cache import PlanCache
 from generator.render.writer import Deferred, GeneratedFile, marker_line
 

@@ -49,7 +49,8 @@ from dataclasses import dataclass
 
 from generator.ir import Api, Operation, Where
 from generator.patterns.pagination import list_body
-from generator.render.env import code_digest, templates_root
+from generator.render.env import templates_root
+from generator.render.fingerprint import code_digest
 from generator.render.names import NameAllocator, safe_identifier, snake_case, words
 from generator.render.resources import (
     Resource,

@@ -150,7 +150,7 @@ class _Preloaded:
         means equal data, and the lookup's key also covers apiforge's code and the library's
         version. A subset that takes anything from outside `components` is never recognised
         by `components` alone."""
-        from generator.render.env import code_digest
+        from generator.render.fingerprint import code_digest
         from generator.spec.load import cache_get, cache_put
 
         def lookup(kind: str, digest: str) -> str:

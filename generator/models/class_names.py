@@ -47,7 +47,7 @@ def model_class_names(schema_names: Iterable[str], reserved: Iterable[str] = ())
     spelled as the library keeps it: no underscores (it drops them: `Model_123` would
     become `Model123`), and never a name it imports or a Python keyword or builtin (`None`,
     `Warning`, `BaseModel` get `Model` appended)."""
-    from generator.render.env import code_digest
+    from generator.render.fingerprint import code_digest
     from generator.spec.load import cache_dir, cache_get, cache_put
 
     names, avoided = sorted(schema_names), sorted(reserved)

@@ -112,7 +112,7 @@ def drop_unrunnable_patterns(text: str) -> tuple[str, tuple[Dropped, ...]]:
     key = None
     if cache_dir() is not None:
         from generator.installed import installed_version
-        from generator.render.env import code_digest
+        from generator.render.fingerprint import code_digest
 
         engines = f"{sys.version}\0{installed_version('pydantic_core', 'pydantic-core')}"
         h = hashlib.sha256(f"{_PATTERNS_KIND}\0{code_digest()}\0{engines}\0".encode())

@@ -29,9 +29,7 @@ changed input is a different key and a stale value can never be served):
   Which macros qualify is decided from the template's compiled Python (`jinjamacros1/`). A big
   template (the client's one module for every operation) then re-renders only what changed.
 
-A `fingerprint` is the SHA-256 of an unambiguous, typed encoding of the value, refusing every
-type besides plain data, sets, apiforge's own dataclasses and functions: two values with the
-same fingerprint are equal (see `Fingerprinter`).
+The digests those keys are made of (`fingerprint`, `code_digest`) are `fingerprint.py`'s.
 """
 
 from __future__ import annotations
@@ -40,15 +38,11 @@ import ast
 import collections
 import functools
 import hashlib
-import marshal
-import operator
 import os
 import sys
 import threading
-import types
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -60,6 +54,7 @@ from generator.render.escape import (
     py_string,
     toml_string,
 )
+from generator.render.fingerprint import MISSING, Fingerprinter, code_digest, tree_digest
 from generator.render.names import pascal_case, safe_identifier, snake_case
 
 if TYPE_CHECKING:
@@ -78,7 +73,6 @@ _IDENTITY_VERSION = "apiforge-render-1"
 _BYTECODE_KIND = "jinja1"
 _MACROS_KIND = "jinjamacros1"
 _FRAGMENTS_KIND = "fragments1"
-_SKIPPED_DIRS = frozenset({"__pycache__", ".mypy_cache", ".ruff_cache", ".pytest_cache"})
 
 
 def templates_root() -> Path:
@@ -90,32 +84,7 @@ def templates_root() -> Path:
     raise FileNotFoundError(f"apiforge's templates are missing (looked in {package})")
 
 
-# --- identities and fingerprints ---------------------------------------------------------
-
-
-def _tree_digest(root: Path, suffix: str | None = None) -> str:
-    """SHA-256 of every file under `root` (relative path and bytes), caches left out."""
-    h = hashlib.sha256()
-    for folder, dirs, names in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d not in _SKIPPED_DIRS)
-        for name in sorted(names):
-            if suffix is not None and not name.endswith(suffix):
-                continue
-            path = Path(folder) / name
-            h.update(path.relative_to(root).as_posix().encode())
-            h.update(b"\0")
-            h.update(hashlib.sha256(path.read_bytes()).digest())
-    return h.hexdigest()
-
-
-@functools.cache
-def code_digest() -> str:
-    """SHA-256 of apiforge's own code (every module of the `generator` package): part of every
-    render key, so a changed filter, plan or escaping rule can never meet an old entry."""
-    from generator import __version__
-
-    package = Path(__file__).resolve().parent.parent
-    return hashlib.sha256(f"{__version__}\0{_tree_digest(package, '.py')}".encode()).hexdigest()
+# --- identities ---------------------------------------------------------------------------
 
 
 def _jinja_version() -> str:
@@ -135,154 +104,16 @@ def render_identity(subdir: str) -> str:
             code_digest(),
             repr(sorted(_ENV_OPTIONS.items())),
             subdir,
-            _tree_digest(templates_root() / subdir),
+            tree_digest(templates_root() / subdir),
         )
     )
     return hashlib.sha256(material.encode()).hexdigest()
-
-
-class Fingerprinter:
-    """SHA-256 digests of values: plain data (None, bool, int, float, str, bytes, tuples,
-    lists, dicts), apiforge's dataclasses (their class and every attribute) and apiforge's
-    functions (by qualified name: their code is in `code_digest()`).
-
-    The value is turned into plain data that `marshal` (format 2: no references, no
-    interning, so how objects are shared cannot change the bytes) writes unambiguously: each
-    dataclass instance stands as a one-element frozenset of its own digest (or, when all its
-    attributes are plain, of its class name, attribute names and values), a set as a
-    one-element frozenset of its type and its items' encodings in sorted order — frozensets
-    appear nowhere else, so nothing can look like one. Equal digests mean equal values;
-    anything else (another library's object) is a TypeError rather than a guess.
-
-    An instance is digested once per Fingerprinter (plans share them between files and macro
-    calls); it is kept so its id stays its own."""
-
-    def __init__(self) -> None:
-        self._known: dict[int, tuple[object, bytes]] = {}
-
-    def digest(self, value: object) -> str:
-        return hashlib.sha256(marshal.dumps(self._plain(value), 2)).hexdigest()
-
-    def object_digest(self, value: object) -> bytes:
-        """The digest that stands for an apiforge dataclass instance inside other values."""
-        return self._object(value)
-
-    def remember(self, value: object, digest: bytes) -> None:
-        """Take `digest` as `value`'s `object_digest` — one an earlier run made of an equal
-        value (the plan cache keeps them with the plans, keyed by everything they are made
-        from): its attributes are then not walked again."""
-        self._known[id(value)] = (value, digest)
-
-    def _plain(self, value: Any) -> Any:
-        kind = type(value)
-        if kind in _ATOMS:
-            return value
-        if kind is tuple or kind is list:
-            items = [v if type(v) in _ATOMS else self._plain(v) for v in value]
-            return tuple(items) if kind is tuple else items
-        if kind is dict:
-            return {self._plain(k): self._plain(v) for k, v in value.items()}
-        if kind is set or kind is frozenset:  # in a stable order: each item's encoding, sorted
-            items = sorted(marshal.dumps(self._plain(v), 2) for v in value)
-            return frozenset(((kind.__name__, tuple(items)),))
-        if value is _MISSING:
-            return frozenset()
-        shape = _shape(kind)
-        if shape is not None:
-            names, values = shape[1](value)
-            if all(type(v) in _ATOMS for v in values):  # small: inline, not digested
-                return frozenset(((shape[0], names, values),))
-        return frozenset((self._object(value),))
-
-    def _object(self, value: Any) -> bytes:
-        known = self._known.get(id(value))
-        if known is not None and known[0] is value:
-            return known[1]
-        kind: Any = type(value)
-        shape = _shape(kind)
-        if shape is not None:
-            names, values = shape[1](value)
-            plain: Any = (
-                shape[0],
-                names,
-                tuple([v if type(v) in _ATOMS else self._plain(v) for v in values]),
-            )
-        elif kind is types.FunctionType and value.__module__.startswith("generator."):
-            # by qualified name: its code is part of code_digest()
-            plain = ("function", f"{value.__module__}.{value.__qualname__}")
-        else:
-            raise TypeError(f"cannot fingerprint a {kind.__module__}.{kind.__qualname__}")
-        digest = hashlib.sha256(marshal.dumps(plain, 2)).digest()
-        self._known[id(value)] = (value, digest)
-        return digest
-
-
-_ATOMS = frozenset({type(None), bool, int, float, str, bytes})
-_Attributes = Callable[[Any], tuple[tuple[str, ...], tuple[Any, ...]]]
-_SHAPES: dict[Any, tuple[str, _Attributes] | None] = {}
-
-
-def _shape(kind: Any) -> tuple[str, _Attributes] | None:
-    """(qualified name, a function giving an instance's attribute names and values) of an
-    apiforge dataclass; None for anything else."""
-    try:
-        return _SHAPES[kind]
-    except KeyError:
-        pass
-    shape: tuple[str, _Attributes] | None = None
-    if kind.__module__.startswith("generator.") and hasattr(kind, "__dataclass_fields__"):
-        name = f"{kind.__module__}.{kind.__qualname__}"
-        slots: list[str] = []
-        for klass in reversed(kind.__mro__):
-            declared = klass.__dict__.get("__slots__", ())
-            slots.extend([declared] if isinstance(declared, str) else declared)
-        if "__dict__" in slots or not all("__slots__" in k.__dict__ for k in kind.__mro__[:-1]):
-            shape = (name, _dict_attributes)
-        else:
-            names = tuple(n for n in dict.fromkeys(slots) if n != "__weakref__")
-            get = operator.attrgetter(*names) if len(names) > 1 else None
-
-            def attributes(value: Any) -> tuple[tuple[str, ...], tuple[Any, ...]]:
-                if get is not None:
-                    return names, get(value)
-                return names, tuple(getattr(value, n) for n in names)
-
-            shape = (name, attributes)
-    _SHAPES[kind] = shape
-    return shape
-
-
-def _dict_attributes(value: Any) -> tuple[tuple[str, ...], tuple[Any, ...]]:
-    items = vars(value)
-    return tuple(items), tuple(items.values())
-
-
-def fingerprint(value: object) -> str:
-    """SHA-256 of `value` (see `Fingerprinter`); equal fingerprints mean equal values.
-    TypeError for a value it does not cover."""
-    return Fingerprinter().digest(value)
 
 
 def render_key(identity: str, template: str, context_fingerprint: str) -> str:
     """The key of one rendered file: `render_identity`, the template, and its context."""
     material = f"{identity}\0{template}\0{context_fingerprint}"
     return hashlib.sha256(material.encode()).hexdigest()
-
-
-@dataclass(frozen=True, slots=True)
-class OperationView:
-    """What templates may read of an `ir.Operation` (`op.op.id` …): plans hand templates this
-    instead of the operation, so a context's fingerprint covers all a template can see of it
-    without hashing every schema the operation holds. A template that reads anything else
-    fails (StrictUndefined) rather than render from data its key does not cover."""
-
-    id: str
-    label: str
-    deprecated: bool
-
-
-def operation_view(op: Any) -> OperationView:
-    return OperationView(id=op.id, label=op.label, deprecated=op.deprecated)
 
 
 class TemplateFiles:
@@ -611,13 +442,6 @@ def _macro_reads(
     return tuple(sorted(resolved))
 
 
-class _Missing:
-    """Stands for a context variable that is not set, in a macro call's key."""
-
-
-_MISSING = _Missing()
-
-
 class _FragmentMemo:
     """One render's macro results: the previous render's, and this one's."""
 
@@ -659,7 +483,7 @@ class _FragmentMemo:
                         parts += [name, self._fingerprint(value)]
             for name in self.macros[macro.name]:  # the context variables it resolves
                 value = context.resolve_or_missing(name)
-                parts += [name, self._fingerprint(_MISSING if value is _jinja_missing() else value)]
+                parts += [name, self._fingerprint(MISSING if value is _jinja_missing() else value)]
         except (TypeError, AttributeError, RecursionError):
             return None
         return hashlib.sha256("\0".join(parts).encode()).hexdigest()

@@ -142,7 +142,7 @@ class PlanCache:
         self._ops = {op.id: op for op in api.operations}
         if inputs is None or cache_dir() is None or not recording_complete():
             return
-        from generator.render.env import code_digest
+        from generator.render.fingerprint import code_digest
 
         try:
             base = self._base(tree, api, inputs, classes, facts)
@@ -287,7 +287,7 @@ def kept(kind: str, material: Any, make: Callable[[], T]) -> T:
 
     if cache_dir() is None or not recording_complete():
         return make()
-    from generator.render.env import code_digest
+    from generator.render.fingerprint import code_digest
 
     try:
         key = hashlib.sha256(

@@ -487,7 +487,7 @@ class _MockMemo:
         self.misses = 0
         self._digests: dict[str, bytes | None] = {}
         if cache_dir() is not None:
-            from generator.render.env import code_digest
+            from generator.render.fingerprint import code_digest
 
             material = f"{_MOCKS_KIND}\0{sys.version}\0{code_digest()}\0{scope}"
             self.store = hashlib.sha256(material.encode("utf-8", "surrogatepass")).hexdigest()

@@ -15,7 +15,8 @@ from typing import Any, cast
 
 from generator.ir import Api, Operation
 from generator.models.format_checks import server_models
-from generator.render.env import TemplateFiles, fingerprint, operation_view, templates_root
+from generator.render.env import TemplateFiles, templates_root
+from generator.render.fingerprint import fingerprint, operation_view
 from generator.render.plan_cache import PlanCache
 from generator.render.pytypes import is_plain_class
 from generator.render.writer import Deferred, GeneratedFile, marker_line

@@ -60,7 +60,7 @@ def _handler_modules(folder: Path) -> dict[str, tuple[list[str], frozenset[str]]
     import os
     import time
 
-    from generator.render.env import code_digest
+    from generator.render.fingerprint import code_digest
     from generator.spec.load import cache_get, cache_put
 
     kind = "handler-modules3"
@@ -233,7 +233,7 @@ def _implemented(source: bytes) -> frozenset[str]:
     the answer is cached by the module's bytes and apiforge's code."""
     import hashlib
 
-    from generator.render.env import code_digest
+    from generator.render.fingerprint import code_digest
     from generator.spec.load import cache_get, cache_put
 
     key = hashlib.sha256(code_digest().encode() + b"\0" + source).hexdigest()

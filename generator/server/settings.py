@@ -99,7 +99,7 @@ def runtime_settings() -> tuple[tuple[str, str, str], ...]:
     apiforge's code and Python's version (it reads nothing else)."""
     import hashlib
 
-    from generator.render.env import code_digest
+    from generator.render.fingerprint import code_digest
     from generator.spec.load import cache_get, cache_put
 
     with _settings_lock:

@@ -18,6 +18,7 @@ from generator.lint.engine import lint
 from generator.models import build as models
 from generator.pipeline.generate import generate
 from generator.render import env
+from generator.render.fingerprint import OperationView, fingerprint
 from generator.spec import load_spec
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -181,24 +182,20 @@ def test_context_fingerprints_and_file_keys() -> None:
         name: str
 
     with pytest.raises(TypeError):
-        env.fingerprint(Plan("x"))
+        fingerprint(Plan("x"))
     with pytest.raises(TypeError):
-        env.fingerprint(object())
+        fingerprint(object())
     # a set in a stable order (its iteration order varies between processes)
-    assert env.fingerprint({"a": {"x", "y", "z"}}) == env.fingerprint({"a": {"z", "y", "x"}})
-    assert env.fingerprint(frozenset({"x"})) != env.fingerprint({"x"}) != env.fingerprint(["x"])
-    view = env.OperationView("getThing", "GET /things", False)
-    assert env.fingerprint(view) == env.fingerprint(
-        env.OperationView("getThing", "GET /things", False)
-    )
-    assert env.fingerprint(view) != env.fingerprint(
-        env.OperationView("getThing", "GET /things", True)
-    )
+    assert fingerprint({"a": {"x", "y", "z"}}) == fingerprint({"a": {"z", "y", "x"}})
+    assert fingerprint(frozenset({"x"})) != fingerprint({"x"}) != fingerprint(["x"])
+    view = OperationView("getThing", "GET /things", False)
+    assert fingerprint(view) == fingerprint(OperationView("getThing", "GET /things", False))
+    assert fingerprint(view) != fingerprint(OperationView("getThing", "GET /things", True))
     # equal values, equal fingerprints, however they are shared or typed alike
     shared = "x" * 10
-    assert env.fingerprint([shared, shared]) == env.fingerprint(["x" * 10, "".join(["x"] * 10)])
-    assert env.fingerprint((1,)) != env.fingerprint((True,)) != env.fingerprint((1.0,))
-    assert env.fingerprint(("a", "b")) != env.fingerprint(["a", "b"]) != env.fingerprint(("ab",))
+    assert fingerprint([shared, shared]) == fingerprint(["x" * 10, "".join(["x"] * 10)])
+    assert fingerprint((1,)) != fingerprint((True,)) != fingerprint((1.0,))
+    assert fingerprint(("a", "b")) != fingerprint(["a", "b"]) != fingerprint(("ab",))
     a = env.TemplateFiles("client", {"plan": view, "marker": "# m"}, scope="s")
     b = env.TemplateFiles("client", {"plan": view, "marker": "# n"}, scope="s")
     assert a.key("x.j2", {}) != b.key("x.j2", {})
@@ -288,12 +285,12 @@ def test_remembered_macro_calls_follow_their_inputs(
         assert env.render_fragments("t", "m.j2", scope="s", **context) == plain
         return plain
 
-    one, two = env.OperationView("a", "A", False), env.OperationView("b", "B", False)
+    one, two = OperationView("a", "A", False), OperationView("b", "B", False)
     assert both(items=[one, two], title="T") == "[A:T][B:T]"
     assert env.fragment_stats[-1][1:] == (0, 2)
     assert both(items=[one, two], title="T") == "[A:T][B:T]"
     assert env.fragment_stats[-1][1:] == (2, 0)  # both from the previous render
-    assert both(items=[one, env.OperationView("b", "C", False)], title="T") == "[A:T][C:T]"
+    assert both(items=[one, OperationView("b", "C", False)], title="T") == "[A:T][C:T]"
     assert env.fragment_stats[-1][1:] == (1, 1)
     assert both(items=[one], title="U") == "[A:U]"  # the context variable is in the key
     assert env.fragment_stats[-1][1:] == (0, 1)
