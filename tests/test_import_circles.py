@@ -6,6 +6,7 @@ function too (it is a dependency all the same); imports only for type checkers
 from __future__ import annotations
 
 import ast
+import functools
 import shutil
 from pathlib import Path
 
@@ -21,8 +22,11 @@ def _module_name(root: Path, path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _runtime_imports(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
-    """The import statements outside `if TYPE_CHECKING:` blocks."""
+@functools.cache
+def _runtime_imports(source: str) -> tuple[ast.Import | ast.ImportFrom, ...]:
+    """The import statements outside `if TYPE_CHECKING:` blocks (of each source text once:
+    every generated package carries the same runtime)."""
+    tree = ast.parse(source)
     typing_only = {
         id(node)
         for block in ast.walk(tree)
@@ -30,11 +34,11 @@ def _runtime_imports(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
         for statement in block.body
         for node in ast.walk(statement)
     }
-    return [
+    return tuple(
         node
         for node in ast.walk(tree)
         if isinstance(node, ast.Import | ast.ImportFrom) and id(node) not in typing_only
-    ]
+    )
 
 
 def _compiled(package: Path | None, name: str) -> bool:
@@ -50,7 +54,7 @@ def import_graph(root: Path) -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {name: set() for name in paths}
     for name, path in paths.items():
         package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
-        for node in _runtime_imports(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in _runtime_imports(path.read_text(encoding="utf-8")):
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
             else:
