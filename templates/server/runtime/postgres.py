@@ -1,6 +1,7 @@
-"""PostgreSQL stores: idempotency records and the webhook outbox, in the database the handlers'
-own tables live in (`postgresql://user@host:port/db`; the `postgres` extra: psycopg 3 and
-psycopg-pool).
+"""PostgreSQL: the handlers' shared transactions and every store (idempotency records, the
+webhook outbox, jobs, the repository), in the database the handlers' own tables live in
+(`postgresql://user@host:port/db`; the `postgres` extra: psycopg 3 and psycopg-pool).
+`stores.py` opens them by URL.
 
 - `database(url)`: this process's connection pool for `url` (psycopg's `AsyncConnectionPool`,
   autocommit connections), shared by every store and the handlers' transactions; the schema
