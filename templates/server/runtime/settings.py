@@ -46,8 +46,8 @@ _FALSE = {"0", "false", "no", "off", ""}
 class Settings:
     #: Where resources (the versioned repository) and handlers' transactions live:
     #: `sqlite:///./data/app.db` (the embedded default; one file, several workers on one
-    #: host), `postgresql://USER@HOST:PORT/DB` (several hosts; transactions, idempotency
-    #: records and webhooks, not the versioned repository) or `memory://` (one process, tests).
+    #: host), `postgresql://USER@HOST:PORT/DB` (several hosts: the repository, transactions,
+    #: idempotency records, jobs and webhooks) or `memory://` (one process, tests).
     store_url: str = "sqlite:///./data/app.db"
 
     #: The pattern layer (rate limits, idempotency keys, ETags and preconditions) on (`1`) or
