@@ -37,15 +37,12 @@ def test_no_machine_paths_and_links_resolve_inside_the_repository() -> None:
 
 #: Work-log wording: who measured when, not what holds.
 WORK_LOG = re.compile(r"\b(?:issues? \d+|session \d+|this session|sessions? \d+'s)\b", re.I)
-#: Pages still written as a log of measurements (to be rewritten as what holds today).
-LOGS = {ROOT / "docs" / "performance.md"}
 
 
 def test_docs_say_what_holds_not_who_measured_when() -> None:
     found = [
         f"{page.relative_to(ROOT)}: {m.group()}"
         for page in DOCS
-        if page not in LOGS
         for m in WORK_LOG.finditer(page.read_text(encoding="utf-8"))
     ]
     assert found == []
