@@ -1,4 +1,4 @@
-"""Issue 5 through the generated acme server: "lost" and "twice" never apply.
+"""Through the generated acme server, "lost" and "twice" never apply.
 
 - 50 concurrent requests with one Idempotency-Key run the handler exactly once (the handler's
   own ledger counts executions) — SQLite with two uvicorn workers, and Redis;
