@@ -1,4 +1,4 @@
-"""The generated client on real APIs: what issue 14 asks to be measured → docs/client.md.
+"""The generated client on real APIs, measured for docs/client.md.
 
     .venv/bin/python bench/client_corpus.py [--part pagination|mypy|streams|all]
                                             [--mypy-specs 24] [--timeout 600] [--no-docs]

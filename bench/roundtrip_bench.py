@@ -1,8 +1,8 @@
 """What a round-trip YAML library would keep of the corpus's YAML files: why `lint --fix`
 inserts text instead (docs/lint.md, "Why text insertion").
 
-    python -m venv /tmp/rt && /tmp/rt/bin/pip install ruamel.yaml
-    /tmp/rt/bin/python bench/roundtrip_bench.py [--corpus DIR] [--width N]
+    python -m venv bench/.peers/ruamel && bench/.peers/ruamel/bin/pip install ruamel.yaml
+    bench/.peers/ruamel/bin/python bench/roundtrip_bench.py [--corpus DIR] [--width N]
 
 ruamel.yaml is not a dependency of apiforge: run this with any interpreter that has it. For
 every `.yaml`/`.yml` spec of INDEX.tsv, loads it with ruamel.yaml's round-trip loader

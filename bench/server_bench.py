@@ -1,4 +1,4 @@
-"""The generated server's pattern layer, in requests per second (issues 4 and 8).
+"""The generated server's pattern layer, in requests per second.
 
     .venv/bin/python bench/server_bench.py [--repeat 3] [--duration 5] [--connections 16]
                                            [--only get,post] [--json FILE]

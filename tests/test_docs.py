@@ -1,5 +1,5 @@
-"""The documentation is for users: every rule listed, links that resolve inside the
-repository, no path of one machine."""
+"""The documentation is for users: an index of every page, every rule listed, links that
+resolve inside the repository, no path of one machine, no work-log wording."""
 
 from __future__ import annotations
 
@@ -37,15 +37,21 @@ def test_no_machine_paths_and_links_resolve_inside_the_repository() -> None:
 
 #: Work-log wording: who measured when, not what holds.
 WORK_LOG = re.compile(r"\b(?:issues? \d+|session \d+|this session|sessions? \d+'s)\b", re.I)
-#: Pages still written as a log of measurements (to be rewritten as what holds today).
-LOGS = {ROOT / "docs" / "performance.md"}
 
 
 def test_docs_say_what_holds_not_who_measured_when() -> None:
     found = [
         f"{page.relative_to(ROOT)}: {m.group()}"
         for page in DOCS
-        if page not in LOGS
         for m in WORK_LOG.finditer(page.read_text(encoding="utf-8"))
     ]
     assert found == []
+
+
+def test_the_index_links_every_page_and_folder_of_docs() -> None:
+    index = ROOT / "docs" / "README.md"
+    linked = {(index.parent / target).resolve() for target in LINK.findall(index.read_text())}
+    pages = [p for p in (ROOT / "docs").iterdir() if p.name != "README.md"]
+    pages = [p for p in pages if p.suffix == ".md" or p.is_dir()]
+    assert pages
+    assert [p.name for p in pages if p.resolve() not in linked] == []

@@ -1,4 +1,4 @@
-"""Issue 14 item 5: an operation's inline object schemas become named models (see
+"""An operation's inline object schemas become named models (see
 `generator/models/inline.py`): the client's methods take and return them, against the
 generated server under uvicorn on 127.0.0.1, sync and async; the client is `mypy --strict`
 clean; a component's name is never taken; adding an operation renames no existing model; a

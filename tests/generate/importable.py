@@ -2,7 +2,7 @@
 the server imports and serves under uvicorn on 127.0.0.1, `/openapi.json` and `/docs` answer.
 
 A generated project that does not import is the worst outcome there is (`apiforge generate`
-exited 0), so the tests of issue 17's crash classes and the shape table use these."""
+exited 0), so the tests of the spec defects that caused it and the shape table use these."""
 
 from __future__ import annotations
 

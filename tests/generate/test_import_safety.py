@@ -1,4 +1,4 @@
-"""Issue 17: the spec defects that made `apiforge generate` exit 0 with a project that does not
+"""The spec defects that made `apiforge generate` exit 0 with a project that does not
 import. Each is a minimal spec: generation names the defect with file:line, the server and
 client import (the server serves `/openapi.json` and `/docs` under uvicorn), and what can
 still be enforced is."""

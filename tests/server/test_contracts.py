@@ -191,7 +191,7 @@ def test_etag_304_412_428(acme_url: str) -> None:
     problem(authed.get(url), 404, "not-found")
 
 
-# --- idempotency (issue 5) ------------------------------------------------------------------
+# --- idempotency ------------------------------------------------------------------------------
 
 
 def test_idempotent_replay_is_byte_for_byte(acme_url: str, receiver: Receiver) -> None:
@@ -233,7 +233,7 @@ def test_validation_failures_store_nothing(acme_url: str) -> None:
     assert good.status_code == 201 and "idempotent-replayed" not in good.headers
 
 
-# --- 202 jobs (issue 5) ---------------------------------------------------------------------
+# --- 202 jobs ---------------------------------------------------------------------------------
 
 
 def test_job_is_accepted_polled_to_completion_and_replayed(acme_url: str) -> None:
@@ -287,7 +287,7 @@ def test_unknown_job_is_a_404_problem(acme_url: str) -> None:
     problem(r, 404, "job-not-found")
 
 
-# --- who calls: the verified principal keys every pattern (issue 13) ------------------------
+# --- who calls: the verified principal keys every pattern ----------------------------------
 
 
 def test_requests_without_valid_credentials_never_reach_a_pattern(acme_url: str) -> None:

@@ -1,4 +1,4 @@
-"""Issue 5 through the generated acme server: "lost" and "twice" never apply.
+"""Through the generated acme server, "lost" and "twice" never apply.
 
 - 50 concurrent requests with one Idempotency-Key run the handler exactly once (the handler's
   own ledger counts executions) — SQLite with two uvicorn workers, and Redis;
@@ -225,11 +225,13 @@ def test_jobs_on_redis_run_on_the_documented_arq_worker(
 ) -> None:
     """`python -m <package>.runtime.worker <package>.services:registry --url redis://…` (the
     command the generated README and services.py document) runs the 202 job; the server polls it
-    to completed and delivers its webhook from the Redis outbox."""
+    to completed and delivers its webhook from the Redis outbox. A job that fails there records
+    its problem under the problem base the app answers with (`APIFORGE_PROBLEM_BASE`)."""
     ledger = tmp_path / "ledger"
     ledger.mkdir()
     state = tmp_path / "state"
     env = {"TEST_LEDGER": str(ledger), "APIFORGE_REDIS_URL": redis_url}
+    env["APIFORGE_PROBLEM_BASE"] = "https://errors.acme.test/v1/"
     worker_env = {**os.environ, **base_env(state), **env}
     worker_env["PYTHONPATH"] = str(acme_project)
     state.mkdir(parents=True)
@@ -257,6 +259,20 @@ def test_jobs_on_redis_run_on_the_documented_arq_worker(
             assert "retry-after" not in done.headers
             replay = authed.post(base + "/v1/reports", json=report, headers=headers)
             assert replay.content == accepted.content
+            refunds = {**report, "type": "refunds"}  # the handler fails it with a problem
+            headers = {"Idempotency-Key": str(uuid.uuid4())}
+            accepted = authed.post(base + "/v1/reports", json=refunds, headers=headers)
+            failed = poll(
+                lambda: authed.get(base + accepted.headers["location"]),
+                lambda r: r.json()["status"] in ("completed", "failed"),
+                timeout=30,
+            )
+            assert failed.json()["status"] == "failed", (failed.text, worker_log(tmp_path))
+            error = failed.json()["error"]
+            assert error["type"] == "https://errors.acme.test/v1/report-too-large", error
+            # the app's own problems start at the same base
+            gone = authed.get(base + "/v1/jobs/job_00000000000000000000000000")
+            assert gone.json()["type"] == "https://errors.acme.test/v1/job-not-found"
     finally:
         stop_process_group(worker)
         log.close()

@@ -1,4 +1,4 @@
-"""Running the generated server in production (issue 16): probes, metrics across two uvicorn
+"""Running the generated server in production: probes, metrics across two uvicorn
 workers, request ids, logs, settings checked at start-up, a clean SIGTERM. The acme server
 under uvicorn on 127.0.0.1, its rate limits, idempotency records and jobs on a redis-server
 of its own (stopped and started again by the readiness test)."""

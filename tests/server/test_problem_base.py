@@ -3,6 +3,9 @@ server URL, else a relative `/problems/`; a setting overrides it when the server
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -68,3 +71,27 @@ def test_the_extension_wins_over_everything(tmp_path: Path) -> None:
 def test_the_readme_lists_the_setting_with_this_servers_default() -> None:
     rows = {var: default for var, default, _ in settings_rows("https://x.example/problems/")}
     assert rows["APIFORGE_PROBLEM_BASE"] == "https://x.example/problems/"
+
+
+def test_a_job_workers_registry_sets_the_apps_problem_base(
+    acme_project: Path, tmp_path: Path
+) -> None:
+    """An arq worker imports `<package>.services:registry` and never builds the app: the
+    registry sets the problem base `create_app` would (here the spec's default), so the
+    problems its failed jobs record match the app's. The setting's override goes through the
+    same path (test_durability.py runs it on a worker)."""
+    code = (
+        "from acme_srv import services\n"
+        "from acme_srv.runtime.problems import problem_type\n"
+        "assert problem_type('x') == '/problems/x'  # the runtime's fallback until then\n"
+        "services.registry\n"
+        "print(problem_type('job-abandoned'))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("APIFORGE_")}
+    env["PYTHONPATH"] = str(acme_project)
+    env["APIFORGE_STORE_URL"] = f"sqlite:///{tmp_path / 'app.db'}"
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip() == "https://api.acme.example.com/problems/job-abandoned"

@@ -24,6 +24,7 @@ from .runtime.context import Services
 from .runtime.delivery import WebhookDispatcher
 from .runtime.destinations import DestinationPolicy
 from .runtime.jobs import open_jobs
+from .runtime.problems import set_problem_base
 from .runtime.webhook_signing import WebhookSigner
 from .runtime.webhooks import open_outbox
 from .settings import Settings
@@ -82,7 +83,10 @@ def build_services(settings: Settings, handlers: Handlers) -> Services:
 
 def __getattr__(name: str) -> Any:
     # `python -m reports_api_server.runtime.worker reports_api_server.services:registry`: the
-    # registry of a worker process, built from the environment's settings on first use
+    # registry of a worker process, built from the environment's settings on first use; the
+    # problems its failed jobs record start where the app's do (`create_app` sets that base)
     if name == "registry":
-        return build_services(Settings.from_env(), Handlers()).require_jobs().registry
+        settings = Settings.from_env()
+        set_problem_base(settings.problem_base)
+        return build_services(settings, Handlers()).require_jobs().registry
     raise AttributeError(name)
