@@ -9,7 +9,7 @@
    or none; the undetected are split into those with a query parameter that looks like paging
    (a cursor, offset, page or page-size name) and those with none (lists answered whole).
 2. `mypy`: `apiforge generate` on `--mypy-specs` corpus specs (a deterministic spread: every
-   k-th spec by path with 1 to 300 operations, plus specs whose shapes this issue is about:
+   k-th spec by path with 1 to 300 operations, plus specs with the shapes the client must handle:
    Stripe-style cursors, Link headers, servers with variables, event streams), then
    `mypy --strict` on each generated package: every operation's client method type-checks,
    or the errors are listed.
@@ -288,7 +288,7 @@ def write_docs(results: dict[str, Any]) -> str:
         lines += [
             "## Pagination styles across the corpus",
             "",
-            f"{page['specs']} specs of `../shared/corpus` read ({len(page['unreadable'])} cannot be"
+            f"{page['specs']} specs of the corpus read ({len(page['unreadable'])} cannot be"
             f" read), {total} list operations (a GET whose 2xx JSON body is an array or holds",
             f"one array of items); {page['seconds']} s.",
             "",
@@ -334,7 +334,7 @@ def write_docs(results: dict[str, Any]) -> str:
             f"{checked['ok']} of {checked['specs']} generated clients pass `mypy --strict`"
             f" ({checked['operations']} operations); {in_client} errors are in a client module",
             f"(`resources/*.py`, the methods of every operation), {in_models} in `models.py`.",
-            "What used to fail there, the spec's schemas as datamodel-code-generator writes",
+            "What would fail there, the spec's schemas as datamodel-code-generator writes",
             "them, is mended before the module is used (`generator/models/fixes.py`): a",
             "`default` of another type than its member's (openai's `anyOf: [auto, integer]` with",
             "`default: auto`) is validated into the type or left out, a root model whose `root`",

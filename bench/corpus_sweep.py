@@ -468,7 +468,8 @@ def write_docs(results: list[Result], run: dict[str, Any]) -> str:
     lines += [
         "`make corpus` (`bench/corpus_sweep.py`) runs `apiforge generate` (the server and the "
         "client from one read of the spec; validation on, as by default) on every spec listed "
-        "in `../shared/corpus/INDEX.tsv` and classifies each: **ok** (both generated, both "
+        "in the corpus's `INDEX.tsv` (`--corpus DIR`; by default a `shared/corpus` folder beside "
+        "the checkout) and classifies each: **ok** (both generated, both "
         "trees compile, the server's `main` and the client package import, the server's "
         "`/openapi.json` builds, and every operation "
         "(method + path) and every `components/schemas` name of the spec is in both outputs — "
@@ -480,11 +481,16 @@ def write_docs(results: list[Result], run: dict[str, Any]) -> str:
         "output is, and is counted as **ok, with validation warnings** too; validation "
         "warnings never excuse a missing operation or schema.",
         "",
+        "To measure again, from the repository's root after `make .venv/.installed`: `make "
+        'corpus` (`CORPUS_ARGS="--corpus DIR --jobs N"` for another corpus or more processes) '
+        "rewrites this page; `.venv/bin/python bench/corpus_sweep.py --only SUBSTRING` or "
+        "`--specs-from FILE` runs some specs and leaves the page alone.",
+        "",
     ]
     elapsed = float(run.get("elapsed_s", 0.0))
     jobs, timeout = run.get("jobs", "?"), float(run.get("timeout", 0.0))
     lines += [
-        f"Last run: {total} specs, {jobs} processes, {timeout:.0f} s timeout per command, "
+        f"Measured: {total} specs, {jobs} processes, {timeout:.0f} s timeout per command, "
         f"{elapsed / 60:.1f} minutes.",
         "",
         "| result | specs | share |",
