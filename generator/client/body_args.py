@@ -4,8 +4,10 @@ An operation whose JSON, form or multipart body is an object with properties tak
 property as a keyword argument (`members`): required properties are required keywords, the
 others default to `omit` (left out of the body; an explicit `None` is sent as `null`). A
 nested object is a TypedDict of the generated `params` module, keyed by wire name, so a typo
-in a key is a type error; the resource modules import `params` only for type checking, so
-importing the client stays as fast as without it.
+in a key is a type error, or the model of the same schema where the models have one (a value
+read from a response is sent back as it is); the resource modules import `params` only for
+type checking, so importing the client stays as fast as without it. The method has two
+overloads, the members or `body=` (the whole body), so giving both is a type error.
 
 Each TypedDict is made once per schema: a component's is named after it (`AddressParam`);
 an object the spec writes in place is named after its `title` (kept as it is when it ends in
@@ -28,7 +30,7 @@ from typing import Any
 from generator.ir import Api, MediaType, Operation
 from generator.patterns.pagination import resolve
 from generator.render.names import NameAllocator, pascal_case
-from generator.render.pytypes import TypeMapper, admits_null, union_type
+from generator.render.pytypes import TypeMapper, admits_null, is_plain_class, union_type
 from generator.schemas import component_name, essence, is_json, required_properties
 
 MODULE = "params"  # the generated module's name, as resource modules refer to it
@@ -172,9 +174,8 @@ class BodyArgs:
             if name is None or target is None:
                 return "Any"
             if self._is_typed_dict(target.data):
-                return prefix + self._typed_dict(
-                    ("component", name), pascal_case(name), target.data
-                )
+                typed = self._typed_dict(("component", name), pascal_case(name), target.data)
+                return union_type(self._or_model(prefix + typed, schema), False)
             return self._type(target.data, pascal_case(name), depth + 1, prefix, files)
         nullable = schema.get("nullable") is True
         if "const" in schema or schema.get("enum"):
@@ -195,7 +196,9 @@ class BodyArgs:
             if shape is None:
                 shape = self._shapes[id(schema)] = _structure(schema)
             name = self._typed_dict(("shape", shape), candidate, schema)
-            return union_type([prefix + name], nullable or admits_null(schema))
+            return union_type(
+                self._or_model(prefix + name, schema), nullable or admits_null(schema)
+            )
         all_of = schema.get("allOf")
         if isinstance(all_of, list) and len(all_of) == 1:
             return union_type([self._type(all_of[0], hint, depth + 1, prefix, files)], nullable)
@@ -225,6 +228,14 @@ class BodyArgs:
             else:
                 return "Any"
         return union_type(parts, nullable)
+
+    def _or_model(self, typed_dict: str, schema: Mapping[str, Any]) -> list[str]:
+        """A TypedDict, and the model of the same schema when the models have one (a value
+        read from a response can be sent back as it is)."""
+        model = self.mapper.type_of(schema)
+        if is_plain_class(model) and model.startswith(self.mapper.models_module + "."):
+            return [typed_dict, model]
+        return [typed_dict]
 
     def _is_typed_dict(self, data: Mapping[str, Any]) -> bool:
         """An object with properties (its `allOf` members' included), and nothing else."""

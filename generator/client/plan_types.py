@@ -81,9 +81,9 @@ class OperationPlan:
 
     @property
     def body_overloads(self) -> bool:
-        """Whether the method has two signatures: the body's members as keyword arguments
-        (some required), or the whole body as `body=`."""
-        return any(a.required for a in self.body_args)
+        """Whether the method has two signatures: the body's members as keyword arguments, or
+        the whole body as `body=` (so giving both is a type error, as it is a `TypeError`)."""
+        return bool(self.body_args)
 
 
 @dataclass(frozen=True)

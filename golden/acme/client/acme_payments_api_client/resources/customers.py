@@ -115,7 +115,7 @@ class CustomersResource:
         email: str,
         name: str,
         phone: str | None | Omit = omit,
-        address: params.AddressParam | Omit = omit,
+        address: params.AddressParam | models.Address | Omit = omit,
         tags: builtins.list[str] | Omit = omit,
         metadata: dict[str, str] | Omit = omit,
         idempotency_key: str | None = None,
@@ -145,7 +145,7 @@ class CustomersResource:
         email: str | Omit = omit,
         name: str | Omit = omit,
         phone: str | None | Omit = omit,
-        address: params.AddressParam | Omit = omit,
+        address: params.AddressParam | models.Address | Omit = omit,
         tags: builtins.list[str] | Omit = omit,
         metadata: dict[str, str] | Omit = omit,
         body: models.CustomerCreate | dict[str, Any] | Omit = omit,
@@ -279,6 +279,7 @@ class CustomersResource:
         )
         self._client.request(options)
 
+    @overload
     def update(
         self,
         *,
@@ -287,7 +288,41 @@ class CustomersResource:
         email: str | Omit = omit,
         name: str | Omit = omit,
         phone: str | None | Omit = omit,
-        address: params.AddressParam | Omit = omit,
+        address: params.AddressParam | models.Address | Omit = omit,
+        tags: builtins.list[str] | Omit = omit,
+        metadata: dict[str, str] | Omit = omit,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Customer: ...
+
+    @overload
+    def update(
+        self,
+        *,
+        customer_id: str,
+        body: models.CustomerUpdate | dict[str, Any],
+        if_match: str,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Customer: ...
+
+    def update(
+        self,
+        *,
+        customer_id: str,
+        if_match: str,
+        email: str | Omit = omit,
+        name: str | Omit = omit,
+        phone: str | None | Omit = omit,
+        address: params.AddressParam | models.Address | Omit = omit,
         tags: builtins.list[str] | Omit = omit,
         metadata: dict[str, str] | Omit = omit,
         body: models.CustomerUpdate | dict[str, Any] | Omit = omit,
@@ -459,7 +494,7 @@ class AsyncCustomersResource:
         email: str,
         name: str,
         phone: str | None | Omit = omit,
-        address: params.AddressParam | Omit = omit,
+        address: params.AddressParam | models.Address | Omit = omit,
         tags: builtins.list[str] | Omit = omit,
         metadata: dict[str, str] | Omit = omit,
         idempotency_key: str | None = None,
@@ -489,7 +524,7 @@ class AsyncCustomersResource:
         email: str | Omit = omit,
         name: str | Omit = omit,
         phone: str | None | Omit = omit,
-        address: params.AddressParam | Omit = omit,
+        address: params.AddressParam | models.Address | Omit = omit,
         tags: builtins.list[str] | Omit = omit,
         metadata: dict[str, str] | Omit = omit,
         body: models.CustomerCreate | dict[str, Any] | Omit = omit,
@@ -623,6 +658,7 @@ class AsyncCustomersResource:
         )
         await self._client.request(options)
 
+    @overload
     async def update(
         self,
         *,
@@ -631,7 +667,41 @@ class AsyncCustomersResource:
         email: str | Omit = omit,
         name: str | Omit = omit,
         phone: str | None | Omit = omit,
-        address: params.AddressParam | Omit = omit,
+        address: params.AddressParam | models.Address | Omit = omit,
+        tags: builtins.list[str] | Omit = omit,
+        metadata: dict[str, str] | Omit = omit,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Customer: ...
+
+    @overload
+    async def update(
+        self,
+        *,
+        customer_id: str,
+        body: models.CustomerUpdate | dict[str, Any],
+        if_match: str,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Customer: ...
+
+    async def update(
+        self,
+        *,
+        customer_id: str,
+        if_match: str,
+        email: str | Omit = omit,
+        name: str | Omit = omit,
+        phone: str | None | Omit = omit,
+        address: params.AddressParam | models.Address | Omit = omit,
         tags: builtins.list[str] | Omit = omit,
         metadata: dict[str, str] | Omit = omit,
         body: models.CustomerUpdate | dict[str, Any] | Omit = omit,

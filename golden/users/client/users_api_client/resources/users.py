@@ -261,6 +261,38 @@ class UsersResource:
         )
         self._client.request(options)
 
+    @overload
+    def update(
+        self,
+        *,
+        user_id: str,
+        if_match: str,
+        name: str | Omit = omit,
+        email: str | Omit = omit,
+        role: Literal["member", "admin"] | Omit = omit,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.User: ...
+
+    @overload
+    def update(
+        self,
+        *,
+        user_id: str,
+        body: models.UserUpdate | dict[str, Any],
+        if_match: str,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.User: ...
+
     def update(
         self,
         *,
@@ -580,6 +612,38 @@ class AsyncUsersResource:
             extra_body=extra_body,
         )
         await self._client.request(options)
+
+    @overload
+    async def update(
+        self,
+        *,
+        user_id: str,
+        if_match: str,
+        name: str | Omit = omit,
+        email: str | Omit = omit,
+        role: Literal["member", "admin"] | Omit = omit,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.User: ...
+
+    @overload
+    async def update(
+        self,
+        *,
+        user_id: str,
+        body: models.UserUpdate | dict[str, Any],
+        if_match: str,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.User: ...
 
     async def update(
         self,
