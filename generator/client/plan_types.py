@@ -66,6 +66,9 @@ class OperationPlan:
     page: PagePlan | None = None  # a list operation: its page type and `Pagination(...)`
     errors: str = ""  # `{"404": models.Error, ...}`: the declared error bodies' models
     encoding: str = ""  # a form body's `{"field": Encoding(...)}` (render.form_encoding)
+    # a multipart body's declared part headers without a value of their own, as (property,
+    # header): the method takes `part_headers=` to send them
+    part_headers: tuple[tuple[str, str], ...] = ()
     body_example: str = "{}"  # the README's `body=`: the required members with example values
     # where a caller's `idempotency_key=` goes when the operation declares no header
     key_header: str = DEFAULT_IDEMPOTENCY_HEADER
@@ -78,6 +81,12 @@ class OperationPlan:
     # the body's members as keyword arguments (`body_args`; location "body"), beside `body=`
     # for a whole body: () when the body is no object with properties
     body_args: tuple[ParamPlan, ...] = ()
+
+    @property
+    def part_headers_text(self) -> str:
+        """The declared part headers without a value, for the docstring: "`X-Sum` on
+        `file`, …"."""
+        return ", ".join(f"`{header}` on `{field}`" for field, header in self.part_headers)
 
     @property
     def body_overloads(self) -> bool:
