@@ -202,6 +202,8 @@ paths:
                   properties:
                     address: {type: object, description: two, properties: {city: {type: string}}}
                 owners: {type: array, items: {$ref: "#/components/schemas/Owner"}}
+                trial_end:
+                  anyOf: [{type: string, enum: [now]}, {type: integer}, {type: string, enum: [""]}]
       responses: {"204": {description: done}}
 components:
   schemas:
@@ -213,7 +215,7 @@ components:
 
 
 def test_typed_dicts_once_per_schema_named_after_it(tmp_path: Path) -> None:
-    from generator.client.body_args import BodyArgs
+    from generator.client.body_args import BodyArgs, _natural
     from generator.render.pytypes import TypeMapper
     from generator.spec import load_spec
 
@@ -236,6 +238,8 @@ def test_typed_dicts_once_per_schema_named_after_it(tmp_path: Path) -> None:
     assert b["owners"].type == "list[params.OwnerParam]"
     owner = {f.wire: f for f in bodies.typed_dicts["OwnerParam"].fields}
     assert owner["owner"].local_type == "OwnerParam" and owner["name"].required
+    # the literals of a union are one (as linters ask)
+    assert b["trial_end"].type == "Literal['now', ''] | int"
     # keys that are no identifiers: the functional form
     forms = {t.name: t.functional for t in bodies.typed_dict_list()}
     assert forms == {
@@ -245,3 +249,9 @@ def test_typed_dicts_once_per_schema_named_after_it(tmp_path: Path) -> None:
         "CreateBShippingParam": False,
         "OwnerParam": False,
     }
+    # in `__all__`'s order as linters sort it: numbers by value
+    assert sorted(["XParam10", "XParam2", "XParam"], key=_natural) == [
+        "XParam",
+        "XParam2",
+        "XParam10",
+    ]
