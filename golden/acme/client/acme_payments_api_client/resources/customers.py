@@ -263,8 +263,7 @@ class CustomersResource:
             customer_id: path parameter `customerId`. Identifier of the customer.
         """
         headers: dict[str, str] = {}
-        if if_match is not None:
-            headers["If-Match"] = if_match
+        headers["If-Match"] = if_match
         headers.update(extra_headers or {})
         options = RequestOptions(
             "DELETE",
@@ -354,8 +353,7 @@ class CustomersResource:
         once for this call and reused by every retry, so retries are safe.
         """
         headers: dict[str, str] = {}
-        if if_match is not None:
-            headers["If-Match"] = if_match
+        headers["If-Match"] = if_match
         headers.update(extra_headers or {})
         options = RequestOptions(
             "PATCH",
@@ -642,8 +640,7 @@ class AsyncCustomersResource:
             customer_id: path parameter `customerId`. Identifier of the customer.
         """
         headers: dict[str, str] = {}
-        if if_match is not None:
-            headers["If-Match"] = if_match
+        headers["If-Match"] = if_match
         headers.update(extra_headers or {})
         options = RequestOptions(
             "DELETE",
@@ -733,8 +730,7 @@ class AsyncCustomersResource:
         once for this call and reused by every retry, so retries are safe.
         """
         headers: dict[str, str] = {}
-        if if_match is not None:
-            headers["If-Match"] = if_match
+        headers["If-Match"] = if_match
         headers.update(extra_headers or {})
         options = RequestOptions(
             "PATCH",

@@ -139,8 +139,7 @@ class DocumentsResource:
             body: the whole body instead of its members as arguments (not both).
         """
         headers: dict[str, str] = {}
-        if if_match is not None:
-            headers["If-Match"] = if_match
+        headers["If-Match"] = if_match
         headers.update(extra_headers or {})
         options = RequestOptions(
             "PUT",
@@ -422,8 +421,7 @@ class AsyncDocumentsResource:
             body: the whole body instead of its members as arguments (not both).
         """
         headers: dict[str, str] = {}
-        if if_match is not None:
-            headers["If-Match"] = if_match
+        headers["If-Match"] = if_match
         headers.update(extra_headers or {})
         options = RequestOptions(
             "PUT",

@@ -221,8 +221,7 @@ class OrdersResource:
         without one, a PATCH is sent once.
         """
         headers: dict[str, str] = {}
-        if if_match is not None:
-            headers["If-Match"] = if_match
+        headers["If-Match"] = if_match
         headers.update(extra_headers or {})
         options = RequestOptions(
             "PATCH",
@@ -459,8 +458,7 @@ class AsyncOrdersResource:
         without one, a PATCH is sent once.
         """
         headers: dict[str, str] = {}
-        if if_match is not None:
-            headers["If-Match"] = if_match
+        headers["If-Match"] = if_match
         headers.update(extra_headers or {})
         options = RequestOptions(
             "PATCH",

@@ -245,8 +245,7 @@ class UsersResource:
             user_id: path parameter `userId`. Identifier of the user.
         """
         headers: dict[str, str] = {}
-        if if_match is not None:
-            headers["If-Match"] = if_match
+        headers["If-Match"] = if_match
         headers.update(extra_headers or {})
         options = RequestOptions(
             "DELETE",
@@ -327,8 +326,7 @@ class UsersResource:
         without one, a PATCH is sent once.
         """
         headers: dict[str, str] = {}
-        if if_match is not None:
-            headers["If-Match"] = if_match
+        headers["If-Match"] = if_match
         headers.update(extra_headers or {})
         options = RequestOptions(
             "PATCH",
@@ -597,8 +595,7 @@ class AsyncUsersResource:
             user_id: path parameter `userId`. Identifier of the user.
         """
         headers: dict[str, str] = {}
-        if if_match is not None:
-            headers["If-Match"] = if_match
+        headers["If-Match"] = if_match
         headers.update(extra_headers or {})
         options = RequestOptions(
             "DELETE",
@@ -679,8 +676,7 @@ class AsyncUsersResource:
         without one, a PATCH is sent once.
         """
         headers: dict[str, str] = {}
-        if if_match is not None:
-            headers["If-Match"] = if_match
+        headers["If-Match"] = if_match
         headers.update(extra_headers or {})
         options = RequestOptions(
             "PATCH",
