@@ -30,11 +30,10 @@ last part of its `name`), a `pathlib.Path` (read, sent with its name), or a tupl
 `(filename, content)` / `(filename, content, content_type)` (/ `+ headers`); a file without a
 content type of its own gets the part's declared `contentType` when it names one type. Each
 part of a property carries the headers its encoding declares (`Encoding.headers`), then the
-caller's `part_headers` for it, then a file tuple's own. A list
-is one part per item. None is left out. A file on disk (a `Path`, or a file opened from one,
-at its start) is streamed from disk (`DiskFile`), never held whole in memory, and sent again
-from its start on each attempt; other file objects are read once, so every attempt sends the
-same bytes.
+caller's `part_headers` for it, then a file tuple's own. A list is one part per item. None is
+left out. A file on disk (a `Path`, or a file opened from one, at its start) is streamed from
+disk (`DiskFile`), never held whole in memory, and sent again from its start on each attempt;
+other file objects are read once, so every attempt sends the same bytes.
 """
 
 from __future__ import annotations
