@@ -24,7 +24,7 @@ def test_ruff_default_rules_on_every_generated_project(generated: dict[str, Gene
     ruff = Path(sys.executable).with_name("ruff")
     for g in generated.values():  # each project with its own configuration, as a user runs it
         proc = subprocess.run(
-            [str(ruff), "check", "--output-format", "concise", "."],
+            [str(ruff), "check", "--no-cache", "--output-format", "concise", "."],
             capture_output=True,
             text=True,
             cwd=g.out,
