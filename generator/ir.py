@@ -96,6 +96,9 @@ class Encoding:
     # `headers` whose value the spec fixes (`const`, one `enum` value, a `default`): a
     # multipart part's own headers, by name
     headers: tuple[tuple[str, str], ...] = ()
+    # the other declared `headers` (no value of their own), with whether each is `required`:
+    # the client sends them when the caller gives them
+    open_headers: tuple[tuple[str, bool], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,8 +4,10 @@ An operation whose JSON, form or multipart body is an object with properties tak
 property as a keyword argument (`members`): required properties are required keywords, the
 others default to `omit` (left out of the body; an explicit `None` is sent as `null`). A
 nested object is a TypedDict of the generated `params` module, keyed by wire name, so a typo
-in a key is a type error; the resource modules import `params` only for type checking, so
-importing the client stays as fast as without it.
+in a key is a type error, or the model of the same schema where the models have one (a value
+read from a response is sent back as it is); the resource modules import `params` only for
+type checking, so importing the client stays as fast as without it. The method has two
+overloads, the members or `body=` (the whole body), so giving both is a type error.
 
 Each TypedDict is made once per schema: a component's is named after it (`AddressParam`);
 an object the spec writes in place is named after its `title` (kept as it is when it ends in
@@ -18,6 +20,7 @@ the types themselves use) puts its TypedDict in the functional form
 
 from __future__ import annotations
 
+import ast
 import json
 import keyword
 import re
@@ -27,8 +30,15 @@ from typing import Any
 
 from generator.ir import Api, MediaType, Operation
 from generator.patterns.pagination import resolve
+from generator.render.escape import py_literal
 from generator.render.names import NameAllocator, pascal_case
-from generator.render.pytypes import TypeMapper, admits_null, union_type
+from generator.render.pytypes import (
+    TypeMapper,
+    admits_null,
+    is_plain_class,
+    union_members,
+    union_type,
+)
 from generator.schemas import component_name, essence, is_json, required_properties
 
 MODULE = "params"  # the generated module's name, as resource modules refer to it
@@ -172,9 +182,8 @@ class BodyArgs:
             if name is None or target is None:
                 return "Any"
             if self._is_typed_dict(target.data):
-                return prefix + self._typed_dict(
-                    ("component", name), pascal_case(name), target.data
-                )
+                typed = self._typed_dict(("component", name), pascal_case(name), target.data)
+                return union_type(self._or_model(prefix + typed, schema), False)
             return self._type(target.data, pascal_case(name), depth + 1, prefix, files)
         nullable = schema.get("nullable") is True
         if "const" in schema or schema.get("enum"):
@@ -187,7 +196,7 @@ class BodyArgs:
                     for v in variants
                     if isinstance(v, Mapping)
                 ]
-                return union_type(parts, nullable)
+                return _union(parts, nullable)
         if self._is_typed_dict(schema):
             title = schema.get("title")
             candidate = pascal_case(title) if isinstance(title, str) and title else hint
@@ -195,7 +204,9 @@ class BodyArgs:
             if shape is None:
                 shape = self._shapes[id(schema)] = _structure(schema)
             name = self._typed_dict(("shape", shape), candidate, schema)
-            return union_type([prefix + name], nullable or admits_null(schema))
+            return union_type(
+                self._or_model(prefix + name, schema), nullable or admits_null(schema)
+            )
         all_of = schema.get("allOf")
         if isinstance(all_of, list) and len(all_of) == 1:
             return union_type([self._type(all_of[0], hint, depth + 1, prefix, files)], nullable)
@@ -224,7 +235,15 @@ class BodyArgs:
                 parts.append(f"dict[str, {value}]")
             else:
                 return "Any"
-        return union_type(parts, nullable)
+        return _union(parts, nullable)
+
+    def _or_model(self, typed_dict: str, schema: Mapping[str, Any]) -> list[str]:
+        """A TypedDict, and the model of the same schema when the models have one (a value
+        read from a response can be sent back as it is)."""
+        model = self.mapper.type_of(schema)
+        if is_plain_class(model) and model.startswith(self.mapper.models_module + "."):
+            return [typed_dict, model]
+        return [typed_dict]
 
     def _is_typed_dict(self, data: Mapping[str, Any]) -> bool:
         """An object with properties (its `allOf` members' included), and nothing else."""
@@ -250,11 +269,12 @@ class BodyArgs:
         return name
 
     def typed_dict_list(self) -> list[TypedDictPlan]:
-        """The TypedDicts by name, each knowing whether it needs the functional form."""
+        """The TypedDicts by name (numbers in names in their order: `X2` before `X10`, as
+        linters sort `__all__`), each knowing whether it needs the functional form."""
         taken = frozenset(self.typed_dicts)
         return [
             replace(t, functional=not all(_class_field(f.wire, taken) for f in t.fields))
-            for t in (self.typed_dicts[n] for n in sorted(self.typed_dicts))
+            for t in (self.typed_dicts[n] for n in sorted(self.typed_dicts, key=_natural))
         ]
 
 
@@ -266,6 +286,26 @@ def uses_params(type_expr: str) -> bool:
     """Whether a type expression of a resource module names a TypedDict of `params` (a
     literal's text aside)."""
     return _PARAMS_REF.search(_STRING_LITERAL.sub("", type_expr)) is not None
+
+
+def _natural(name: str) -> list[str | int]:
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name)]
+
+
+def _union(parts: list[str], nullable: bool) -> str:
+    """`union_type`, its `Literal` members made one (`Literal["now", ""] | int`, as linters
+    ask)."""
+    members = [m for p in parts for m in union_members(p)]
+    literal = [i for i, m in enumerate(members) if m.startswith("Literal[") and m.endswith("]")]
+    if len(literal) < 2:
+        return union_type(members, nullable)
+    try:
+        values = [v for i in literal for v in ast.literal_eval(f"({members[i][8:-1]},)")]
+    except (ValueError, SyntaxError):  # a bracket inside a literal's text: left as it is
+        return union_type(members, nullable)
+    merged = "Literal[" + ", ".join(dict.fromkeys(py_literal(v) for v in values)) + "]"
+    kept = [m for i, m in enumerate(members) if i not in literal]
+    return union_type([*kept[: literal[0]], merged, *kept[literal[0] :]], nullable)
 
 
 def _chosen(content: tuple[MediaType, ...]) -> MediaType | None:

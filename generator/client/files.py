@@ -142,7 +142,11 @@ def _params_file(
         f"{f.local_type} {'Required' if f.required else ''}" for t in typed_dicts for f in t.fields
     )
     used = {n for n in ("Any", "Literal", "Required", "FileSpec") if re.search(rf"\b{n}\b", types)}
-    typing_names = sorted((used - {"FileSpec"}) | {"TypedDict"})
+    if re.search(r"(?<![\w.])models\.", types):
+        used.add("models")  # a nested object takes its model too, imported for type checking
+    typing_names = sorted((used - {"FileSpec", "models"}) | {"TypedDict"})
+    if "models" in used:
+        typing_names = sorted((*typing_names, "TYPE_CHECKING"))
     return templates.file(
         f"{pkg}/{PARAMS_MODULE}.py",
         "params.py.j2",

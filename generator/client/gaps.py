@@ -13,6 +13,8 @@ choices (`plan.py`, `media.py`, `auth.py`, `pytypes.query_style`):
 - a request body with several media types: the method sends one (JSON first, else the first);
 - a request body the client sends as raw bytes although it declares a schema (XML, …);
 - a form body's `encoding` the client or the server cannot honour (`render.form_encoding`);
+- a required header of a multipart part with no value of its own (`const`, one `enum` value,
+  a `default`): sent only when the caller gives it (`part_headers=`);
 - a success response with a schema in a text type (XML, YAML, …): returned as `str`, unparsed;
 - a security scheme the client cannot send itself (mutualTLS, http digest, …): configure
   it on the `http_client`;
@@ -22,6 +24,7 @@ choices (`plan.py`, `media.py`, `auth.py`, `pytypes.query_style`):
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -106,6 +109,19 @@ def _body_gaps(api: Api, op: Operation) -> list[Gap]:
             )
         )
     gaps += [Gap(where, op.label, what) for where, what in encoding_gaps(api, chosen)]
+    if ct.startswith("multipart/"):
+        gaps += [
+            Gap(
+                entry.where,
+                op.label,
+                f"part header `{header}` of multipart field `{field}` is required and has no "
+                "value to send: the method sends it only when the caller gives it "
+                f"(`part_headers={{{json.dumps(field)}: {{{json.dumps(header)}: ...}}}}`)",
+            )
+            for field, entry in chosen.encoding.items()
+            for header, required in entry.open_headers
+            if required
+        ]
     return gaps
 
 

@@ -79,6 +79,9 @@ FIXED_ARGUMENTS = (
     "if_match",
     "if_none_match",
     "extra_headers",
+    "extra_query",
+    "extra_body",
+    "part_headers",
     "max_retries",
     "timeout",
 )
@@ -394,6 +397,13 @@ class _Planner:
             body_kind=body_kind,
             body_media_type=body_media,
             encoding=encoding,
+            part_headers=tuple(
+                (field, header)
+                for field, entry in (chosen.encoding.items() if chosen else ())
+                for header, _ in entry.open_headers
+            )
+            if body_kind == "files"
+            else (),
             key_header=key_header(self.api, op),
             body_example=('b"..."' if body_kind == "content" else body_example(self.api, chosen))
             if body_type

@@ -66,6 +66,9 @@ class OperationPlan:
     page: PagePlan | None = None  # a list operation: its page type and `Pagination(...)`
     errors: str = ""  # `{"404": models.Error, ...}`: the declared error bodies' models
     encoding: str = ""  # a form body's `{"field": Encoding(...)}` (render.form_encoding)
+    # a multipart body's declared part headers without a value of their own, as (property,
+    # header): the method takes `part_headers=` to send them
+    part_headers: tuple[tuple[str, str], ...] = ()
     body_example: str = "{}"  # the README's `body=`: the required members with example values
     # where a caller's `idempotency_key=` goes when the operation declares no header
     key_header: str = DEFAULT_IDEMPOTENCY_HEADER
@@ -80,10 +83,16 @@ class OperationPlan:
     body_args: tuple[ParamPlan, ...] = ()
 
     @property
+    def part_headers_text(self) -> str:
+        """The declared part headers without a value, for the docstring: "`X-Sum` on
+        `file`, …"."""
+        return ", ".join(f"`{header}` on `{field}`" for field, header in self.part_headers)
+
+    @property
     def body_overloads(self) -> bool:
-        """Whether the method has two signatures: the body's members as keyword arguments
-        (some required), or the whole body as `body=`."""
-        return any(a.required for a in self.body_args)
+        """Whether the method has two signatures: the body's members as keyword arguments, or
+        the whole body as `body=` (so giving both is a type error, as it is a `TypeError`)."""
+        return bool(self.body_args)
 
 
 @dataclass(frozen=True)

@@ -169,36 +169,41 @@ class Builder:
             if not isinstance(entry, dict):
                 continue
             explode = entry.get("explode")
+            fixed, open_headers = self.part_headers(where, entry)
             found[_str(name)] = Encoding(
                 _key(where, "encoding/" + _escaped(name)),
                 style=_str(entry.get("style")),
                 explode=explode if isinstance(explode, bool) else None,
                 content_type=_str(entry.get("contentType")),
                 allow_reserved=entry.get("allowReserved") is True,
-                headers=self.part_headers(where, entry),
+                headers=fixed,
+                open_headers=open_headers,
             )
         return found
 
-    def part_headers(self, where: Where, entry: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    def part_headers(
+        self, where: Where, entry: Mapping[str, Any]
+    ) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, bool], ...]]:
         """An encoding entry's `headers` that have one value to send (`const`, a single `enum`
-        value, a `default`; `Content-Type` is the entry's `contentType`, never a header)."""
-        found: list[tuple[str, str]] = []
+        value, a `default`), and the others with whether each is `required` (`Content-Type`
+        is the entry's `contentType`, never a header)."""
+        fixed: list[tuple[str, str]] = []
+        others: list[tuple[str, bool]] = []
         for name, node in sorted(_dict(entry.get("headers")).items()):
+            if name.lower() == "content-type":
+                continue
             at, header = self.deref(where, node)
             _, schema = self.deref(at, header.get("schema"))
             enum = schema.get("enum")
             one = [schema["const"]] if "const" in schema else enum if isinstance(enum, list) else []
             if len(one) != 1 and "default" in schema:
                 one = [schema["default"]]
-            if (
-                len(one) == 1
-                and isinstance(one[0], str | int | float)
-                and name.lower() != "content-type"
-            ):
-                found.append(
-                    (_str(name), str(one[0]).lower() if isinstance(one[0], bool) else str(one[0]))
-                )
-        return tuple(found)
+            if len(one) == 1 and isinstance(one[0], str | int | float):
+                value = str(one[0]).lower() if isinstance(one[0], bool) else str(one[0])
+                fixed.append((_str(name), value))
+            else:
+                others.append((_str(name), header.get("required") is True))
+        return tuple(fixed), tuple(others)
 
     def examples(
         self, where: Where, body: Mapping[str, Any]

@@ -22,7 +22,7 @@ CARD = {"type": "card", "token": "tok_1"}
 # The caller's code: each line marked `# error` must be a mypy error (a call's first line),
 # and only those.
 USER_CODE = """
-from acme_payments_api_client import AsyncClient, Client
+from acme_payments_api_client import AsyncClient, Client, models
 from acme_payments_api_client.params import AddressParam
 from media_api_client import Client as MediaClient
 from pathlib import Path
@@ -44,6 +44,22 @@ client.payments.create(  # error
 )
 client.payments.create(body={"amount": 1}, amount=2)  # error
 client.payments.with_raw_response.create(amont=1)  # error
+client.payments.with_raw_response.create(body={"amount": 1})
+client.customers.update(customer_id="c", if_match='"v1"', name="Bob")
+client.customers.update(customer_id="c", if_match='"v1"', body={"name": "Bob"})
+client.customers.update(customer_id="c", if_match='"v1"', body={}, name="Bob")  # error
+client.customers.with_raw_response.update(customer_id="c", if_match='"v1"', body={}, tags=[])  # error
+client.customers.update(  # a nested object takes its model too
+    customer_id="c", if_match='"v1"', address=models.Address(line1="1", city="P", postal_code="1", country="FR")
+)
+
+
+def send_back(customer: models.Customer) -> None:
+    if customer.address is not None:
+        client.customers.update(customer_id="c", if_match='"v1"', address=customer.address)
+    client.customers.update(customer_id="c", if_match='"v1"', address=customer)  # error
+
+
 address: AddressParam = {"line1": "1 rue X", "city": "Paris", "postalCode": "75001", "country": "FR"}
 wrong: AddressParam = {"line1": "1 rue X", "city": "Paris", "postal_code": "75001", "country": "FR"}  # error
 
@@ -129,10 +145,25 @@ def test_an_optional_body_is_sent_only_with_a_member(acme: Any) -> None:
         method = client.customers.update
         method(customer_id="cus_1", if_match='"v1"', name="Bob")
         method(customer_id="cus_1", if_match='"v1"', tags=[], phone=None)
+        with pytest.raises(TypeError, match=r"not both \(name\)"):  # a mypy error too
+            method(customer_id="cus_1", if_match='"v1"', body={}, name="B")  # type: ignore[call-overload]
     assert [json.loads(r.content) for r in rec.requests] == [
         {"name": "Bob"},
         {"tags": [], "phone": None},
     ]
+
+
+def test_a_nested_object_takes_its_model_sent_by_wire_names(acme: Any) -> None:
+    rec = Recorder(httpx.Response(200, json=CUSTOMER))
+    read = acme.models.Address.model_validate(
+        {"line1": "1 rue X", "city": "Paris", "postalCode": "75001", "country": "FR"}
+    )
+    with make_client(acme, rec) as client:
+        client.customers.update(customer_id="cus_1", if_match='"v1"', address=read)
+    # by alias, and what the model was not given (`line2`) left out
+    assert rec.requests[0].content == (
+        b'{"address":{"line1":"1 rue X","city":"Paris","postalCode":"75001","country":"FR"}}'
+    )
 
 
 SHARED_SHAPES = """
@@ -171,6 +202,8 @@ paths:
                   properties:
                     address: {type: object, description: two, properties: {city: {type: string}}}
                 owners: {type: array, items: {$ref: "#/components/schemas/Owner"}}
+                trial_end:
+                  anyOf: [{type: string, enum: [now]}, {type: integer}, {type: string, enum: [""]}]
       responses: {"204": {description: done}}
 components:
   schemas:
@@ -182,7 +215,7 @@ components:
 
 
 def test_typed_dicts_once_per_schema_named_after_it(tmp_path: Path) -> None:
-    from generator.client.body_args import BodyArgs
+    from generator.client.body_args import BodyArgs, _natural
     from generator.render.pytypes import TypeMapper
     from generator.spec import load_spec
 
@@ -205,6 +238,8 @@ def test_typed_dicts_once_per_schema_named_after_it(tmp_path: Path) -> None:
     assert b["owners"].type == "list[params.OwnerParam]"
     owner = {f.wire: f for f in bodies.typed_dicts["OwnerParam"].fields}
     assert owner["owner"].local_type == "OwnerParam" and owner["name"].required
+    # the literals of a union are one (as linters ask)
+    assert b["trial_end"].type == "Literal['now', ''] | int"
     # keys that are no identifiers: the functional form
     forms = {t.name: t.functional for t in bodies.typed_dict_list()}
     assert forms == {
@@ -214,3 +249,9 @@ def test_typed_dicts_once_per_schema_named_after_it(tmp_path: Path) -> None:
         "CreateBShippingParam": False,
         "OwnerParam": False,
     }
+    # in `__all__`'s order as linters sort it: numbers by value
+    assert sorted(["XParam10", "XParam2", "XParam"], key=_natural) == [
+        "XParam",
+        "XParam2",
+        "XParam10",
+    ]

@@ -20,6 +20,18 @@ def test_mypy_strict_on_every_generated_package(generated: dict[str, Generated])
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+def test_ruff_default_rules_on_every_generated_project(generated: dict[str, Generated]) -> None:
+    ruff = Path(sys.executable).with_name("ruff")
+    for g in generated.values():  # each project with its own configuration, as a user runs it
+        proc = subprocess.run(
+            [str(ruff), "check", "--no-cache", "--output-format", "concise", "."],
+            capture_output=True,
+            text=True,
+            cwd=g.out,
+        )
+        assert proc.returncode == 0, f"{g.name}: {proc.stdout}{proc.stderr}"
+
+
 def test_every_package_imports_and_runs_nothing_from_the_spec(
     generated: dict[str, Generated], tmp_path: Path
 ) -> None:

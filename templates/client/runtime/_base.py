@@ -139,7 +139,8 @@ class RequestOptions:
       fields left out); None means no JSON body. `content`: raw bytes, str, a file or a
       (async) byte stream; `data` / `files`: a URL-encoded form and a multipart body, each a
       model or a mapping (see `_forms`: fields, files with their name and content type), each
-      property written as `encoding` (by property name) says (`_forms.Encoding`).
+      property written as `encoding` (by property name) says (`_forms.Encoding`);
+      `part_headers`: the caller's headers for the multipart parts of a property, by name.
     - `idempotency_header`: the header the operation declares for idempotency keys (None if it
       declares none); `idempotency_key`: the caller's key, which wins over a generated one. A
       caller's key (this argument, or a `key_header` among `headers`) on an operation that
@@ -167,6 +168,7 @@ class RequestOptions:
     data: Mapping[str, Any] | pydantic.BaseModel | None = None
     files: Mapping[str, Any] | pydantic.BaseModel | None = None
     encoding: Mapping[str, Encoding] | None = None
+    part_headers: Mapping[str, Mapping[str, str]] | None = None
     idempotency_header: str | None = None
     idempotency_key: str | None = None
     key_header: str = DEFAULT_IDEMPOTENCY_HEADER
@@ -375,7 +377,9 @@ class _BaseClient:
             headers=dict(headers.multi_items()),
             content=body,
             data=urlencoded(data, options.encoding) if data is not None else None,
-            files=multipart(files, options.encoding) if files is not None else None,
+            files=multipart(files, options.encoding, options.part_headers)
+            if files is not None
+            else None,
             idempotency_key=key,
             max_retries=self.max_retries if options.max_retries is None else options.max_retries,
             timeout=self.timeout if options.timeout is None else options.timeout,

@@ -8,9 +8,10 @@ Public API:
   alias, unset fields left out; a mapping as it is).
 - `urlencoded(body, encoding) -> fields`: a model (dumped by alias, unset fields left out) or a
   mapping, as the fields httpx sends (`data=`).
-- `multipart(body, encoding) -> parts`: the same as the parts httpx sends (`files=`): form
-  fields are parts without a file name (so a body without any file is still
-  `multipart/form-data`), files are parts with one.
+- `multipart(body, encoding, part_headers) -> parts`: the same as the parts httpx sends
+  (`files=`): form fields are parts without a file name (so a body without any file is still
+  `multipart/form-data`), files are parts with one; `part_headers` (by property name) are
+  the caller's headers for a property's parts.
 
 Each property is written as its encoding says:
 
@@ -28,11 +29,11 @@ A file (multipart only) is `bytes`, a binary file object (sent with its own file
 last part of its `name`), a `pathlib.Path` (read, sent with its name), or a tuple
 `(filename, content)` / `(filename, content, content_type)` (/ `+ headers`); a file without a
 content type of its own gets the part's declared `contentType` when it names one type. Each
-part of a property carries the headers its encoding declares (`Encoding.headers`). A list
-is one part per item. None is left out. A file on disk (a `Path`, or a file opened from one,
-at its start) is streamed from disk (`DiskFile`), never held whole in memory, and sent again
-from its start on each attempt; other file objects are read once, so every attempt sends the
-same bytes.
+part of a property carries the headers its encoding declares (`Encoding.headers`), then the
+caller's `part_headers` for it, then a file tuple's own. A list is one part per item. None is
+left out. A file on disk (a `Path`, or a file opened from one, at its start) is streamed from
+disk (`DiskFile`), never held whole in memory, and sent again from its start on each attempt;
+other file objects are read once, so every attempt sends the same bytes.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ import json
 import os
 import pathlib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, BinaryIO
 
 import pydantic
@@ -226,10 +227,17 @@ def _add(fields: Fields, name: str, value: str) -> None:
         fields[name] = [present, value]
 
 
-def multipart(body: Any, encoding: Mapping[str, Encoding] | None = None) -> Files:
+def multipart(
+    body: Any,
+    encoding: Mapping[str, Encoding] | None = None,
+    part_headers: Mapping[str, Mapping[str, str]] | None = None,
+) -> Files:
     parts: Files = []
     for name, value in form_members(body).items():
         how = (encoding or {}).get(name, _NONE)
+        given = (part_headers or {}).get(name)
+        if given:  # the caller's headers for this property's parts, after the declared ones
+            how = replace(how, headers={**(how.headers or {}), **given})
         items: list[Any] = value if isinstance(value, list) else [value]  # pyright: ignore
         if value is not None and items and all(_is_file(item) for item in items):
             parts += [_file(name, item, how) for item in items]

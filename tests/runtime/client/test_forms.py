@@ -94,6 +94,17 @@ def test_deep_object_properties_as_stripe_reads_them() -> None:
     assert urlencoded({"metadata": ""}, {"metadata": DEEP}) == {"metadata": ""}
 
 
+class Address(pydantic.BaseModel):
+    postal_code: str = pydantic.Field(alias="postalCode")
+    city: str | None = None
+
+
+def test_a_nested_model_is_written_by_its_wire_names() -> None:
+    address = Address.model_validate({"postalCode": "75001"})  # `city` unset: left out
+    assert urlencoded({"address": address}, {"address": DEEP}) == {"address[postalCode]": "75001"}
+    assert urlencoded({"address": address}) == {"address": '{"postalCode":"75001"}'}
+
+
 def test_form_style_and_the_defaults() -> None:
     body = {"tags": ["a", "b"], "point": {"x": 1, "y": 2}}
     assert urlencoded(body, {"tags": Encoding("form", False)}) == {

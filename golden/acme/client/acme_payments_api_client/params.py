@@ -2,7 +2,8 @@
 """The request bodies' nested objects, as TypedDicts keyed by the names on the wire.
 
 A method whose body is an object takes its members as keyword arguments; a member that is an
-object takes one of these (a plain dict literal is one), so a misspelled key is a type error:
+object takes one of these (a plain dict literal is one), so a misspelled key is a type error,
+or the model of the same object where there is one (a value read from a response):
 
     from acme_payments_api_client.params import AddressParam
 
@@ -11,7 +12,10 @@ The resource modules import this module only for type checking: it costs nothing
 
 from __future__ import annotations
 
-from typing import Literal, Required, TypedDict
+from typing import TYPE_CHECKING, Literal, Required, TypedDict
+
+if TYPE_CHECKING:
+    from . import models
 
 
 class AddressParam(TypedDict, total=False):
@@ -36,7 +40,7 @@ class BankAccountParam(TypedDict, total=False):
 
 class BankTransferPaymentMethodParam(TypedDict, total=False):
     type: Required[Literal["bank_transfer"]]
-    bankAccount: Required[BankAccountParam]
+    bankAccount: Required[BankAccountParam | models.BankAccount]
 
 
 class CardPaymentMethodParam(TypedDict, total=False):

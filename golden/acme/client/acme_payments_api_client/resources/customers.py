@@ -115,7 +115,7 @@ class CustomersResource:
         email: str,
         name: str,
         phone: str | None | Omit = omit,
-        address: params.AddressParam | Omit = omit,
+        address: params.AddressParam | models.Address | Omit = omit,
         tags: builtins.list[str] | Omit = omit,
         metadata: dict[str, str] | Omit = omit,
         idempotency_key: str | None = None,
@@ -145,7 +145,7 @@ class CustomersResource:
         email: str | Omit = omit,
         name: str | Omit = omit,
         phone: str | None | Omit = omit,
-        address: params.AddressParam | Omit = omit,
+        address: params.AddressParam | models.Address | Omit = omit,
         tags: builtins.list[str] | Omit = omit,
         metadata: dict[str, str] | Omit = omit,
         body: models.CustomerCreate | dict[str, Any] | Omit = omit,
@@ -263,8 +263,7 @@ class CustomersResource:
             customer_id: path parameter `customerId`. Identifier of the customer.
         """
         headers: dict[str, str] = {}
-        if if_match is not None:
-            headers["If-Match"] = if_match
+        headers["If-Match"] = if_match
         headers.update(extra_headers or {})
         options = RequestOptions(
             "DELETE",
@@ -279,6 +278,7 @@ class CustomersResource:
         )
         self._client.request(options)
 
+    @overload
     def update(
         self,
         *,
@@ -287,7 +287,41 @@ class CustomersResource:
         email: str | Omit = omit,
         name: str | Omit = omit,
         phone: str | None | Omit = omit,
-        address: params.AddressParam | Omit = omit,
+        address: params.AddressParam | models.Address | Omit = omit,
+        tags: builtins.list[str] | Omit = omit,
+        metadata: dict[str, str] | Omit = omit,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Customer: ...
+
+    @overload
+    def update(
+        self,
+        *,
+        customer_id: str,
+        body: models.CustomerUpdate | dict[str, Any],
+        if_match: str,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Customer: ...
+
+    def update(
+        self,
+        *,
+        customer_id: str,
+        if_match: str,
+        email: str | Omit = omit,
+        name: str | Omit = omit,
+        phone: str | None | Omit = omit,
+        address: params.AddressParam | models.Address | Omit = omit,
         tags: builtins.list[str] | Omit = omit,
         metadata: dict[str, str] | Omit = omit,
         body: models.CustomerUpdate | dict[str, Any] | Omit = omit,
@@ -319,8 +353,7 @@ class CustomersResource:
         once for this call and reused by every retry, so retries are safe.
         """
         headers: dict[str, str] = {}
-        if if_match is not None:
-            headers["If-Match"] = if_match
+        headers["If-Match"] = if_match
         headers.update(extra_headers or {})
         options = RequestOptions(
             "PATCH",
@@ -459,7 +492,7 @@ class AsyncCustomersResource:
         email: str,
         name: str,
         phone: str | None | Omit = omit,
-        address: params.AddressParam | Omit = omit,
+        address: params.AddressParam | models.Address | Omit = omit,
         tags: builtins.list[str] | Omit = omit,
         metadata: dict[str, str] | Omit = omit,
         idempotency_key: str | None = None,
@@ -489,7 +522,7 @@ class AsyncCustomersResource:
         email: str | Omit = omit,
         name: str | Omit = omit,
         phone: str | None | Omit = omit,
-        address: params.AddressParam | Omit = omit,
+        address: params.AddressParam | models.Address | Omit = omit,
         tags: builtins.list[str] | Omit = omit,
         metadata: dict[str, str] | Omit = omit,
         body: models.CustomerCreate | dict[str, Any] | Omit = omit,
@@ -607,8 +640,7 @@ class AsyncCustomersResource:
             customer_id: path parameter `customerId`. Identifier of the customer.
         """
         headers: dict[str, str] = {}
-        if if_match is not None:
-            headers["If-Match"] = if_match
+        headers["If-Match"] = if_match
         headers.update(extra_headers or {})
         options = RequestOptions(
             "DELETE",
@@ -623,6 +655,7 @@ class AsyncCustomersResource:
         )
         await self._client.request(options)
 
+    @overload
     async def update(
         self,
         *,
@@ -631,7 +664,41 @@ class AsyncCustomersResource:
         email: str | Omit = omit,
         name: str | Omit = omit,
         phone: str | None | Omit = omit,
-        address: params.AddressParam | Omit = omit,
+        address: params.AddressParam | models.Address | Omit = omit,
+        tags: builtins.list[str] | Omit = omit,
+        metadata: dict[str, str] | Omit = omit,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Customer: ...
+
+    @overload
+    async def update(
+        self,
+        *,
+        customer_id: str,
+        body: models.CustomerUpdate | dict[str, Any],
+        if_match: str,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Customer: ...
+
+    async def update(
+        self,
+        *,
+        customer_id: str,
+        if_match: str,
+        email: str | Omit = omit,
+        name: str | Omit = omit,
+        phone: str | None | Omit = omit,
+        address: params.AddressParam | models.Address | Omit = omit,
         tags: builtins.list[str] | Omit = omit,
         metadata: dict[str, str] | Omit = omit,
         body: models.CustomerUpdate | dict[str, Any] | Omit = omit,
@@ -663,8 +730,7 @@ class AsyncCustomersResource:
         once for this call and reused by every retry, so retries are safe.
         """
         headers: dict[str, str] = {}
-        if if_match is not None:
-            headers["If-Match"] = if_match
+        headers["If-Match"] = if_match
         headers.update(extra_headers or {})
         options = RequestOptions(
             "PATCH",

@@ -119,7 +119,10 @@ class PaymentsResource:
         amount: int,
         currency: str,
         customer_id: str,
-        payment_method: params.CardPaymentMethodParam | params.BankTransferPaymentMethodParam,
+        payment_method: params.CardPaymentMethodParam
+        | models.CardPaymentMethod
+        | params.BankTransferPaymentMethodParam
+        | models.BankTransferPaymentMethod,
         description: str | None | Omit = omit,
         receipt_email: str | None | Omit = omit,
         metadata: dict[str, str] | Omit = omit,
@@ -151,7 +154,9 @@ class PaymentsResource:
         currency: str | Omit = omit,
         customer_id: str | Omit = omit,
         payment_method: params.CardPaymentMethodParam
+        | models.CardPaymentMethod
         | params.BankTransferPaymentMethodParam
+        | models.BankTransferPaymentMethod
         | Omit = omit,
         description: str | None | Omit = omit,
         receipt_email: str | None | Omit = omit,
@@ -356,7 +361,10 @@ class AsyncPaymentsResource:
         amount: int,
         currency: str,
         customer_id: str,
-        payment_method: params.CardPaymentMethodParam | params.BankTransferPaymentMethodParam,
+        payment_method: params.CardPaymentMethodParam
+        | models.CardPaymentMethod
+        | params.BankTransferPaymentMethodParam
+        | models.BankTransferPaymentMethod,
         description: str | None | Omit = omit,
         receipt_email: str | None | Omit = omit,
         metadata: dict[str, str] | Omit = omit,
@@ -388,7 +396,9 @@ class AsyncPaymentsResource:
         currency: str | Omit = omit,
         customer_id: str | Omit = omit,
         payment_method: params.CardPaymentMethodParam
+        | models.CardPaymentMethod
         | params.BankTransferPaymentMethodParam
+        | models.BankTransferPaymentMethod
         | Omit = omit,
         description: str | None | Omit = omit,
         receipt_email: str | None | Omit = omit,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, overload
 
 from .. import models
 from .._runtime import (
@@ -80,6 +80,37 @@ class DocumentsResource:
             return None
         return response.parse(models.Document)
 
+    @overload
+    def replace(
+        self,
+        *,
+        document_id: str,
+        if_match: str,
+        title: str | Omit = omit,
+        body_2: str | Omit = omit,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Document: ...
+
+    @overload
+    def replace(
+        self,
+        *,
+        document_id: str,
+        body: models.DocumentInput | dict[str, Any],
+        if_match: str,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Document: ...
+
     def replace(
         self,
         *,
@@ -108,8 +139,7 @@ class DocumentsResource:
             body: the whole body instead of its members as arguments (not both).
         """
         headers: dict[str, str] = {}
-        if if_match is not None:
-            headers["If-Match"] = if_match
+        headers["If-Match"] = if_match
         headers.update(extra_headers or {})
         options = RequestOptions(
             "PUT",
@@ -171,6 +201,35 @@ class DocumentsResource:
             extra_body=extra_body,
         )
         self._client.request(options)
+
+    @overload
+    def patch(
+        self,
+        *,
+        document_id: str,
+        title: str | Omit = omit,
+        body_2: str | Omit = omit,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Document: ...
+
+    @overload
+    def patch(
+        self,
+        *,
+        document_id: str,
+        body: models.DocumentInput | dict[str, Any],
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Document: ...
 
     def patch(
         self,
@@ -303,6 +362,37 @@ class AsyncDocumentsResource:
             return None
         return response.parse(models.Document)
 
+    @overload
+    async def replace(
+        self,
+        *,
+        document_id: str,
+        if_match: str,
+        title: str | Omit = omit,
+        body_2: str | Omit = omit,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Document: ...
+
+    @overload
+    async def replace(
+        self,
+        *,
+        document_id: str,
+        body: models.DocumentInput | dict[str, Any],
+        if_match: str,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Document: ...
+
     async def replace(
         self,
         *,
@@ -331,8 +421,7 @@ class AsyncDocumentsResource:
             body: the whole body instead of its members as arguments (not both).
         """
         headers: dict[str, str] = {}
-        if if_match is not None:
-            headers["If-Match"] = if_match
+        headers["If-Match"] = if_match
         headers.update(extra_headers or {})
         options = RequestOptions(
             "PUT",
@@ -394,6 +483,35 @@ class AsyncDocumentsResource:
             extra_body=extra_body,
         )
         await self._client.request(options)
+
+    @overload
+    async def patch(
+        self,
+        *,
+        document_id: str,
+        title: str | Omit = omit,
+        body_2: str | Omit = omit,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Document: ...
+
+    @overload
+    async def patch(
+        self,
+        *,
+        document_id: str,
+        body: models.DocumentInput | dict[str, Any],
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Document: ...
 
     async def patch(
         self,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import builtins
 import functools
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any, cast, overload
 
 from .. import models
 from .._runtime import (
@@ -69,6 +69,33 @@ class WidgetsResource:
         )
         response = self._client.request(options)
         return cast(list[models.Widget], response.parse_as(list[models.Widget]))
+
+    @overload
+    def create(
+        self,
+        *,
+        name: str | Omit = omit,
+        color: str | Omit = omit,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Widget: ...
+
+    @overload
+    def create(
+        self,
+        *,
+        body: models.WidgetInput | dict[str, Any],
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Widget: ...
 
     def create(
         self,
@@ -150,6 +177,35 @@ class WidgetsResource:
         )
         response = self._client.request(options)
         return response.parse(models.Widget)
+
+    @overload
+    def update(
+        self,
+        *,
+        widget_id: str,
+        name: str | Omit = omit,
+        color: str | Omit = omit,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Widget: ...
+
+    @overload
+    def update(
+        self,
+        *,
+        widget_id: str,
+        body: models.WidgetInput | dict[str, Any],
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Widget: ...
 
     def update(
         self,
@@ -269,6 +325,33 @@ class AsyncWidgetsResource:
         response = await self._client.request(options)
         return cast(list[models.Widget], response.parse_as(list[models.Widget]))
 
+    @overload
+    async def create(
+        self,
+        *,
+        name: str | Omit = omit,
+        color: str | Omit = omit,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Widget: ...
+
+    @overload
+    async def create(
+        self,
+        *,
+        body: models.WidgetInput | dict[str, Any],
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Widget: ...
+
     async def create(
         self,
         *,
@@ -349,6 +432,35 @@ class AsyncWidgetsResource:
         )
         response = await self._client.request(options)
         return response.parse(models.Widget)
+
+    @overload
+    async def update(
+        self,
+        *,
+        widget_id: str,
+        name: str | Omit = omit,
+        color: str | Omit = omit,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Widget: ...
+
+    @overload
+    async def update(
+        self,
+        *,
+        widget_id: str,
+        body: models.WidgetInput | dict[str, Any],
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Widget: ...
 
     async def update(
         self,

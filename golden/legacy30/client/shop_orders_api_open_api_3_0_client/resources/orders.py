@@ -50,7 +50,7 @@ class OrdersResource:
     def create(
         self,
         *,
-        lines: list[params.OrderLineParam],
+        lines: list[params.OrderLineParam | models.OrderLine],
         note: str | None | Omit = omit,
         callback_url: str | None | Omit = omit,
         idempotency_key: str | None = None,
@@ -77,7 +77,7 @@ class OrdersResource:
     def create(
         self,
         *,
-        lines: list[params.OrderLineParam] | Omit = omit,
+        lines: list[params.OrderLineParam | models.OrderLine] | Omit = omit,
         note: str | None | Omit = omit,
         callback_url: str | None | Omit = omit,
         body: models.OrderCreate | dict[str, Any] | Omit = omit,
@@ -159,6 +159,37 @@ class OrdersResource:
         response = self._client.request(options)
         return response.parse(models.Order)
 
+    @overload
+    def update(
+        self,
+        *,
+        order_id: str,
+        if_match: str,
+        note: str | None | Omit = omit,
+        status: Literal["placed", "paid", "shipped", "cancelled"] | Omit = omit,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Order: ...
+
+    @overload
+    def update(
+        self,
+        *,
+        order_id: str,
+        body: models.OrderUpdate | dict[str, Any],
+        if_match: str,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Order: ...
+
     def update(
         self,
         *,
@@ -190,8 +221,7 @@ class OrdersResource:
         without one, a PATCH is sent once.
         """
         headers: dict[str, str] = {}
-        if if_match is not None:
-            headers["If-Match"] = if_match
+        headers["If-Match"] = if_match
         headers.update(extra_headers or {})
         options = RequestOptions(
             "PATCH",
@@ -257,7 +287,7 @@ class AsyncOrdersResource:
     async def create(
         self,
         *,
-        lines: list[params.OrderLineParam],
+        lines: list[params.OrderLineParam | models.OrderLine],
         note: str | None | Omit = omit,
         callback_url: str | None | Omit = omit,
         idempotency_key: str | None = None,
@@ -284,7 +314,7 @@ class AsyncOrdersResource:
     async def create(
         self,
         *,
-        lines: list[params.OrderLineParam] | Omit = omit,
+        lines: list[params.OrderLineParam | models.OrderLine] | Omit = omit,
         note: str | None | Omit = omit,
         callback_url: str | None | Omit = omit,
         body: models.OrderCreate | dict[str, Any] | Omit = omit,
@@ -366,6 +396,37 @@ class AsyncOrdersResource:
         response = await self._client.request(options)
         return response.parse(models.Order)
 
+    @overload
+    async def update(
+        self,
+        *,
+        order_id: str,
+        if_match: str,
+        note: str | None | Omit = omit,
+        status: Literal["placed", "paid", "shipped", "cancelled"] | Omit = omit,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Order: ...
+
+    @overload
+    async def update(
+        self,
+        *,
+        order_id: str,
+        body: models.OrderUpdate | dict[str, Any],
+        if_match: str,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Order: ...
+
     async def update(
         self,
         *,
@@ -397,8 +458,7 @@ class AsyncOrdersResource:
         without one, a PATCH is sent once.
         """
         headers: dict[str, str] = {}
-        if if_match is not None:
-            headers["If-Match"] = if_match
+        headers["If-Match"] = if_match
         headers.update(extra_headers or {})
         options = RequestOptions(
             "PATCH",

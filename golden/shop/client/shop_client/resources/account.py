@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, overload
 
 from .. import models
 from .._runtime import (
@@ -66,6 +66,33 @@ class AccountResource:
         )
         response = self._client.request(options)
         return response.parse(models.Account)
+
+    @overload
+    def modify(
+        self,
+        *,
+        id_: str | Omit = omit,
+        country: str | Omit = omit,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Account: ...
+
+    @overload
+    def modify(
+        self,
+        *,
+        body: models.Account | dict[str, Any],
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Account: ...
 
     def modify(
         self,
@@ -176,6 +203,33 @@ class AsyncAccountResource:
         )
         response = await self._client.request(options)
         return response.parse(models.Account)
+
+    @overload
+    async def modify(
+        self,
+        *,
+        id_: str | Omit = omit,
+        country: str | Omit = omit,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Account: ...
+
+    @overload
+    async def modify(
+        self,
+        *,
+        body: models.Account | dict[str, Any],
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Account: ...
 
     async def modify(
         self,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, overload
 
 from .. import models
 from .._runtime import (
@@ -105,6 +105,32 @@ class CustomersResource:
             models.CustomerList,
         )
 
+    @overload
+    def create(
+        self,
+        *,
+        email: str | Omit = omit,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Customer: ...
+
+    @overload
+    def create(
+        self,
+        *,
+        body: models.CustomerInput | dict[str, Any],
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Customer: ...
+
     def create(
         self,
         *,
@@ -180,6 +206,34 @@ class CustomersResource:
         )
         response = self._client.request(options)
         return response.parse(models.Customer)
+
+    @overload
+    def update(
+        self,
+        *,
+        customer: str,
+        email: str | Omit = omit,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Customer: ...
+
+    @overload
+    def update(
+        self,
+        *,
+        customer: str,
+        body: models.CustomerInput | dict[str, Any],
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Customer: ...
 
     def update(
         self,
@@ -364,6 +418,32 @@ class AsyncCustomersResource:
 
         return AsyncPaginator(first_page)
 
+    @overload
+    async def create(
+        self,
+        *,
+        email: str | Omit = omit,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Customer: ...
+
+    @overload
+    async def create(
+        self,
+        *,
+        body: models.CustomerInput | dict[str, Any],
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Customer: ...
+
     async def create(
         self,
         *,
@@ -439,6 +519,34 @@ class AsyncCustomersResource:
         )
         response = await self._client.request(options)
         return response.parse(models.Customer)
+
+    @overload
+    async def update(
+        self,
+        *,
+        customer: str,
+        email: str | Omit = omit,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Customer: ...
+
+    @overload
+    async def update(
+        self,
+        *,
+        customer: str,
+        body: models.CustomerInput | dict[str, Any],
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Customer: ...
 
     async def update(
         self,

@@ -153,6 +153,36 @@ class CustomersSourcesResource:
         response = self._client.request(options)
         return response.parse(models.Source)
 
+    @overload
+    def verify(
+        self,
+        *,
+        customer: str,
+        id_: str,
+        amounts: builtins.list[int] | Omit = omit,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Source: ...
+
+    @overload
+    def verify(
+        self,
+        *,
+        customer: str,
+        id_: str,
+        body: models.PostCustomersCustomerSourcesIdVerifyRequest | dict[str, Any],
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Source: ...
+
     def verify(
         self,
         *,
@@ -349,6 +379,36 @@ class AsyncCustomersSourcesResource:
         )
         response = await self._client.request(options)
         return response.parse(models.Source)
+
+    @overload
+    async def verify(
+        self,
+        *,
+        customer: str,
+        id_: str,
+        amounts: builtins.list[int] | Omit = omit,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Source: ...
+
+    @overload
+    async def verify(
+        self,
+        *,
+        customer: str,
+        id_: str,
+        body: models.PostCustomersCustomerSourcesIdVerifyRequest | dict[str, Any],
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.Source: ...
 
     async def verify(
         self,

@@ -264,8 +264,7 @@ class PetsResource:
             body: the whole body instead of its members as arguments (not both).
         """
         headers: dict[str, str] = {}
-        if if_match is not None:
-            headers["If-Match"] = if_match
+        headers["If-Match"] = if_match
         headers.update(extra_headers or {})
         options = RequestOptions(
             "PUT",
@@ -633,8 +632,7 @@ class AsyncPetsResource:
             body: the whole body instead of its members as arguments (not both).
         """
         headers: dict[str, str] = {}
-        if if_match is not None:
-            headers["If-Match"] = if_match
+        headers["If-Match"] = if_match
         headers.update(extra_headers or {})
         options = RequestOptions(
             "PUT",

@@ -245,8 +245,7 @@ class UsersResource:
             user_id: path parameter `userId`. Identifier of the user.
         """
         headers: dict[str, str] = {}
-        if if_match is not None:
-            headers["If-Match"] = if_match
+        headers["If-Match"] = if_match
         headers.update(extra_headers or {})
         options = RequestOptions(
             "DELETE",
@@ -260,6 +259,38 @@ class UsersResource:
             extra_body=extra_body,
         )
         self._client.request(options)
+
+    @overload
+    def update(
+        self,
+        *,
+        user_id: str,
+        if_match: str,
+        name: str | Omit = omit,
+        email: str | Omit = omit,
+        role: Literal["member", "admin"] | Omit = omit,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.User: ...
+
+    @overload
+    def update(
+        self,
+        *,
+        user_id: str,
+        body: models.UserUpdate | dict[str, Any],
+        if_match: str,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.User: ...
 
     def update(
         self,
@@ -295,8 +326,7 @@ class UsersResource:
         without one, a PATCH is sent once.
         """
         headers: dict[str, str] = {}
-        if if_match is not None:
-            headers["If-Match"] = if_match
+        headers["If-Match"] = if_match
         headers.update(extra_headers or {})
         options = RequestOptions(
             "PATCH",
@@ -565,8 +595,7 @@ class AsyncUsersResource:
             user_id: path parameter `userId`. Identifier of the user.
         """
         headers: dict[str, str] = {}
-        if if_match is not None:
-            headers["If-Match"] = if_match
+        headers["If-Match"] = if_match
         headers.update(extra_headers or {})
         options = RequestOptions(
             "DELETE",
@@ -580,6 +609,38 @@ class AsyncUsersResource:
             extra_body=extra_body,
         )
         await self._client.request(options)
+
+    @overload
+    async def update(
+        self,
+        *,
+        user_id: str,
+        if_match: str,
+        name: str | Omit = omit,
+        email: str | Omit = omit,
+        role: Literal["member", "admin"] | Omit = omit,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.User: ...
+
+    @overload
+    async def update(
+        self,
+        *,
+        user_id: str,
+        body: models.UserUpdate | dict[str, Any],
+        if_match: str,
+        idempotency_key: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        extra_query: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+        timeout: TimeoutTypes = None,
+    ) -> models.User: ...
 
     async def update(
         self,
@@ -615,8 +676,7 @@ class AsyncUsersResource:
         without one, a PATCH is sent once.
         """
         headers: dict[str, str] = {}
-        if if_match is not None:
-            headers["If-Match"] = if_match
+        headers["If-Match"] = if_match
         headers.update(extra_headers or {})
         options = RequestOptions(
             "PATCH",
