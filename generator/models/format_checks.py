@@ -69,6 +69,12 @@ def type_mappings(checks: bool) -> list[str]:
 
 def server_models(text: str) -> str:
     """The server's models module: the shared one with `EmailStr` from the runtime."""
+    return import_from_runtime(text, ("EmailStr",), "formats")
+
+
+def import_from_runtime(text: str, names: tuple[str, ...], module: str) -> str:
+    """The models module `text` with those of `names` it imports from pydantic imported
+    from `.runtime.<module>` instead (unchanged when it does not parse or imports none)."""
     try:
         tree = ast.parse(text)
     except SyntaxError:
@@ -76,17 +82,18 @@ def server_models(text: str) -> str:
     for node in tree.body:
         if not (isinstance(node, ast.ImportFrom) and node.module == "pydantic"):
             continue
-        if not any(a.name == "EmailStr" and a.asname is None for a in node.names):
+        moved = [a.name for a in node.names if a.name in names and a.asname is None]
+        if not moved:
             return text
         assert node.end_lineno is not None
         lines = text.split("\n")
         kept = ", ".join(
             f"{a.name} as {a.asname}" if a.asname else a.name
             for a in node.names
-            if a.name != "EmailStr"
+            if a.name not in moved
         )
         statement = (f"from pydantic import {kept}\n" if kept else "") + (
-            "from .runtime.formats import EmailStr"
+            f"from .runtime.{module} import {', '.join(moved)}"
         )
         lines[node.lineno - 1 : node.end_lineno] = [statement]
         return "\n".join(lines)
@@ -98,6 +105,7 @@ __all__ = [
     "extension_problem",
     "format_checks",
     "format_checks_in_text",
+    "import_from_runtime",
     "server_models",
     "type_mappings",
 ]

@@ -22,6 +22,7 @@ from generator.render.pytypes import is_plain_class
 from generator.render.writer import Deferred, GeneratedFile, marker_line
 from generator.server.conformance import mock_modules, mocks_json
 from generator.server.error_views import error_views_json
+from generator.server.model_bases import deferred_models
 from generator.server.plan_types import Kept, ServerPlan, TagPlan
 
 
@@ -198,7 +199,8 @@ def tag_view(tag: TagPlan, kept: Kept | None = None) -> TagPlan:
 
 def _checking(models_source: str | Deferred) -> str | Deferred:
     """The server's models module: the shared one with `EmailStr` from the runtime
-    (`format_checks`), when its text is there (else when it is)."""
+    (`format_checks`) and built on first use (`model_bases`), when its text is there (else
+    when it is)."""
     if isinstance(models_source, str):
-        return server_models(models_source)
-    return Deferred(lambda: server_models(models_source.text()))
+        return deferred_models(server_models(models_source))
+    return Deferred(lambda: deferred_models(server_models(models_source.text())))

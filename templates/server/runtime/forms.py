@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from typing import Annotated, Any
 
 from fastapi.exceptions import RequestValidationError
-from pydantic import BaseModel, Field, TypeAdapter, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 from starlette.requests import Request
 
 from .form_values import FORM_SCOPE_KEY, Encoding, UploadedFile, decode_form
@@ -180,7 +180,8 @@ def form_model(fields: Mapping[str, tuple[Any, Mapping[str, Any], bool]]) -> typ
         f"field_{i}": (Annotated[tp, Field(alias=name, **bounds)], ... if required else None)
         for i, (name, (tp, bounds, required)) in enumerate(fields.items())
     }
-    return create_model("Form", **definitions)
+    # built when a request first sends it: a big spec has hundreds of forms
+    return create_model("Form", __config__=ConfigDict(defer_build=True), **definitions)
 
 
 class NullGuard(RequestGuard):

@@ -6,10 +6,11 @@ from datetime import date
 from enum import StrEnum
 from typing import Annotated, Literal
 
-from pydantic import AnyUrl, AwareDatetime, BaseModel, ConfigDict, Field, RootModel
+from pydantic import AnyUrl, AwareDatetime, ConfigDict, Field
 from typing_extensions import TypeAliasType
 
 from .runtime.formats import EmailStr
+from .runtime.model_bases import BaseModel, RootModel
 
 
 class FieldError(BaseModel):

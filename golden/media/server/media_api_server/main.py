@@ -15,6 +15,7 @@ from pathlib import Path
 
 from fastapi import FastAPI
 
+from . import models
 from .auth import SCHEMES
 from .routers.completions import router as completions_router
 from .routers.events import router as events_router
@@ -25,6 +26,7 @@ from .runtime.context import install_method_not_allowed, install_services
 from .runtime.error_view import load_error_views
 from .runtime.health import install_probes, serve_metrics_port, service_checks, store_checks
 from .runtime.mock import mocking
+from .runtime.model_bases import build_before_openapi
 from .runtime.observability import (
     METRICS,
     RequestIdMiddleware,
@@ -128,6 +130,7 @@ def create_app(settings: Settings | None = None, *, handlers: Handlers | None = 
     )
     install_trusted_proxies(app, settings.trusted_proxies)
     install_openapi_security(app, SCHEMES)
+    build_before_openapi(app, models)
     install_services(app, services, handlers)
     app.include_router(completions_router)
     app.include_router(events_router)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from fastapi import FastAPI
 
+from . import models
 from .auth import SCHEMES
 from .routers.jobs import router as jobs_router
 from .routers.reports import router as reports_router
@@ -23,6 +24,7 @@ from .runtime.context import install_method_not_allowed, install_services
 from .runtime.health import install_probes, serve_metrics_port, service_checks, store_checks
 from .runtime.idempotency import install_idempotency
 from .runtime.mock import mocking
+from .runtime.model_bases import build_before_openapi
 from .runtime.observability import (
     METRICS,
     RequestIdMiddleware,
@@ -113,6 +115,7 @@ def create_app(settings: Settings | None = None, *, handlers: Handlers | None = 
     )
     install_trusted_proxies(app, settings.trusted_proxies)
     install_openapi_security(app, SCHEMES)
+    build_before_openapi(app, models)
     install_rate_limiting(
         app,
         RateLimiter.from_settings(settings, storage_url=settings.rate_limit_url),

@@ -6,7 +6,9 @@ from datetime import date
 from enum import StrEnum
 from typing import Annotated
 
-from pydantic import AnyUrl, AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import AnyUrl, AwareDatetime, ConfigDict, Field
+
+from .runtime.model_bases import BaseModel
 
 
 class Problem(BaseModel):

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from fastapi import FastAPI
 
+from . import models
 from .auth import SCHEMES
 from .routers.meta import router as meta_router
 from .routers.secrets import router as secrets_router
@@ -24,6 +25,7 @@ from .runtime.context import install_method_not_allowed, install_services
 from .runtime.health import install_probes, serve_metrics_port, service_checks, store_checks
 from .runtime.idempotency import install_idempotency
 from .runtime.mock import mocking
+from .runtime.model_bases import build_before_openapi
 from .runtime.observability import (
     METRICS,
     RequestIdMiddleware,
@@ -122,6 +124,7 @@ def create_app(settings: Settings | None = None, *, handlers: Handlers | None = 
     )
     install_trusted_proxies(app, settings.trusted_proxies)
     install_openapi_security(app, SCHEMES)
+    build_before_openapi(app, models)
     services.idempotency = install_idempotency(
         app,
         settings.idempotency_url,

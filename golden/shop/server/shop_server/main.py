@@ -15,6 +15,7 @@ from pathlib import Path
 
 from fastapi import FastAPI
 
+from . import models
 from .auth import SCHEMES
 from .routers.account import router as account_router
 from .routers.customers import router as customers_router
@@ -23,6 +24,7 @@ from .runtime.client_address import install_trusted_proxies
 from .runtime.context import install_method_not_allowed, install_services
 from .runtime.health import install_probes, serve_metrics_port, service_checks, store_checks
 from .runtime.mock import mocking
+from .runtime.model_bases import build_before_openapi
 from .runtime.observability import (
     METRICS,
     RequestIdMiddleware,
@@ -121,6 +123,7 @@ def create_app(settings: Settings | None = None, *, handlers: Handlers | None = 
     )
     install_trusted_proxies(app, settings.trusted_proxies)
     install_openapi_security(app, SCHEMES)
+    build_before_openapi(app, models)
     install_services(app, services, handlers)
     app.include_router(account_router)
     app.include_router(customers_router)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
+
+from .runtime.model_bases import BaseModel
 
 
 class Customer(BaseModel):

@@ -7,7 +7,9 @@ from enum import StrEnum
 from typing import Annotated
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from .runtime.model_bases import BaseModel
 
 
 class Species(StrEnum):

@@ -5,9 +5,10 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import AwareDatetime, ConfigDict, Field
 
 from .runtime.formats import EmailStr
+from .runtime.model_bases import BaseModel
 
 
 class Problem(BaseModel):
