@@ -152,6 +152,37 @@ def test_the_client_reads_an_email_as_a_plain_string() -> None:
     assert "from pydantic import BaseModel\nfrom .runtime.formats import EmailStr\n" in server
 
 
+@pytest.mark.parametrize(
+    "head",
+    [
+        '"""A header that says\nclass A: in a line of its own."""\n',  # `class` in a string
+        "class Early(int):\n    pass\n\n\n",  # the import after a class
+    ],
+    ids=["class-in-a-string", "import-after-a-class"],
+)
+def test_the_server_finds_the_pydantic_import_past_the_leading_statements(head: str) -> None:
+    shared = (
+        f"{head}from pydantic import BaseModel, EmailStr\n\n\n"
+        "class A(BaseModel):\n    email: EmailStr\n"
+    )
+    assert server_models(shared) == shared.replace(
+        "from pydantic import BaseModel, EmailStr\n",
+        "from pydantic import BaseModel\nfrom .runtime.formats import EmailStr\n",
+    )
+
+
+@pytest.mark.parametrize(
+    "shared",
+    [
+        'from pydantic import BaseModel\n\n\nclass A(BaseModel):\n    """EmailStr"""\n',
+        "from pydantic import EmailStr as Email\n\n\nclass A:\n    e: Email\n",
+    ],
+    ids=["only-in-a-docstring", "aliased"],
+)
+def test_the_server_keeps_a_module_without_a_plain_emailstr_import(shared: str) -> None:
+    assert server_models(shared) == shared
+
+
 def _formats_module() -> object:
     path = ROOT / "templates" / "server" / "runtime" / "formats.py"
     spec = importlib.util.spec_from_file_location("apiforge_runtime_formats", path)
