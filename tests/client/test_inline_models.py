@@ -202,7 +202,8 @@ def test_inline_schemas_are_named_models_beside_the_components(
     project: tuple[Path, ModuleType],
 ) -> None:
     out, _ = project
-    text = (out / "client" / f"{PREFIX}_client" / "models.py").read_text()
+    package = out / "client" / f"{PREFIX}_client" / "models"
+    text = "\n".join(p.read_text() for p in sorted(package.glob("*.py")))
     for name, member in CLASSES.items():
         assert f"    {member}:" in _class_body(text, name), name
     resource = (out / "client" / f"{PREFIX}_client" / "resources" / "things.py").read_text()
