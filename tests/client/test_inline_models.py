@@ -282,8 +282,12 @@ def test_apiforge_client_alone_writes_the_same_models(
         spec_name="inline.yaml",
         package=f"{PREFIX}_client",
     )
-    alone = (tmp_path / "alone" / f"{PREFIX}_client" / "models.py").read_text()
-    assert alone == (out / "client" / f"{PREFIX}_client" / "models.py").read_text()
+    def models(root: Path) -> dict[str, str]:
+        package = root / f"{PREFIX}_client" / "models"
+        return {p.name: p.read_text() for p in sorted(package.glob("*.py"))}
+
+    alone = models(tmp_path / "alone")
+    assert alone and alone == models(out / "client")
 
 
 def _models_after(spec_text: str, tmp_path: Path, name: str) -> str:
@@ -291,7 +295,8 @@ def _models_after(spec_text: str, tmp_path: Path, name: str) -> str:
     spec.write_text(spec_text, encoding="utf-8")
     out = tmp_path / name
     generate(str(spec), out, package_prefix=PREFIX, lint=False)
-    return (out / "client" / f"{PREFIX}_client" / "models.py").read_text()
+    package = out / "client" / f"{PREFIX}_client" / "models"
+    return "\n".join(p.read_text() for p in sorted(package.glob("*.py")))
 
 
 def test_adding_an_operation_renames_no_inline_model(
