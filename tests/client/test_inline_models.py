@@ -282,6 +282,7 @@ def test_apiforge_client_alone_writes_the_same_models(
         spec_name="inline.yaml",
         package=f"{PREFIX}_client",
     )
+
     def models(root: Path) -> dict[str, str]:
         package = root / f"{PREFIX}_client" / "models"
         return {p.name: p.read_text() for p in sorted(package.glob("*.py"))}
