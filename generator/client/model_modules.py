@@ -8,13 +8,18 @@ the templates know, so it is planned before the models module is generated.
 
 How a module names a class of another one:
 
-- a model in an annotation, alone there (`address: Address | None`, `items: list[Item]`):
-  through the runtime's `lazy_model` stand-in, imported on the first value that needs it
-  (for the type checker, an import under `TYPE_CHECKING`): importing a module never builds
-  the models it can reach, which on Stripe are a thousand from any of them;
+- a model in a field's annotation, alone there (`address: Address | None`,
+  `items: list[Item]`): the annotation gets the runtime's `LAZY` first in its `Annotated`
+  and the module lists the model in `_LAZY_MODELS` (for the type checker, an import under
+  `TYPE_CHECKING`): the model is imported when the class is first built, and built on the
+  first value that needs it, so importing or building a model never builds the models it
+  can reach, which on Stripe are a thousand from any of them (`_runtime/_lazy.py`);
 - anything else (an enum, a base class, a default, a type alias, members of one union or of a
   discriminated union, which pydantic must see to choose among them): imported. Modules that
   would import each other in a circle are one module.
+
+A model is built when first used, so the `X.model_rebuild()` calls of the models module are
+left out (each would import the models its class names lazily).
 
 `models/__init__.py` imports nothing at run time: `models.Customer` (and
 `from <package>.models import Customer`) imports the class's module when first asked for.
@@ -23,6 +28,7 @@ How a module names a class of another one:
 from __future__ import annotations
 
 import ast
+import hashlib
 import threading
 from collections import deque
 from collections.abc import Iterable, Mapping
@@ -30,12 +36,16 @@ from dataclasses import dataclass
 
 from generator.client.models import client_models
 from generator.client.text_edits import Edits
+from generator.render.env import code_digest
 from generator.render.names import RESERVED, NameAllocator, snake_case
 from generator.render.writer import Deferred, GeneratedFile
+from generator.spec.load import remembered
 
-__all__ = ["ModelModules", "model_files", "module_names", "split_models"]
+__all__ = ["ModelModules", "client_modules", "model_files", "module_names", "split_models"]
 
 COMMON = "_common"
+_KIND = "clientmodules1"
+_memo: dict[str, dict[str, str]] = {}
 
 
 def module_names(keep: Iterable[str]) -> dict[str, str]:
@@ -68,12 +78,12 @@ def split_models(text: str, keep: Iterable[str], marker: str) -> ModelModules:
     definitions = _definitions(tree)
     homes = _homes(definitions, names)
     kinds = _kinds(tree)
-    eager = _eager_names(definitions, kinds)
+    lazy: dict[int, str] = {}
+    eager = _eager_names(definitions, kinds, lazy)
     homes = _merge_circles(definitions, homes, eager)
     by_module: dict[str, list[str]] = {}
     for name in definitions:  # the module's order: bases before their subclasses
         by_module.setdefault(homes[name], []).append(name)
-    rebuilds = _rebuilds(tree)
     source = Edits(text)
     modules: dict[str, str] = {}
     for module in sorted({*names.values(), COMMON}):
@@ -84,7 +94,7 @@ def split_models(text: str, keep: Iterable[str], marker: str) -> ModelModules:
             )
             continue
         modules[module] = _module_text(
-            text, source, marker, module, own, definitions, homes, eager, imports, rebuilds
+            text, source, marker, module, own, definitions, homes, eager, imports, lazy
         )
     modules["__init__"] = _index(marker, homes)
     return ModelModules(modules)
@@ -159,9 +169,10 @@ def _kinds(tree: ast.Module) -> dict[str, str]:
 
 
 def _eager_names(
-    definitions: Mapping[str, _Definition], kinds: Mapping[str, str]
+    definitions: Mapping[str, _Definition], kinds: Mapping[str, str], lazy: dict[int, str]
 ) -> dict[str, frozenset[str]]:
-    """For each definition, the names it must have imported (not a stand-in)."""
+    """For each definition, the names it must have imported; `lazy` is filled with the
+    fields that may name their one model lazily (`id` of the statement → the model)."""
     eager: dict[str, frozenset[str]] = {}
     for name, definition in definitions.items():
         node = definition.node
@@ -178,6 +189,7 @@ def _eager_names(
                 if isinstance(c, ast.Name) and kinds.get(c.id) == "model" and c.id != name
             }
             if len(models) == 1 and not _discriminated(annotation):
+                lazy[id(statement)] = next(iter(models))
                 lazy_ok.update(
                     id(c)
                     for c in ast.walk(annotation)
@@ -250,20 +262,6 @@ def _a_circle(graph: Mapping[str, set[str]]) -> set[str]:
     return set()
 
 
-def _rebuilds(tree: ast.Module) -> dict[str, list[ast.stmt]]:
-    """`X.model_rebuild()` statements by class."""
-    found: dict[str, list[ast.stmt]] = {}
-    for node in tree.body:
-        if (
-            isinstance(node, ast.Expr)
-            and isinstance(node.value, ast.Call)
-            and isinstance(node.value.func, ast.Attribute)
-            and isinstance(node.value.func.value, ast.Name)
-        ):
-            found.setdefault(node.value.func.value.id, []).append(node)
-    return found
-
-
 def _module_text(
     text: str,
     source: Edits,
@@ -274,30 +272,57 @@ def _module_text(
     homes: Mapping[str, str],
     eager: Mapping[str, frozenset[str]],
     imports: list[ast.stmt],
-    rebuilds: Mapping[str, list[ast.stmt]],
+    lazy: Mapping[int, str],
 ) -> str:
-    segment = source.segment
-    body = [segment(definitions[n].node) for n in own]
-    body += [segment(r) for n in own for r in rebuilds.get(n, ())]
-    used = {c.id for n in own for c in ast.walk(definitions[n].node) if isinstance(c, ast.Name)}
     foreign = sorted({u for n in own for u in definitions[n].uses if homes[u] != module})
     needed = {u for n in own for u in eager[n]}
+    typed = [f for f in foreign if f not in needed]
+    body = [_class_text(source, definitions[n].node, homes, module, lazy) for n in own]
+    used = {c.id for n in own for c in ast.walk(definitions[n].node) if isinstance(c, ast.Name)}
     lines = [marker, "", "from __future__ import annotations", ""]
     lines += _imports(text, imports, used)
-    typed = [f for f in foreign if f not in needed]
     if typed:
         lines.append("from typing import TYPE_CHECKING")
+        if "Annotated" not in used:
+            lines.append("from typing import Annotated")
     for name in foreign:
         if name in needed:
             lines.append(f"from .{homes[name]} import {name}")
     if typed:
-        lines.append("from .._runtime._lazy import lazy_model")
+        lines.append("from .._runtime._lazy import LAZY")
         lines += ["", "if TYPE_CHECKING:"]
         lines += [f"    from .{homes[n]} import {n}" for n in typed]
-        lines.append("else:")
-        package = "__name__.rpartition('.')[0]"
-        lines += [f'    {n} = lazy_model({package} + ".{homes[n]}", "{n}")' for n in typed]
+        lines += ["", "_LAZY_MODELS = {"]
+        lines += [f'    "{n}": "{homes[n]}",' for n in typed]
+        lines.append("}  # imported when a class of this module is first built")
     return "\n".join(lines) + "\n\n\n" + "\n\n\n".join(body) + "\n"
+
+
+def _class_text(
+    source: Edits, node: ast.stmt, homes: Mapping[str, str], module: str, lazy: Mapping[int, str]
+) -> str:
+    """`node`'s text, with `LAZY` first in the annotation of each field that names a model
+    of another module alone."""
+    fields = [
+        s
+        for s in (node.body if isinstance(node, ast.ClassDef) else [])
+        if isinstance(s, ast.AnnAssign) and id(s) in lazy and homes[lazy[id(s)]] != module
+    ]
+    if not fields:
+        return source.segment(node)
+    edits = Edits(source.segment(node), first_line=node.lineno)
+    for field in fields:
+        annotation = field.annotation
+        if (
+            isinstance(annotation, ast.Subscript)
+            and isinstance(annotation.value, ast.Name)
+            and annotation.value.id == "Annotated"
+            and isinstance(annotation.slice, ast.Tuple)
+        ):
+            edits.insert_after(annotation.slice.elts[0], ", LAZY")
+        else:
+            edits.replace(annotation, f"Annotated[{source.segment(annotation)}, LAZY]")
+    return edits.apply()
 
 
 def _imports(text: str, imports: list[ast.stmt], used: set[str]) -> list[str]:
@@ -366,22 +391,38 @@ def model_files(
     """The files of `<package>/models/`: the client's models module (`client_models`) split,
     when its text is there (else when it is)."""
     names = sorted({*module_names(keep).values(), COMMON, "__init__"})
-    split: list[ModelModules] = []
+    split: list[dict[str, str]] = []
     lock = threading.Lock()
 
-    def modules() -> ModelModules:
+    def modules() -> dict[str, str]:
         with lock:
-            if split:
-                return split[0]
-            text = models_source if isinstance(models_source, str) else models_source.text()
-            split.append(split_models(client_models(text, keep), keep, marker))
+            if not split:
+                text = models_source if isinstance(models_source, str) else models_source.text()
+                split.append(client_modules(text, keep, marker))
             return split[0]
 
     return [
         GeneratedFile(
             f"{package}/models/{name}.py",
-            Deferred(lambda name=name: modules().modules[name]),  # type: ignore[misc]
+            Deferred(lambda name=name: modules()[name]),  # type: ignore[misc]
             format=True,
         )
         for name in names
     ]
+
+
+def client_modules(text: str, keep: frozenset[str], marker: str) -> dict[str, str]:
+    """The package's modules made from `text` (the shared models module): module name →
+    text, kept in the disk cache by everything they are made from (apiforge's code too), so
+    a regeneration with the same models splits nothing (seconds on Stripe)."""
+    material = "\0".join([code_digest(), marker, text, *sorted(keep)])
+    key = hashlib.sha256(material.encode("utf-8", "surrogatepass")).hexdigest()
+    made = remembered(
+        _memo,
+        _KIND,
+        key,
+        dict,
+        lambda: split_models(client_models(text, keep), keep, marker).modules,
+    )
+    assert made is not None
+    return made

@@ -10,8 +10,8 @@ False. `unwrap_root_models` writes each such use as the type the wrapper holds:
 
 - `DefaultSource | Card | None` becomes `str | None | Card | None`;
 - a discriminated union keeps its discriminator: `Annotated[A | B, Field(discriminator="type")]`;
-- the wrapper's constraints and description are left out (a response is read leniently; the
-  server checks what it receives).
+- the wrapper's constraints stay, on the type it holds (`Annotated[str, Field(max_length=5000)]`:
+  a model built in code is checked as before); its description and examples are left out.
 
 The classes the templates name stay (a resource may return one as a whole body, and it is a
 name the user may import), the others are left out; a `RootModel` whose type refers to itself is left as it is, and so is one
@@ -98,9 +98,27 @@ def _is_root_model(node: ast.ClassDef) -> bool:
     )
 
 
+_CONSTRAINTS = frozenset(
+    {
+        "gt",
+        "ge",
+        "lt",
+        "le",
+        "multiple_of",
+        "min_length",
+        "max_length",
+        "pattern",
+        "allow_inf_nan",
+        "max_digits",
+        "decimal_places",
+        "strict",
+    }
+)
+
+
 def _without_metadata(annotation: ast.expr, source: Edits) -> str | None:
-    """The type of a `root` annotation without its constraints and description; a
-    discriminated union keeps `Annotated[..., Field(discriminator=...)]`."""
+    """The type of a `root` annotation with its constraints, without its description; a
+    discriminated union keeps `Field(discriminator=...)`."""
     if not (
         isinstance(annotation, ast.Subscript)
         and isinstance(annotation.value, ast.Name)
@@ -109,15 +127,20 @@ def _without_metadata(annotation: ast.expr, source: Edits) -> str | None:
     ):
         return source.segment(annotation)
     inner, *metadata = annotation.slice.elts
-    inner_text = source.segment(inner)
+    kept: list[str] = []
     for item in metadata:
         if not (isinstance(item, ast.Call) and isinstance(item.func, ast.Name)):
             continue
-        for keyword in item.keywords:
-            if item.func.id == "Field" and keyword.arg == "discriminator":
-                value = source.segment(keyword.value)
-                return f"Annotated[{inner_text}, Field(discriminator={value})]"
-    return inner_text
+        if item.func.id != "Field":
+            continue
+        kept += [
+            f"{k.arg}={source.segment(k.value)}"
+            for k in item.keywords
+            if k.arg == "discriminator" or k.arg in _CONSTRAINTS
+        ]
+    if not kept:
+        return source.segment(inner)
+    return f"Annotated[{source.segment(inner)}, Field({', '.join(kept)})]"
 
 
 def _resolve(

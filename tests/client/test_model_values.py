@@ -4,6 +4,7 @@ repeat) generated, imported in a fresh interpreter and type-checked."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -18,15 +19,20 @@ import sys
 from values_client import models
 from values_client._runtime._models import LENIENT
 charge = models.Charge.model_validate(
-    {"id": "ch_1", "object": "charge", "customer": "cus_1",
-     "payment_method": {"type": "card_method", "brand": "visa"}},
+    {"id": "ch_1", "object": "charge", "payment_method": {"type": "card_method", "brand": "visa"}},
     context=LENIENT,
 )
-assert charge.customer == "cus_1", charge.customer  # no wrapper around the string
 assert charge.payment_method.type == "card_method"  # no .root
 loaded = sorted(m for m in sys.modules if m.startswith("values_client.models."))
 assert loaded == ["values_client.models.bank_method", "values_client.models.card_method",
-                  "values_client.models.charge"], loaded  # not customer, card, refund
+                  "values_client.models.charge", "values_client.models.customer"], loaded
+# the customer module is imported (Charge's annotations name its class), not built
+assert not sys.modules["values_client.models.customer"].Customer.__pydantic_complete__
+charge = models.Charge.model_validate(
+    {"id": "ch_1", "object": "charge", "customer": "cus_1", "payment_method": {"type": "bank_method"}},
+    context=LENIENT,
+)
+assert charge.customer == "cus_1", charge.customer  # no wrapper around the string
 expanded = models.Charge.model_validate(
     {"id": "ch_1", "object": "charge", "payment_method": {"type": "bank_method"},
      "customer": {"id": "cus_1", "object": "customer", "default_source": "card_1"}},
@@ -75,3 +81,41 @@ def test_the_split_client_type_checks(values: Generated) -> None:
         check=False,
     )
     assert run.returncode == 0, run.stdout
+
+
+SCHEMA = """
+import json, typing
+import pydantic
+from values_client import models
+# the annotations hold the real classes, and the JSON schema follows them (Customer and Card
+# reach each other)
+models.Charge.model_rebuild()
+args = typing.get_args(models.Charge.model_fields["customer"].annotation)
+assert models.Customer in args, args
+schema = models.Charge.model_json_schema()
+assert {"Customer", "Card", "Address"} <= set(schema["$defs"]), sorted(schema["$defs"])
+customer = schema["properties"]["customer"]["anyOf"]
+assert {"type": "string", "maxLength": 5000} in customer, customer
+assert {"$ref": "#/$defs/Customer"} in customer, customer
+assert "$defs" in models.Customer.model_json_schema()
+# an unwrapped string keeps its constraint (maxLength 5000), in a model built in code too
+for bad in ({"customer": "c" * 5001}, {"customer": {"id": 1}}):
+    try:
+        models.Charge(id="ch_1", object="charge", payment_method={"type": "bank_method"}, **bad)
+    except pydantic.ValidationError as error:
+        print(json.dumps([[str(p) for p in e["loc"]] + [e["type"]] for e in error.errors()]))
+    else:
+        raise AssertionError(bad)
+"""
+
+
+def test_fields_hold_the_real_classes_their_json_schema_and_their_constraints(
+    values: Generated,
+) -> None:
+    run = subprocess.run(
+        [sys.executable, "-c", SCHEMA], cwd=values.out, capture_output=True, text=True, check=False
+    )
+    assert run.returncode == 0, run.stderr
+    too_long, not_a_customer = (json.loads(line) for line in run.stdout.splitlines())
+    assert ["customer", "constrained-str", "string_too_long"] in too_long
+    assert ["customer", "Customer", "id", "string_type"] in not_a_customer  # located inside

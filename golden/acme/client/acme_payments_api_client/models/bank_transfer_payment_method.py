@@ -6,13 +6,15 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import ConfigDict, Field
 
-from .._runtime._lazy import lazy_model
+from .._runtime._lazy import LAZY
 from .._runtime._models import BaseModel
 
 if TYPE_CHECKING:
     from .bank_account import BankAccount
-else:
-    BankAccount = lazy_model(__name__.rpartition(".")[0] + ".bank_account", "BankAccount")
+
+_LAZY_MODELS = {
+    "BankAccount": "bank_account",
+}  # imported when a class of this module is first built
 
 
 class BankTransferPaymentMethod(BaseModel):
@@ -20,4 +22,4 @@ class BankTransferPaymentMethod(BaseModel):
         populate_by_name=True,
     )
     type: Literal["bank_transfer"]
-    bank_account: Annotated[BankAccount, Field(alias="bankAccount")]
+    bank_account: Annotated[BankAccount, LAZY, Field(alias="bankAccount")]

@@ -7,13 +7,15 @@ from typing import TYPE_CHECKING, Annotated
 from pydantic import ConfigDict, Field
 from typing_extensions import TypeAliasType
 
-from .._runtime._lazy import lazy_model
+from .._runtime._lazy import LAZY
 from .._runtime._models import AwareDatetime, BaseModel
 
 if TYPE_CHECKING:
     from .address import Address
-else:
-    Address = lazy_model(__name__.rpartition(".")[0] + ".address", "Address")
+
+_LAZY_MODELS = {
+    "Address": "address",
+}  # imported when a class of this module is first built
 
 
 MetadataAdditionalProperty = TypeAliasType(
@@ -29,9 +31,9 @@ class Customer(BaseModel):
     email: str
     name: str
     phone: str | None = None
-    address: Address | None = None
+    address: Annotated[Address | None, LAZY] = None
     tags: list[str]
-    metadata: dict[str, MetadataAdditionalProperty] | None = None
+    metadata: Annotated[dict[str, MetadataAdditionalProperty], Field(max_length=50)] | None = None
     version: Annotated[
         int, Field(description="Incremented on every change; the `ETag` is derived from it.")
     ]

@@ -6,14 +6,16 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import ConfigDict, Field
 
-from .._runtime._lazy import lazy_model
+from .._runtime._lazy import LAZY
 from .._runtime._models import BaseModel
 from .customer import MetadataAdditionalProperty
 
 if TYPE_CHECKING:
     from .address import Address
-else:
-    Address = lazy_model(__name__.rpartition(".")[0] + ".address", "Address")
+
+_LAZY_MODELS = {
+    "Address": "address",
+}  # imported when a class of this module is first built
 
 
 class CustomerCreate(BaseModel):
@@ -23,6 +25,6 @@ class CustomerCreate(BaseModel):
     email: str
     name: Annotated[str, Field(max_length=200, min_length=1)]
     phone: Annotated[str | None, Field(examples=["+33142685300"])] = None
-    address: Address | None = None
+    address: Annotated[Address | None, LAZY] = None
     tags: Annotated[list[str] | None, Field(max_length=20)] = None
-    metadata: dict[str, MetadataAdditionalProperty] | None = None
+    metadata: Annotated[dict[str, MetadataAdditionalProperty], Field(max_length=50)] | None = None

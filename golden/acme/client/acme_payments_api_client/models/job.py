@@ -6,16 +6,18 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import ConfigDict, Field
 
-from .._runtime._lazy import lazy_model
+from .._runtime._lazy import LAZY
 from .._runtime._models import AwareDatetime, BaseModel, Open
 from .job_status import JobStatus
 
 if TYPE_CHECKING:
     from .problem import Problem
     from .report_result import ReportResult
-else:
-    Problem = lazy_model(__name__.rpartition(".")[0] + ".problem", "Problem")
-    ReportResult = lazy_model(__name__.rpartition(".")[0] + ".report_result", "ReportResult")
+
+_LAZY_MODELS = {
+    "Problem": "problem",
+    "ReportResult": "report_result",
+}  # imported when a class of this module is first built
 
 
 class Job(BaseModel):
@@ -32,5 +34,5 @@ class Job(BaseModel):
             description="When the job reached a final state; `null` until then.",
         ),
     ] = None
-    result: ReportResult | None = None
-    error: Problem | None = None
+    result: Annotated[ReportResult | None, LAZY] = None
+    error: Annotated[Problem | None, LAZY] = None

@@ -19,7 +19,7 @@ class Payment(BaseModel):
     )
     id: Annotated[str, Field(examples=["pay_01HTZ4K5M8N9P0Q1R2S3T4V5W6"])]
     amount: Annotated[int, Field(ge=1)]
-    currency: str
+    currency: Annotated[str, Field(pattern="^[a-z]{3}$")]
     customer_id: Annotated[str, Field(alias="customerId")]
     status: Open[PaymentStatus]
     amount_refunded: Annotated[int, Field(alias="amountRefunded", ge=0)]
@@ -38,5 +38,5 @@ class Payment(BaseModel):
             description="Why the payment failed; `null` unless `status` is `failed`.",
         ),
     ] = None
-    metadata: dict[str, MetadataAdditionalProperty] | None = None
+    metadata: Annotated[dict[str, MetadataAdditionalProperty], Field(max_length=50)] | None = None
     created_at: Annotated[AwareDatetime, Field(alias="createdAt")]

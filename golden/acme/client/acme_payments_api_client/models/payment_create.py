@@ -20,7 +20,7 @@ class PaymentCreate(BaseModel):
         int,
         Field(description="Amount in the smallest currency unit (cents).", examples=[5000], ge=1),
     ]
-    currency: str
+    currency: Annotated[str, Field(pattern="^[a-z]{3}$")]
     customer_id: Annotated[str, Field(alias="customerId")]
     payment_method: Annotated[
         Annotated[
@@ -33,4 +33,4 @@ class PaymentCreate(BaseModel):
         str | None,
         Field(alias="receiptEmail", description="Where to send the receipt; `null` sends none."),
     ] = None
-    metadata: dict[str, MetadataAdditionalProperty] | None = None
+    metadata: Annotated[dict[str, MetadataAdditionalProperty], Field(max_length=50)] | None = None

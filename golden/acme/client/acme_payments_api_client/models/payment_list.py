@@ -6,20 +6,22 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import ConfigDict, Field
 
-from .._runtime._lazy import lazy_model
+from .._runtime._lazy import LAZY
 from .._runtime._models import BaseModel
 
 if TYPE_CHECKING:
     from .payment import Payment
-else:
-    Payment = lazy_model(__name__.rpartition(".")[0] + ".payment", "Payment")
+
+_LAZY_MODELS = {
+    "Payment": "payment",
+}  # imported when a class of this module is first built
 
 
 class PaymentList(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
-    data: list[Payment]
+    data: Annotated[list[Payment], LAZY]
     next_cursor: Annotated[
         str | None,
         Field(alias="nextCursor", description="Cursor of the next page; `null` on the last page."),

@@ -6,13 +6,15 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import ConfigDict, Field
 
-from .._runtime._lazy import lazy_model
+from .._runtime._lazy import LAZY
 from .._runtime._models import BaseModel
 
 if TYPE_CHECKING:
     from .field_error import FieldError
-else:
-    FieldError = lazy_model(__name__.rpartition(".")[0] + ".field_error", "FieldError")
+
+_LAZY_MODELS = {
+    "FieldError": "field_error",
+}  # imported when a class of this module is first built
 
 
 class Problem(BaseModel):
@@ -27,5 +29,5 @@ class Problem(BaseModel):
     )
     instance: Annotated[str | None, Field(description="URI identifying this occurrence.")] = None
     errors: Annotated[
-        list[FieldError] | None, Field(description="Field errors of a validation problem.")
+        list[FieldError] | None, LAZY, Field(description="Field errors of a validation problem.")
     ] = None

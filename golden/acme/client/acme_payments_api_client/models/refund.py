@@ -19,8 +19,8 @@ class Refund(BaseModel):
     id: Annotated[str, Field(examples=["re_01HTZ6P7Q8R9S0T1U2V3W4X5Y6"])]
     payment_id: Annotated[str, Field(alias="paymentId")]
     amount: Annotated[int, Field(ge=1)]
-    currency: str
+    currency: Annotated[str, Field(pattern="^[a-z]{3}$")]
     reason: Open[RefundReason] | None = None
     status: Open[RefundStatus]
-    metadata: dict[str, MetadataAdditionalProperty] | None = None
+    metadata: Annotated[dict[str, MetadataAdditionalProperty], Field(max_length=50)] | None = None
     created_at: Annotated[AwareDatetime, Field(alias="createdAt")]

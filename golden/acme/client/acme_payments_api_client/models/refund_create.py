@@ -24,4 +24,4 @@ class RefundCreate(BaseModel):
         ),
     ] = None
     reason: Open[RefundReason] | None = None
-    metadata: dict[str, MetadataAdditionalProperty] | None = None
+    metadata: Annotated[dict[str, MetadataAdditionalProperty], Field(max_length=50)] | None = None

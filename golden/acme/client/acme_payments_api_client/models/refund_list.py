@@ -6,18 +6,20 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import ConfigDict, Field
 
-from .._runtime._lazy import lazy_model
+from .._runtime._lazy import LAZY
 from .._runtime._models import BaseModel
 
 if TYPE_CHECKING:
     from .refund import Refund
-else:
-    Refund = lazy_model(__name__.rpartition(".")[0] + ".refund", "Refund")
+
+_LAZY_MODELS = {
+    "Refund": "refund",
+}  # imported when a class of this module is first built
 
 
 class RefundList(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
-    data: list[Refund]
+    data: Annotated[list[Refund], LAZY]
     next_cursor: Annotated[str | None, Field(alias="nextCursor")]

@@ -6,14 +6,16 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import ConfigDict, Field
 
-from .._runtime._lazy import lazy_model
+from .._runtime._lazy import LAZY
 from .._runtime._models import AwareDatetime, BaseModel, Open
 from .order_status import OrderStatus
 
 if TYPE_CHECKING:
     from .order_line import OrderLine
-else:
-    OrderLine = lazy_model(__name__.rpartition(".")[0] + ".order_line", "OrderLine")
+
+_LAZY_MODELS = {
+    "OrderLine": "order_line",
+}  # imported when a class of this module is first built
 
 
 class Order(BaseModel):
@@ -22,7 +24,7 @@ class Order(BaseModel):
     )
     id: Annotated[str, Field(examples=["ord_xyz"])]
     status: Open[OrderStatus]
-    lines: list[OrderLine]
+    lines: Annotated[list[OrderLine], LAZY]
     note: str | None = None
     shipped_at: Annotated[
         AwareDatetime | None,

@@ -6,20 +6,22 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import AnyUrl, ConfigDict, Field
 
-from .._runtime._lazy import lazy_model
+from .._runtime._lazy import LAZY
 from .._runtime._models import BaseModel
 
 if TYPE_CHECKING:
     from .order_line import OrderLine
-else:
-    OrderLine = lazy_model(__name__.rpartition(".")[0] + ".order_line", "OrderLine")
+
+_LAZY_MODELS = {
+    "OrderLine": "order_line",
+}  # imported when a class of this module is first built
 
 
 class OrderCreate(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
-    lines: Annotated[list[OrderLine], Field(min_length=1)]
+    lines: Annotated[list[OrderLine], LAZY, Field(min_length=1)]
     note: str | None = None
     callback_url: Annotated[
         AnyUrl | None,

@@ -7,13 +7,15 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import ConfigDict, Field
 
-from .._runtime._lazy import lazy_model
+from .._runtime._lazy import LAZY
 from .._runtime._models import AwareDatetime, BaseModel, Open
 
 if TYPE_CHECKING:
     from .order import Order
-else:
-    Order = lazy_model(__name__.rpartition(".")[0] + ".order", "Order")
+
+_LAZY_MODELS = {
+    "Order": "order",
+}  # imported when a class of this module is first built
 
 
 class Type(StrEnum):
@@ -33,4 +35,4 @@ class OrderEvent(BaseModel):
     ]
     type: Open[Type]
     created_at: Annotated[AwareDatetime, Field(alias="createdAt")]
-    data: Order
+    data: Annotated[Order, LAZY]

@@ -2,22 +2,24 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 from pydantic import ConfigDict
 
-from .._runtime._lazy import lazy_model
+from .._runtime._lazy import LAZY
 from .._runtime._models import BaseModel
 
 if TYPE_CHECKING:
     from .file import File
-else:
-    File = lazy_model(__name__.rpartition(".")[0] + ".file", "File")
+
+_LAZY_MODELS = {
+    "File": "file",
+}  # imported when a class of this module is first built
 
 
 class FileList(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
-    items: list[File]
+    items: Annotated[list[File], LAZY]
     total: int

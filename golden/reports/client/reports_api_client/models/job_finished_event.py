@@ -7,13 +7,15 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import ConfigDict, Field
 
-from .._runtime._lazy import lazy_model
+from .._runtime._lazy import LAZY
 from .._runtime._models import AwareDatetime, BaseModel, Open
 
 if TYPE_CHECKING:
     from .job import Job
-else:
-    Job = lazy_model(__name__.rpartition(".")[0] + ".job", "Job")
+
+_LAZY_MODELS = {
+    "Job": "job",
+}  # imported when a class of this module is first built
 
 
 class JobFinishedEventType(StrEnum):
@@ -29,4 +31,4 @@ class JobFinishedEvent(BaseModel):
     id: Annotated[str, Field(description="Unique event id; the same on every delivery attempt.")]
     type: Open[JobFinishedEventType]
     created_at: Annotated[AwareDatetime, Field(alias="createdAt")]
-    data: Job
+    data: Annotated[Job, LAZY]

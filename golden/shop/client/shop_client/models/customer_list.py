@@ -2,22 +2,24 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 from pydantic import ConfigDict
 
-from .._runtime._lazy import lazy_model
+from .._runtime._lazy import LAZY
 from .._runtime._models import BaseModel
 
 if TYPE_CHECKING:
     from .customer import Customer
-else:
-    Customer = lazy_model(__name__.rpartition(".")[0] + ".customer", "Customer")
+
+_LAZY_MODELS = {
+    "Customer": "customer",
+}  # imported when a class of this module is first built
 
 
 class CustomerList(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
-    data: list[Customer]
+    data: Annotated[list[Customer], LAZY]
     has_more: bool

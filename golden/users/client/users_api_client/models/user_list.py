@@ -6,18 +6,20 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import ConfigDict, Field
 
-from .._runtime._lazy import lazy_model
+from .._runtime._lazy import LAZY
 from .._runtime._models import BaseModel
 
 if TYPE_CHECKING:
     from .user import User
-else:
-    User = lazy_model(__name__.rpartition(".")[0] + ".user", "User")
+
+_LAZY_MODELS = {
+    "User": "user",
+}  # imported when a class of this module is first built
 
 
 class UserList(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
-    data: list[User]
+    data: Annotated[list[User], LAZY]
     has_more: Annotated[bool, Field(alias="hasMore")]

@@ -2,23 +2,23 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 from pydantic import ConfigDict
 
-from .._runtime._lazy import lazy_model
+from .._runtime._lazy import LAZY
 from .._runtime._models import BaseModel
 
 if TYPE_CHECKING:
     from .webhook_endpoint import WebhookEndpoint
-else:
-    WebhookEndpoint = lazy_model(
-        __name__.rpartition(".")[0] + ".webhook_endpoint", "WebhookEndpoint"
-    )
+
+_LAZY_MODELS = {
+    "WebhookEndpoint": "webhook_endpoint",
+}  # imported when a class of this module is first built
 
 
 class ListWebhookEndpointsResponse(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
-    data: list[WebhookEndpoint]
+    data: Annotated[list[WebhookEndpoint], LAZY]

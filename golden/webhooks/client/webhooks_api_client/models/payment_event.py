@@ -7,13 +7,15 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import ConfigDict, Field
 
-from .._runtime._lazy import lazy_model
+from .._runtime._lazy import LAZY
 from .._runtime._models import AwareDatetime, BaseModel, Open
 
 if TYPE_CHECKING:
     from .payment import Payment
-else:
-    Payment = lazy_model(__name__.rpartition(".")[0] + ".payment", "Payment")
+
+_LAZY_MODELS = {
+    "Payment": "payment",
+}  # imported when a class of this module is first built
 
 
 class Type(StrEnum):
@@ -30,4 +32,4 @@ class PaymentEvent(BaseModel):
     ]
     type: Open[Type]
     created_at: Annotated[AwareDatetime, Field(alias="createdAt")]
-    data: Payment
+    data: Annotated[Payment, LAZY]

@@ -7,13 +7,15 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import ConfigDict, Field
 
-from .._runtime._lazy import lazy_model
+from .._runtime._lazy import LAZY
 from .._runtime._models import AwareDatetime, BaseModel, Open
 
 if TYPE_CHECKING:
     from .refund import Refund
-else:
-    Refund = lazy_model(__name__.rpartition(".")[0] + ".refund", "Refund")
+
+_LAZY_MODELS = {
+    "Refund": "refund",
+}  # imported when a class of this module is first built
 
 
 class RefundEventType(StrEnum):
@@ -29,4 +31,4 @@ class RefundEvent(BaseModel):
     ]
     type: Open[RefundEventType]
     created_at: Annotated[AwareDatetime, Field(alias="createdAt")]
-    data: Refund
+    data: Annotated[Refund, LAZY]
