@@ -277,7 +277,7 @@ def _module_text(
     foreign = sorted({u for n in own for u in definitions[n].uses if homes[u] != module})
     needed = {u for n in own for u in eager[n]}
     typed = [f for f in foreign if f not in needed]
-    body = [_class_text(source, definitions[n].node, homes, module, lazy) for n in own]
+    body = [_class_text(source, definitions[n].node, set(typed), lazy) for n in own]
     used = {c.id for n in own for c in ast.walk(definitions[n].node) if isinstance(c, ast.Name)}
     lines = [marker, "", "from __future__ import annotations", ""]
     lines += _imports(text, imports, used)
@@ -298,19 +298,18 @@ def _module_text(
     return "\n".join(lines) + "\n\n\n" + "\n\n\n".join(body) + "\n"
 
 
-def _class_text(
-    source: Edits, node: ast.stmt, homes: Mapping[str, str], module: str, lazy: Mapping[int, str]
-) -> str:
-    """`node`'s text, with `LAZY` first in the annotation of each field that names a model
-    of another module alone."""
+def _class_text(source: Edits, node: ast.stmt, typed: set[str], lazy: Mapping[int, str]) -> str:
+    """`node`'s lines, with `LAZY` first in the annotation of each field that names alone a
+    model its module imports lazily (`typed`)."""
     fields = [
         s
         for s in (node.body if isinstance(node, ast.ClassDef) else [])
-        if isinstance(s, ast.AnnAssign) and id(s) in lazy and homes[lazy[id(s)]] != module
+        if isinstance(s, ast.AnnAssign) and lazy.get(id(s)) in typed
     ]
+    text = source.lines_of(node)
     if not fields:
-        return source.segment(node)
-    edits = Edits(source.segment(node), first_line=node.lineno)
+        return text
+    edits = Edits(text, first_line=node.lineno)
     for field in fields:
         annotation = field.annotation
         if (

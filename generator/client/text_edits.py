@@ -45,6 +45,13 @@ class Edits:
         ]
         return b"\n".join(parts).decode("utf-8", "surrogatepass")
 
+    def lines_of(self, node: ast.stmt) -> str:
+        """The whole lines of the statement `node` (a top-level one: from its first column),
+        its trailing comment (`# type: ignore[...]`) included."""
+        assert node.end_lineno is not None
+        lines = self.lines[node.lineno - self.first : node.end_lineno - self.first + 1]
+        return b"\n".join(lines).decode("utf-8", "surrogatepass")
+
     def rename_class(self, node: ast.ClassDef, new: str) -> None:
         """The name in `class Name(...)` (a class without decorators) made `new`."""
         line = node.lineno - self.first

@@ -51,7 +51,7 @@ def unwrap_root_models(text: str, keep: Iterable[str] = ()) -> str:
         return text
     for use in _annotation_uses(tree, set(resolved)):
         edits.replace(use, resolved[use.id])
-    kept = set(keep)
+    kept = _still_named(tree, set(resolved), set(keep))
     for statement in tree.body:
         if (
             isinstance(statement, ast.ClassDef)
@@ -64,6 +64,19 @@ def unwrap_root_models(text: str, keep: Iterable[str] = ()) -> str:
             if isinstance(target, ast.Name) and target.id in resolved and target.id not in kept:
                 edits.replace(statement, "")
     return edits.apply()
+
+
+def _still_named(tree: ast.Module, resolved: set[str], keep: set[str]) -> set[str]:
+    """`keep` and the wrappers a kept wrapper names (its own `root` is left as it is), at
+    any depth: the classes that stay."""
+    bodies = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef) and n.name in resolved}
+    kept, todo = set(keep), [n for n in bodies if n in keep]
+    while todo:
+        for child in ast.walk(bodies[todo.pop()]):
+            if isinstance(child, ast.Name) and child.id in bodies and child.id not in kept:
+                kept.add(child.id)
+                todo.append(child.id)
+    return kept
 
 
 def _held_types(tree: ast.Module, source: Edits) -> dict[str, str]:

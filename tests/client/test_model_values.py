@@ -11,6 +11,8 @@ import sys
 import pytest
 
 from generator.client.class_paths import is_numbered
+from generator.client.model_modules import split_models
+from generator.client.unwrap import unwrap_root_models
 
 from .conftest import HERE, Generated, generate
 
@@ -119,3 +121,26 @@ def test_fields_hold_the_real_classes_their_json_schema_and_their_constraints(
     too_long, not_a_customer = (json.loads(line) for line in run.stdout.splitlines())
     assert ["customer", "constrained-str", "string_too_long"] in too_long
     assert ["customer", "Customer", "id", "string_type"] in not_a_customer  # located inside
+
+
+def test_a_kept_wrapper_keeps_the_wrappers_it_names() -> None:
+    text = (
+        "from pydantic import BaseModel, RootModel\n\n\n"
+        "class Inner(RootModel[int]):\n    root: int\n\n\n"
+        "class Outer(RootModel[Inner | None]):\n    root: Inner | None\n\n\n"
+        "class User(BaseModel):\n    n: Outer | None = None\n"
+    )
+    unwrapped = unwrap_root_models(text, keep={"Outer"})
+    assert "class Inner(RootModel[int])" in unwrapped  # `Outer`, which stays, names it
+    assert "class Outer(RootModel[Inner | None])" in unwrapped
+    assert "n: int | None | None = None" in unwrapped
+
+
+def test_a_module_keeps_its_classes_trailing_comments() -> None:
+    text = (
+        "from pydantic import BaseModel\n\n\n"
+        "class A(BaseModel):\n    x: int\n\n\n"
+        "class B(A):\n    x: str  # type: ignore[assignment]\n"
+    )
+    modules = split_models(text, {"A", "B"}, "# marker").modules
+    assert "x: str  # type: ignore[assignment]" in modules["b"]
