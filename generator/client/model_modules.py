@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 from generator.client.models import client_models
 from generator.client.text_edits import Edits
-from generator.render.env import code_digest
+from generator.render.fingerprint import code_digest
 from generator.render.names import RESERVED, NameAllocator, snake_case
 from generator.render.writer import Deferred, GeneratedFile
 from generator.spec.load import remembered
