@@ -17,7 +17,7 @@ from typing import cast
 from generator.client.body_args import MODULE as PARAMS_MODULE
 from generator.client.body_args import TypedDictPlan
 from generator.client.method_names import SHADOWABLE_BUILTINS, class_scope_safe
-from generator.client.models import client_models
+from generator.client.model_modules import model_files
 from generator.client.plan_types import ClientPlan, Kept, ResourcePlan
 from generator.ir import Operation
 from generator.render.env import TemplateFiles, templates_root
@@ -33,6 +33,7 @@ def client_files(
     cache: PlanCache,
     *,
     models_source: str | Deferred,
+    keep: frozenset[str],
     marker: str,
     scope: str,
     typed_dicts: Sequence[TypedDictPlan] = (),
@@ -73,7 +74,7 @@ def client_files(
         GeneratedFile(f"{pkg}/py.typed", ""),
         templates.file(f"{pkg}/__init__.py", "__init__.py.j2", format=True),
         client_module.file(f"{pkg}/_client.py", "_client.py.j2", format=True),
-        GeneratedFile(f"{pkg}/models.py", _lenient(models_source), format=True),
+        *model_files(pkg, models_source, keep, marker),
         GeneratedFile(
             f"{pkg}/resources/__init__.py",
             f'{marker}\n"""One module per resource: `client.<resource>` (see `_client`)."""\n',
@@ -153,14 +154,6 @@ def _params_file(
         format=True,
         extra={"typed_dicts": typed_dicts, "used": sorted(used), "typing_names": typing_names},
     )
-
-
-def _lenient(models_source: str | Deferred) -> str | Deferred:
-    """The client's models module: the shared one, made forward-compatible for responses
-    (`models.py`), when its text is there (else when it is)."""
-    if isinstance(models_source, str):
-        return client_models(models_source)
-    return Deferred(lambda: client_models(models_source.text()))
 
 
 def _resource_view(resource: ResourcePlan, kept: Kept | None = None) -> ResourcePlan:

@@ -11,6 +11,10 @@ requests); the client gets this transformation of it, built on its runtime's `_m
 - `AwareDatetime` comes from the runtime (a response's naive date-time is read as naive);
 - `EmailStr` (`format: email`, which the server checks: `format_checks`) becomes `str`: a
   response is never refused for an address;
+- a `RootModel` used on an attribute is written as the type it holds (`unwrap`): a
+  response reads as plain values (a wrapper no template names is left out);
+- a class the library numbered (`Object27`) is named after its property path
+  (`CustomerObject`: `class_paths`);
 - each `Annotated[..., Field(discriminator=...)]` gets `OPEN_UNION` beside the `Field`: an
   unknown variant of a response is kept as its JSON object.
 
@@ -24,62 +28,38 @@ from __future__ import annotations
 
 import ast
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
+from generator.client.class_paths import name_from_paths
+from generator.client.text_edits import Edits
+from generator.client.unwrap import unwrap_root_models
 from generator.spec.load import remembered
 
-_VERSION = "2"
+_VERSION = "5"
 _KIND = "clientmodels" + _VERSION
 _RUNTIME = "._runtime._models"
 _FROM_RUNTIME = frozenset({"AwareDatetime", "BaseModel"})  # pydantic's names the runtime replaces
+_IGNORE = "# type: ignore[assignment]"  # the models step's (generator/models/fixes.py)
 _AS_STR = "EmailStr"  # a pydantic name read as `str`
 _memo: dict[str, str] = {}
 
 
-def client_models(text: str) -> str:
-    """`text` (the shared models module) made forward-compatible (see the module docstring)."""
-    key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-    made = remembered(_memo, _KIND, key, str, lambda: transform(text))
+def client_models(text: str, keep: Iterable[str] = ()) -> str:
+    """`text` (the shared models module) made forward-compatible (see the module docstring);
+    `keep`: the classes the templates name (never renamed or removed)."""
+    kept = sorted(set(keep))
+    material = "\0".join([text, *kept]).encode("utf-8", "surrogatepass")
+    key = hashlib.sha256(material).hexdigest()
+    made = remembered(_memo, _KIND, key, str, lambda: transform(text, kept))
     assert made is not None
     return made
 
 
-class _Edits:
-    """Replacements of (line, start byte, end byte) spans of one module's text."""
-
-    def __init__(self, text: str) -> None:
-        self.lines = text.encode("utf-8", "surrogatepass").split(b"\n")
-        self.edits: list[tuple[int, int, int, int, str]] = []  # start line/col, end line/col
-
-    def replace(self, node: ast.expr | ast.stmt, new: str) -> None:
-        assert node.end_lineno is not None and node.end_col_offset is not None
-        self.edits.append(
-            (node.lineno - 1, node.col_offset, node.end_lineno - 1, node.end_col_offset, new)
-        )
-
-    def insert_after(self, node: ast.expr, new: str) -> None:
-        assert node.end_lineno is not None and node.end_col_offset is not None
-        line, col = node.end_lineno - 1, node.end_col_offset
-        self.edits.append((line, col, line, col, new))
-
-    def append_line(self, node: ast.stmt, new: str) -> None:
-        """`new` on a line of its own after the statement `node`."""
-        assert node.end_lineno is not None
-        line = node.end_lineno - 1
-        end = len(self.lines[line])
-        self.edits.append((line, end, line, end, "\n" + new))
-
-    def apply(self) -> str:
-        lines = self.lines
-        for start, start_col, end, end_col, new in sorted(self.edits, reverse=True):
-            head = lines[start][:start_col]
-            tail = lines[end][end_col:]
-            lines[start : end + 1] = [head + new.encode() + tail]
-        return b"\n".join(lines).decode("utf-8", "surrogatepass")
-
-
-def transform(text: str) -> str:
+def transform(text: str, keep: Iterable[str] = ()) -> str:
     """The transformation itself (uncached)."""
+    text = name_from_paths(unwrap_root_models(text, keep), keep)
+    # a member redefined against its parent's type may agree with it once unwrapped
+    text = text.replace(_IGNORE, "# type: ignore[assignment, unused-ignore]")
     try:
         tree = ast.parse(text)
     except SyntaxError:
@@ -93,7 +73,7 @@ def transform(text: str) -> str:
         if isinstance(t, ast.Name)
     }
     names = {name: _free(name, defined) for name in ("Open", "OpenInt", "OPEN_UNION")}
-    edits = _Edits(text)
+    edits = Edits(text)
     used: set[str] = set()
     for node in _type_names(tree, enums):
         wrapper = "Open" if enums[node.id] == "str" else "OpenInt"

@@ -576,6 +576,7 @@ def plan_client(
         cache,
         typed_dicts=planner.bodies.typed_dict_list(),
         models_source=models_source,
+        keep=frozenset(classes.values()),
         marker=marker,
         scope=scope,
     )

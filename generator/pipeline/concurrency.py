@@ -45,6 +45,7 @@ from generator.pipeline.trees import (
     Build,
     Planned,
     Product,
+    models_files,
     models_module,
     warn_about_models,
 )
@@ -344,7 +345,7 @@ class MadeTree:
         ]
         product = Product("client", out_dir, self.package, files, {}, self.summary)
         product.on_disk = frozenset(self.on_disk)
-        models = next(f for f in files if f.path == f"{self.package}/models.py")
+        models = models_files(product)
         done = PendingTree(dict(self.rendered), [], [], {}, {}, keys=dict(self.keys))
         return Planned("client", None, product, models, [done], gaps=self.gaps, ahead=self.ahead)
 

@@ -64,7 +64,7 @@ class Planned:
     kind: str
     plan: Any
     product: Product
-    models: GeneratedFile
+    models: list[GeneratedFile]  # the models module (the client's: its package's modules)
     pending: list[PendingTree] = field(default_factory=list)
     unknown: Unknown | None = None  # the models text a speculative plan waits for
     gaps: list[Said] | None = None  # the client's gaps, found in a forked child (`beside`)
@@ -118,7 +118,7 @@ class Build:
             item.unknown = unknown
             wanted = item.product.files
             if models_text is None:
-                wanted = [f for f in wanted if f is not item.models]
+                wanted = [f for f in wanted if all(f is not m for m in item.models)]
             item.pending.append(self.start(item, wanted))
         return [planned[k] for k in kinds]
 
@@ -127,7 +127,7 @@ class Build:
         for item in planned:
             assert item.unknown is not None  # (the client's file wraps it: client/models.py)
             item.unknown.known = models_text
-            item.pending.append(self.start(item, [item.models]))
+            item.pending.append(self.start(item, item.models))
         return planned
 
     def abandon(self, planned: list[Planned]) -> None:
@@ -180,8 +180,7 @@ class Build:
                 f"{len(cplan.resources)} resources, {len(cplan.webhooks)} webhooks",
             )
             plan = cplan
-        models_file = next(f for f in product.files if f.path == f"{product.package}/models.py")
-        return Planned(kind, plan, product, models_file)
+        return Planned(kind, plan, product, models_files(product))
 
     def start(self, item: Planned, files: list[GeneratedFile]) -> PendingTree:
         """Start rendering `files` of `item`'s tree. Create-once files whose bytes are not
@@ -200,6 +199,12 @@ class Build:
         if out_dir not in self.indexes:
             self.indexes[out_dir] = WrittenIndex(out_dir)
         return self.indexes[out_dir]
+
+
+def models_files(product: Product) -> list[GeneratedFile]:
+    """The files of `product`'s models: `models.py` (the server's) or `models/*.py`."""
+    module, package = f"{product.package}/models.py", f"{product.package}/models/"
+    return [f for f in product.files if f.path == module or f.path.startswith(package)]
 
 
 class Unknown(Deferred):

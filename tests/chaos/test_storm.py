@@ -71,7 +71,7 @@ def increment(acme: ModuleType, client: Any, customer_id: str, tally: Tally) -> 
         return raw.parsed, raw.etag
 
     def apply(customer: Any) -> int:
-        return int(customer.metadata.root["counter"]) + 1
+        return int(customer.metadata["counter"]) + 1
 
     def write(value: int, etag: str) -> Any:
         key = str(uuid.uuid4())  # one key per conditional write, kept by its repeats
@@ -88,7 +88,7 @@ def increment(acme: ModuleType, client: Any, customer_id: str, tally: Tally) -> 
 
     updated = acme.read_modify_write(read, apply, write, max_attempts=MAX_ATTEMPTS)
     with tally.lock:
-        tally.written.append(int(updated.metadata.root["counter"]))
+        tally.written.append(int(updated.metadata["counter"]))
 
 
 def test_concurrent_increments_lose_nothing_through_faults(
@@ -131,7 +131,7 @@ def test_concurrent_increments_lose_nothing_through_faults(
     with acme.Client(base_url=acme_server.url, bearer_auth="chaos-storm") as direct:
         final = direct.customers.get(customer_id=customer_id)
     expected = STORM_CLIENTS * STORM_INCREMENTS
-    counter = int(final.metadata.root["counter"])
+    counter = int(final.metadata["counter"])
     exchanges = [e for w in wires for e in w.exchanges]
     patches = [e for e in exchanges if e.method == "PATCH"]
     answers = acme_server.log.answers(lambda a: a.path == target and a.method == "PATCH")

@@ -67,7 +67,14 @@ def test_files_are_marked_and_the_project_is_installable(generated: dict[str, Ge
             "pyproject.toml",
             f"{pkg}/__init__.py",
             f"{pkg}/_client.py",
-            f"{pkg}/models.py",
+            f"{pkg}/models/__init__.py",
+            f"{pkg}/models/_common.py",
+            *(
+                f"{pkg}/models/{p.name}"
+                for p in (Path(__file__).parents[2] / "golden/acme/client" / pkg / "models").glob(
+                    "[!_]*.py"
+                )
+            ),
             f"{pkg}/params.py",
             f"{pkg}/py.typed",
             f"{pkg}/webhooks.py",

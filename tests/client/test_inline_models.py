@@ -202,7 +202,8 @@ def test_inline_schemas_are_named_models_beside_the_components(
     project: tuple[Path, ModuleType],
 ) -> None:
     out, _ = project
-    text = (out / "client" / f"{PREFIX}_client" / "models.py").read_text()
+    package = out / "client" / f"{PREFIX}_client" / "models"
+    text = "\n".join(p.read_text() for p in sorted(package.glob("*.py")))
     for name, member in CLASSES.items():
         assert f"    {member}:" in _class_body(text, name), name
     resource = (out / "client" / f"{PREFIX}_client" / "resources" / "things.py").read_text()
@@ -281,8 +282,13 @@ def test_apiforge_client_alone_writes_the_same_models(
         spec_name="inline.yaml",
         package=f"{PREFIX}_client",
     )
-    alone = (tmp_path / "alone" / f"{PREFIX}_client" / "models.py").read_text()
-    assert alone == (out / "client" / f"{PREFIX}_client" / "models.py").read_text()
+
+    def models(root: Path) -> dict[str, str]:
+        package = root / f"{PREFIX}_client" / "models"
+        return {p.name: p.read_text() for p in sorted(package.glob("*.py"))}
+
+    alone = models(tmp_path / "alone")
+    assert alone and alone == models(out / "client")
 
 
 def _models_after(spec_text: str, tmp_path: Path, name: str) -> str:
@@ -290,7 +296,8 @@ def _models_after(spec_text: str, tmp_path: Path, name: str) -> str:
     spec.write_text(spec_text, encoding="utf-8")
     out = tmp_path / name
     generate(str(spec), out, package_prefix=PREFIX, lint=False)
-    return (out / "client" / f"{PREFIX}_client" / "models.py").read_text()
+    package = out / "client" / f"{PREFIX}_client" / "models"
+    return "\n".join(p.read_text() for p in sorted(package.glob("*.py")))
 
 
 def test_adding_an_operation_renames_no_inline_model(

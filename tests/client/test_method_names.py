@@ -419,7 +419,7 @@ def test_the_generated_client_passes_mypy_strict(
     lines = [line for line in checked.stdout.splitlines() if ": " in line]
     errors = [line for line in lines if ": error:" in line]
     assert len(errors) == 1 and 'has no attribute "get_customers"' in errors[0], checked
-    assert f'Revealed type is "list[{generated.package}.models.Thing]"' in checked.stdout
+    assert f'Revealed type is "list[{generated.package}.models.thing.Thing]"' in checked.stdout
     source = (generated.out / generated.package / "resources" / "customers.py").read_text()
     assert "import builtins" in source and "expand: builtins.list[str] | None" in source
 

@@ -62,7 +62,7 @@ def test_create_payment_retries_with_one_idempotency_key(acme: Any) -> None:
         raw = client.payments.with_raw_response.create(
             body=acme.models.PaymentCreate(
                 amount=5000,
-                currency=acme.models.Currency("usd"),
+                currency="usd",
                 customer_id="cus_1",
                 payment_method=acme.models.CardPaymentMethod(type="card", token="tok"),
             )

@@ -225,8 +225,9 @@ def test_raw_access_keeps_the_signature_for_mypy(
     assert len(errors) == 1 and 'Unexpected keyword argument "paymentid"' in errors[0], lines
     revealed = [line.split("Revealed type is ", 1)[1] for line in lines if "Revealed type" in line]
     assert revealed == [
-        f'"{acme.package}.models.Payment"',
-        f'"{acme.package}._runtime._raw.Raw[{acme.package}.models.Payment]"',
+        f'"{acme.package}.models.payment.Payment"',
+        f'"{acme.package}._runtime._raw.Raw[{acme.package}.models.payment.Payment]"',
         f'"{acme.package}._runtime._raw.Raw[{acme.package}._runtime._pagination.AsyncPage['
-        f'{acme.package}.models.Payment, {acme.package}.models.PaymentList]]"',
+        f"{acme.package}.models.payment.Payment, "
+        f'{acme.package}.models.payment_list.PaymentList]]"',
     ]

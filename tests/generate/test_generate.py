@@ -88,7 +88,7 @@ def test_check_in_sync_exits_0_and_writes_nothing(generated: Path, tmp_path: Pat
 
 def test_check_edited_generated_file_exits_1(generated: Path, tmp_path: Path) -> None:
     out = _copy(generated, tmp_path)
-    models_py = next((out / "client").glob("*/models.py"))
+    models_py = next((out / "client").glob("*/models/customer.py"))
     models_py.write_text(models_py.read_text() + "\n# edited\n")
     before = _snapshot(out)
     code, output = _check(out)

@@ -1,11 +1,12 @@
-"""Forward-compatible response models: what a generated client's `models.py` is built on.
+"""Forward-compatible response models: what a generated client's `models` are built on.
 
 The server may be newer than the client. Responses are therefore read leniently, requests
-strictly. The client's `models.py` is the server's, with these pieces put in by the generator
+strictly. The client's models are the server's, with these pieces put in by the generator
 (`generator/client/models.py`):
 
 - `BaseModel`: pydantic's, keeping members it does not declare (`extra="allow"`): reachable
-  as attributes, in `.model_extra` and in `.model_dump()`;
+  as attributes, in `.model_extra` and in `.model_dump()`; built when first used, after the
+  models its module imports lazily (`_lazy`);
 - `Open[E]` for each `StrEnum` field (`OpenInt[E]` for `IntEnum`): typed `E | str`; a known
   value is the enum member, an unknown one (an enum value added after the client was
   generated) arrives as the plain string in a response, and is refused in a model you build;
@@ -27,8 +28,11 @@ from datetime import datetime
 from typing import Annotated, Any, Literal, TypeAlias, TypeVar, get_args
 
 import pydantic
-from pydantic import GetCoreSchemaHandler
+from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
+from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema, PydanticCustomError, core_schema
+
+from ._lazy import import_lazy_models, json_schema_once
 
 LENIENT: dict[str, Any] = {"apiforge_lenient": True}
 
@@ -48,8 +52,45 @@ class BaseModel(pydantic.BaseModel):
     `_request_id`: the server's id of the request that returned it (`x-request-id` or
     `request-id`; None for a model built in code), to quote when you report a problem."""
 
-    model_config = pydantic.ConfigDict(extra="allow")
+    model_config = pydantic.ConfigDict(extra="allow", defer_build=True)
     _request_id: str | None = pydantic.PrivateAttr(default=None)
+
+    @classmethod
+    def model_rebuild(
+        cls,
+        *,
+        force: bool = False,
+        raise_errors: bool = True,
+        _parent_namespace_depth: int = 2,
+        _types_namespace: Mapping[str, Any] | None = None,
+    ) -> bool | None:
+        """pydantic's, after the models the class's module imports lazily (`_lazy`): a
+        model is built when first used, not when its module is imported."""
+        import_lazy_models(cls.__module__)
+        return super().model_rebuild(
+            force=force,
+            raise_errors=raise_errors,
+            _parent_namespace_depth=_parent_namespace_depth + 1,
+            _types_namespace=_types_namespace,
+        )
+
+    @classmethod
+    def __get_pydantic_core_schema__(
+        cls, source: type[pydantic.BaseModel], handler: GetCoreSchemaHandler, /
+    ) -> CoreSchema:
+        """The model as another type's member: built as pydantic builds it, after the models
+        its module imports lazily (`_lazy`)."""
+        if cls.__pydantic_complete__ and source is cls:
+            return cls.__pydantic_core_schema__
+        import_lazy_models(cls.__module__)
+        return handler(source)
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler, /
+    ) -> JsonSchemaValue:
+        """pydantic's, made once per model however often it reaches itself (`_lazy`)."""
+        return json_schema_once(core_schema, handler)
 
     def to_dict(self, *, mode: Literal["json", "python"] = "json") -> dict[str, Any]:
         """The members by wire name, unset ones left out (`mode="python"` keeps datetimes,
