@@ -16,6 +16,14 @@ from generator.render.names import NameAllocator, snake_case
 
 # VerifierBase's own members: no scheme method may take their names.
 _VERIFIER_MEMBERS = ("allow_destination",)
+#: The URLs OpenAPI requires of each flow: kept even when the spec wrote them empty (a
+#: Swagger 2.0 `authorizationUrl: ""` is common), or `/openapi.json` cannot be built.
+_FLOW_URLS_REQUIRED = {
+    "implicit": ("authorizationUrl",),
+    "authorizationCode": ("authorizationUrl", "tokenUrl"),
+    "password": ("tokenUrl",),
+    "clientCredentials": ("tokenUrl",),
+}
 
 Alternative = tuple[tuple[str, tuple[str, ...]], ...]
 
@@ -91,7 +99,7 @@ def scheme_plans(api: Api) -> list[SchemePlan]:
                         ("tokenUrl", flow.token_url),
                         ("refreshUrl", flow.refresh_url),
                     )
-                    if value
+                    if value or key in _FLOW_URLS_REQUIRED.get(flow.kind, ())
                 }
                 | {"scopes": {s: "" for s in flow.scopes}}
                 for flow in scheme.flows

@@ -139,3 +139,40 @@ def test_a_path_key_with_and_without_its_slash_is_a_clear_error(tmp_path: Path) 
         "both.yaml:4:3" in text
         and "'widgets/{widget_id}' and '/widgets/{widget_id}' are the same path" in text
     )
+
+
+EMPTY_FLOW_URLS = """\
+openapi: 3.1.0
+info: {title: EmptyUrls, version: "1"}
+paths:
+  /airports:
+    get:
+      operationId: listAirports
+      tags: [airports]
+      security: [{google_id_token: []}, {robots: [read]}]
+      responses:
+        "200": {description: ok}
+components:
+  securitySchemes:
+    google_id_token:
+      type: oauth2
+      flows: {implicit: {authorizationUrl: "", scopes: {}}}
+    robots:
+      type: oauth2
+      flows: {clientCredentials: {tokenUrl: "", scopes: {read: reads}}}
+"""
+
+
+def test_oauth_flows_with_empty_urls_still_describe_themselves(tmp_path: Path) -> None:
+    """Swagger 2.0 specs write `authorizationUrl: ""`; leaving it out made the server's
+    `/openapi.json` fail (OpenAPI's model requires the URL of each flow)."""
+    spec = tmp_path / "empty.yaml"
+    spec.write_text(EMPTY_FLOW_URLS)
+    project = tmp_path / "srv"
+    generate(spec, project, "empty_server")
+    with serve(project, "empty_server", tmp_path / "state") as base:
+        response = httpx.get(f"{base}/openapi.json")
+    assert response.status_code == 200
+    schemes = response.json()["components"]["securitySchemes"]
+    assert schemes["google_id_token"]["flows"]["implicit"]["authorizationUrl"] == ""
+    assert schemes["robots"]["flows"]["clientCredentials"]["tokenUrl"] == ""
