@@ -16,6 +16,8 @@ objects of the same shape (descriptions aside) are one TypedDict. Names that col
 `3`, … in the operations' order. A key that is no usable identifier (`a-b`, `from`, or a name
 the types themselves use) puts its TypedDict in the functional form
 (`X = TypedDict("X", {...})`).
+
+They are kept between runs with the client's resource plans (`body_arguments`).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from generator.ir import Api, MediaType, Operation
 from generator.patterns.pagination import resolve
 from generator.render.escape import py_literal
 from generator.render.names import NameAllocator, pascal_case
+from generator.render.plan_cache import PlanCache
 from generator.render.pytypes import (
     TypeMapper,
     admits_null,
@@ -106,6 +109,49 @@ def _structure(schema: Any) -> str:
         return node
 
     return json.dumps(strip(schema), sort_keys=True, default=str)
+
+
+@dataclass(frozen=True)
+class Bodies:
+    """What `BodyArgs` planned: each operation's members (by operation id), the whole JSON
+    bodies that TypedDicts type (`BodyArgs.whole`) and the TypedDicts by name."""
+
+    by_operation: Mapping[str, tuple[Member, ...]]
+    whole: Mapping[str, str]
+    typed_dicts: Mapping[str, TypedDictPlan]
+
+    def typed_dict_list(self) -> list[TypedDictPlan]:
+        """The TypedDicts by name (numbers in names in their order: `X2` before `X10`, as
+        linters sort `__all__`), each knowing whether it needs the functional form."""
+        taken = frozenset(self.typed_dicts)
+        return [
+            replace(t, functional=not all(_class_field(f.wire, taken) for f in t.fields))
+            for t in (self.typed_dicts[n] for n in sorted(self.typed_dicts, key=_natural))
+        ]
+
+
+_CACHE_NAMES = "body arguments"  # its plan-cache key's `names` (a resource's are a tuple)
+
+
+def body_arguments(api: Api, mapper: TypeMapper, cache: PlanCache | None) -> Bodies:
+    """Every body's members and the TypedDicts (`BodyArgs`), served from `cache` when an
+    earlier run planned them from the same input: the API as a whole (`PlanCache.base`: the
+    components and the models' class names, all `mapper` knows) and, in their order, the
+    operations with a body, each by its path item (the others take no part in them)."""
+
+    def make() -> Bodies:
+        return BodyArgs(api, mapper).planned()
+
+    if cache is None:
+        return make()
+    with_body = [op for op in api.operations if op.request_body and op.request_body.content]
+    key = cache.key(_CACHE_NAMES, with_body)
+    served = cache.served(key)
+    if isinstance(served, Bodies):
+        return served
+    bodies = cache.plan(key, make)
+    cache.keep(key, bodies)
+    return bodies
 
 
 class BodyArgs:
@@ -268,14 +314,8 @@ class BodyArgs:
         )
         return name
 
-    def typed_dict_list(self) -> list[TypedDictPlan]:
-        """The TypedDicts by name (numbers in names in their order: `X2` before `X10`, as
-        linters sort `__all__`), each knowing whether it needs the functional form."""
-        taken = frozenset(self.typed_dicts)
-        return [
-            replace(t, functional=not all(_class_field(f.wire, taken) for f in t.fields))
-            for t in (self.typed_dicts[n] for n in sorted(self.typed_dicts, key=_natural))
-        ]
+    def planned(self) -> Bodies:
+        return Bodies(self.by_operation, self.whole, self.typed_dicts)
 
 
 _STRING_LITERAL = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")

@@ -33,7 +33,7 @@ from generator.client.auth import (
     plan_auth,
     plan_security,
 )
-from generator.client.body_args import BodyArgs, value_example
+from generator.client.body_args import body_arguments, value_example
 from generator.client.files import client_files
 from generator.client.media import plan_media
 from generator.client.method_names import (
@@ -176,13 +176,13 @@ def _literal_example(type_expr: str) -> str:
 
 
 class _Planner:
-    def __init__(self, api: Api, mapper: TypeMapper) -> None:
+    def __init__(self, api: Api, mapper: TypeMapper, cache: PlanCache | None = None) -> None:
         self.api = api
         self.types = mapper
         self.auth = plan_auth(api, CONSTRUCTOR_ARGUMENTS)
         self.kept: dict[str, Kept] = {}  # module → its operations' views from the plan cache
         self.keys: dict[str, str | None] = {}  # module → its plan-cache key, when planned
-        self.bodies = BodyArgs(api, mapper)  # every body's members and the TypedDicts
+        self.bodies = body_arguments(api, mapper, cache)  # every body's members, TypedDicts
 
     def params(self, op: Operation, allocator: NameAllocator) -> tuple[ParamPlan, ...]:
         pattern_headers = set(_CONCURRENCY_HEADERS)
@@ -546,9 +546,9 @@ def plan_client(
     else:
         models_source, classes = models
     mapper = TypeMapper({k: s.data for k, s in lifted.schemas.items()}, classes)
-    planner = _Planner(api, mapper)
     scope = f"{marker}\0{package}"
     cache = PlanCache("client", scope, api, inputs, classes)
+    planner = _Planner(api, mapper, cache)
     version = package_version(api.version)
     taken = [*CONSTRUCTOR_ARGUMENTS, *(a.argument for a in planner.auth if a.argument)]
     servers = plan_servers(api, taken)

@@ -17,6 +17,9 @@ everything those plans are made from:
   path item's `marshal` bytes (what the IR builds it from; a path item whose text points
   into `#/paths` makes the whole of `paths` part of every key).
 
+The client keeps its body arguments there too (`body_arguments`), keyed as a resource
+whose operations are those with a body.
+
 Equal keys mean equal plans. A served plan's warnings are said again from what planning said
 the first time (`located.recorded` / `replay`), their lines looked up in the file as it is
 now. The cache is off when warnings could not all be recorded (`recording_complete`), when

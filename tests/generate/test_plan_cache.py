@@ -445,3 +445,61 @@ def test_plan_inputs_from_texts_see_refs_into_paths_even_escaped() -> None:
     outward = {"openapi": "3.1.0", "paths": {"/a": {"get": {}}}}
     _, items, whole = plan_cache.PlanInputs(outward, (), (top, {"~1a": plain["~1a"]})).digests()
     assert items == {"/a": b"a" * 32} and whole == b""
+
+
+SHIPPING = (
+    "  /v1/shipments:\n    post:\n      operationId: createShipment\n"
+    "      requestBody:\n        content:\n          application/json:\n            schema:\n"
+    "              type: object\n              properties:\n"
+    "                destination:\n                  type: object\n"
+    "                  properties:\n                    city:\n                      type: string\n"
+    "                origin:\n                  $ref: '#/components/schemas/Address'\n"
+    "      responses:\n        '204':\n          description: ok\n"
+)
+PARAMS = "client/acme_payments_api_client/params.py"
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        # a member added to an object written in place in the operation's body
+        (
+            "                    city:\n                      type: string\n",
+            "                    zone:\n                      type: string\n",
+        ),
+        # ... and to a component the body refers to
+        (
+            "    Address:\n      type: object\n      properties:\n",
+            "        zone:\n          type: string\n",
+        ),
+    ],
+    ids=["in place", "component"],
+)
+def test_body_arguments_are_served_until_a_body_changes(
+    edit: tuple[str, str],
+    spec: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    one_process: None,
+) -> None:
+    from generator.client.body_args import BodyArgs
+
+    _edit(spec, "paths:\n", "paths:\n" + SHIPPING)
+    before = _run(spec, tmp_path / "warm", monkeypatch, caplog)[0]
+    assert b"zone" not in before[PARAMS]  # (the TypedDicts: `zone: str` once there)
+    planned = _instances(monkeypatch, BodyArgs)
+    # an operation without a body takes no part in them: served
+    probe = (
+        "  /v1/ping:\n    get:\n      operationId: ping\n"
+        "      responses:\n        '204':\n          description: ok\n"
+    )
+    _edit(spec, "paths:\n", "paths:\n" + probe)
+    assert _check_fresh(spec, tmp_path, monkeypatch, caplog)[PARAMS] == before[PARAMS]
+    assert len(planned) == 1  # the run without caches alone planned them
+    # a member added to the body: planned again, the TypedDict has it
+    anchor, added = edit
+    _edit(spec, anchor, anchor + added)
+    planned.clear()
+    files = _check_fresh(spec, tmp_path, monkeypatch, caplog)
+    assert len(planned) == 2 and b"    zone: str\n" in files[PARAMS]
