@@ -13,8 +13,18 @@ pydantic parses strings into, and the library writes the spec's string default a
 `mypy --strict`, and an instance built without the member holds the string. A default
 pydantic parses becomes `Field(default=..., validate_default=True)` (instances hold the
 parsed value); one it cannot parse (`"yesterday"`) is left out: `None`, which the type is
-made to admit (as `default_none_admits_none` does). A model's default written as data (`{"kind": "x"}`, which the library already
-has pydantic validate) becomes `Field(default=...)` too.
+made to admit (as `default_none_admits_none` does). A default written as data (a list, a map
+— a model's, `{"kind": "x"}`, which the library already has pydantic validate) becomes
+`Field(default=...)` too: pydantic copies such a default for each instance, and ruff's
+RUF012 ("mutable default value for class attribute"), which exempts only the direct subclasses
+of pydantic's `BaseModel`, then sees a pydantic field, not a shared class attribute (the
+client's models subclass its runtime's `BaseModel`, and ruff has no setting to name another
+pydantic base).
+
+`builtin_generics`: the library writes the typed extra members of a model
+(`additionalProperties` beside `properties`) as `__annotations__ = {"__pydantic_extra__":
+Dict[str, str]}`: `typing.Dict`, which ruff's default rules (UP006, UP035) refuse in a
+generated project, becomes `dict` (the writer's formatter drops the unused import).
 
 `listed_examples`: a schema's `examples` that is not an array (one value, or a map of
 Example Objects, as OpenAPI 3.0 specs write it) becomes the array JSON Schema wants, so the
@@ -453,10 +463,13 @@ def parsed_defaults(text: str) -> str:
             if not isinstance(member, ast.AnnAssign) or member.value is None:
                 continue
             value = member.value
-            if isinstance(value, ast.Dict | ast.List) and "validate_default=True" in (
-                ast.get_source_segment(text, member.annotation) or ""
-            ):  # a model's default as data: pydantic validates it into the model
-                new = f"Field(default={ast.get_source_segment(text, value)}, validate_default=True)"
+            if isinstance(value, ast.Dict | ast.List | ast.Set):  # a default written as data
+                # (`validate_default=True`: a model's, which pydantic validates into the model)
+                validated = "validate_default=True" in (
+                    ast.get_source_segment(text, member.annotation) or ""
+                )
+                new = f"Field(default={ast.get_source_segment(text, value)}"
+                new += ", validate_default=True)" if validated else ")"
                 assert value.end_lineno is not None and value.end_col_offset is not None
                 edits.append(
                     (
@@ -492,6 +505,43 @@ def parsed_defaults(text: str) -> str:
 
 _EXAMPLES = re.compile(r"\bexamples=(?!\[)")
 _EXAMPLE_OBJECT_KEYS = frozenset({"value", "externalValue", "summary", "description"})
+
+
+_TYPING_ALIASES = {
+    "Dict": "dict",
+    "List": "list",
+    "Set": "set",
+    "FrozenSet": "frozenset",
+    "Tuple": "tuple",
+    "Type": "type",
+}
+_TYPING_ALIAS = re.compile(r"\b(?:Dict|List|Set|FrozenSet|Tuple|Type)\[")
+
+
+def builtin_generics(text: str) -> str:
+    """`text` with each use of a `typing` alias of a builtin (`Dict[str, str]`) written as
+    the builtin (`dict[str, str]`)."""
+    if _TYPING_ALIAS.search(text) is None:
+        return text
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return text
+    imported = {
+        alias.name
+        for node in tree.body
+        if isinstance(node, ast.ImportFrom) and node.module == "typing" and node.level == 0
+        for alias in node.names
+        if alias.name in _TYPING_ALIASES and alias.asname is None
+    }
+    lines = text.encode("utf-8", "surrogatepass").split(b"\n")
+    edits = [
+        _span(node, _TYPING_ALIASES[node.id])
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Name) and node.id in imported
+    ]
+    _apply(lines, edits)
+    return b"\n".join(lines).decode("utf-8", "surrogatepass")
 
 
 def listed_examples(text: str) -> str:
@@ -549,8 +599,26 @@ def _apply(lines: list[bytes], edits: list[tuple[int, int, int, int, str]]) -> N
 
 
 def _import_field(tree: ast.Module, lines: list[bytes]) -> None:
-    """`from pydantic import Field` inserted into `lines` (of `tree`) unless imported."""
+    """`Field` added to `tree`'s `from pydantic import ...` in `lines` (or that import
+    inserted) unless imported: one statement, which the client's models rewrite to import
+    `BaseModel` from their runtime."""
     if _imports_field(tree):
+        return
+    pydantic = next(
+        (
+            n
+            for n in tree.body
+            if isinstance(n, ast.ImportFrom) and n.module == "pydantic" and n.level == 0
+        ),
+        None,
+    )
+    if pydantic is not None:
+        last = pydantic.names[-1]
+        assert last.end_lineno is not None and last.end_col_offset is not None
+        line = lines[last.end_lineno - 1]
+        lines[last.end_lineno - 1] = (
+            line[: last.end_col_offset] + b", Field" + line[last.end_col_offset :]
+        )
         return
     first = next((n.lineno - 1 for n in tree.body if isinstance(n, ast.ImportFrom | ast.Import)), 0)
     if isinstance(tree.body[0], ast.ImportFrom) and tree.body[0].module == "__future__":
@@ -568,12 +636,12 @@ def _imports_field(tree: ast.Module) -> bool:
 
 
 # a member line this fix may change: a parsed type with a string default, or a default
-# written as data beside `validate_default=True`
+# written as data (`= [` or `= {`)
 _CANDIDATE = re.compile(
     r"^ +\w+: .*\b(?:AwareDatetime|NaiveDatetime|datetime|date|time|timedelta|UUID|AnyUrl|"
     r"Decimal|IPv4Address|IPv6Address)\b.*\] = ['\"]|^ +\w+: [^\n]*\b(?:AwareDatetime|"
     r"NaiveDatetime|datetime|date|time|timedelta|UUID|AnyUrl|Decimal|IPv4Address|IPv6Address)"
-    r"(?: \| None)? = ['\"]|validate_default=True\)\] = [{\[]",
+    r"(?: \| None)? = ['\"]|^ +(?:\w+: [^\n]*|\]) = [{\[]",
     re.MULTILINE,
 )
 
@@ -618,4 +686,4 @@ def _parses(kind: Any, value: str) -> bool:
     return True
 
 
-__all__ = ["default_none_admits_none", "parsed_defaults"]
+__all__ = ["builtin_generics", "default_none_admits_none", "listed_examples", "parsed_defaults"]
