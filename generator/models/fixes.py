@@ -448,11 +448,8 @@ def _admits_none(node: ast.expr) -> bool:
 def parsed_defaults(text: str) -> str:
     """`text` with each string default of a parsed type (see the module docstring) given as
     a validated `Field` default, or left out when pydantic cannot parse it."""
-    if _CANDIDATE.search(text) is None:  # (most modules: parsing Stripe's takes 1.3 s)
-        return text
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
+    tree = _parsed_if(_CANDIDATE, text)  # (most modules: parsing Stripe's takes 1.3 s)
+    if tree is None:
         return text
     lines = text.encode("utf-8", "surrogatepass").split(b"\n")
     edits: list[tuple[int, int, int, int, str]] = []
@@ -521,11 +518,8 @@ _TYPING_ALIAS = re.compile(r"\b(?:Dict|List|Set|FrozenSet|Tuple|Type)\[")
 def builtin_generics(text: str) -> str:
     """`text` with each use of a `typing` alias of a builtin (`Dict[str, str]`) written as
     the builtin (`dict[str, str]`)."""
-    if _TYPING_ALIAS.search(text) is None:
-        return text
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
+    tree = _parsed_if(_TYPING_ALIAS, text)
+    if tree is None:
         return text
     imported = {
         alias.name
@@ -550,11 +544,8 @@ def listed_examples(text: str) -> str:
     there, or a map of Example Objects as media types have, and the server's `/openapi.json`
     then fails to build. A map whose members are all Example Objects becomes their values
     (`externalValue`-only ones left out); anything else is one example: `[X]`."""
-    if _EXAMPLES.search(text) is None:
-        return text
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
+    tree = _parsed_if(_EXAMPLES, text)
+    if tree is None:
         return text
     from generator.render.escape import py_literal
 
@@ -588,6 +579,17 @@ def _example_list(data: Any) -> list[Any]:
     ):
         return [v["value"] for v in data.values() if "value" in v]
     return [data]
+
+
+def _parsed_if(candidate: re.Pattern[str], text: str) -> ast.Module | None:
+    """`text` parsed when `candidate` finds a line a fix may change in it (else None, and
+    when it does not parse)."""
+    if candidate.search(text) is None:
+        return None
+    try:
+        return ast.parse(text)
+    except SyntaxError:
+        return None
 
 
 def _apply(lines: list[bytes], edits: list[tuple[int, int, int, int, str]]) -> None:
