@@ -35,7 +35,7 @@ from generator.client.text_edits import Edits
 from generator.client.unwrap import unwrap_root_models
 from generator.spec.load import remembered
 
-_VERSION = "5"
+_VERSION = "6"
 _KIND = "clientmodels" + _VERSION
 _RUNTIME = "._runtime._models"
 _FROM_RUNTIME = frozenset({"AwareDatetime", "BaseModel"})  # pydantic's names the runtime replaces

@@ -8,7 +8,8 @@ gives `class DefaultSource(RootModel[str | None])`, used as `DefaultSource | Car
 user then reads `customer.default_source.root` and `customer.default_source == "card_1"` is
 False. `unwrap_root_models` writes each such use as the type the wrapper holds:
 
-- `DefaultSource | Card | None` becomes `str | None | Card | None`;
+- `DefaultSource | Card | None` becomes `str | Card | None` (a union does not repeat a member
+  it has already);
 - a discriminated union keeps its discriminator: `Annotated[A | B, Field(discriminator="type")]`;
 - the wrapper's constraints stay, on the type it holds (`Annotated[str, Field(max_length=5000)]`:
   a model built in code is checked as before); its description and examples are left out.
@@ -21,7 +22,8 @@ used other than in an annotation (a default value, a base class).
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
+from typing import TypeGuard
 
 from generator.client.text_edits import Edits
 
@@ -49,8 +51,8 @@ def unwrap_root_models(text: str, keep: Iterable[str] = ()) -> str:
     resolved = {k: v for k, v in resolved.items() if v}
     if not resolved:
         return text
-    for use in _annotation_uses(tree, set(resolved)):
-        edits.replace(use, resolved[use.id])
+    for annotation in _annotations_outside(tree, set(resolved)):
+        _write_held(annotation, resolved, edits)
     kept = _still_named(tree, set(resolved), set(keep))
     for statement in tree.body:
         if (
@@ -178,11 +180,70 @@ def _resolve(
         resolved[name] = held[name]
         return held[name]
     edits = Edits(held[name])
-    for node in ast.walk(expression):
-        if isinstance(node, ast.Name) and node.id in parts:
-            edits.replace(node, parts[node.id])
+    _write_held(expression.body, parts, edits)
     resolved[name] = edits.apply()
     return resolved[name]
+
+
+def _write_held(root: ast.expr, types: Mapping[str, str], edits: Edits) -> None:
+    """Each name of `types` in the type `root` written as its type; in a union, without the
+    members the union has already (`X | None` with X holding `str | None` gives `str | None`,
+    not `str | None | None`)."""
+    unions = _unions(root, types)
+    for node in ast.walk(root):
+        if not (isinstance(node, ast.Name) and node.id in types):
+            continue
+        present = unions.get(id(node))
+        held = types[node.id]
+        if present is not None:
+            new = [(key, text) for key, text in _union_members(held) if key not in present]
+            if new:  # (a union of nothing new keeps its duplicates: rare, and still valid)
+                present.update(key for key, _ in new)
+                held = " | ".join(text for _, text in new)
+        edits.replace(node, held)
+
+
+def _unions(root: ast.expr, types: Mapping[str, str]) -> dict[int, set[str]]:
+    """The names of `types` that are members of a union (`A | B | ...`) in `root` → the
+    members that union has besides them (as `ast.dump`s, one set shared by a union's names)."""
+    found: dict[int, set[str]] = {}
+    inner: set[int] = set()
+    for node in ast.walk(root):  # outer unions first: the inner `|`s of one are not unions
+        if not _is_union(node) or id(node) in inner:
+            continue
+        members = _members(node, inner)
+        present = {ast.dump(m) for m in members if not (isinstance(m, ast.Name) and m.id in types)}
+        for member in members:
+            if isinstance(member, ast.Name) and member.id in types:
+                found[id(member)] = present
+    return found
+
+
+def _union_members(text: str) -> list[tuple[str, str]]:
+    """The members of the type `text` (itself if not a union): (`ast.dump`, text)."""
+    expression = ast.parse(text, mode="eval").body
+    if not _is_union(expression):
+        return [(ast.dump(expression), text)]
+    source = Edits(text)
+    return [(ast.dump(m), source.segment(m)) for m in _members(expression, set())]
+
+
+def _members(union: ast.expr, inner: set[int]) -> list[ast.expr]:
+    """The members of `union`, left to right; the ids of its `|` nodes are added to `inner`."""
+    members: list[ast.expr] = []
+    todo = [union]
+    while todo:
+        part = todo.pop()
+        if _is_union(part):
+            inner.add(id(part))
+            todo += [part.right, part.left]
+        else:
+            members.append(part)
+    return members
+
+
+def _is_union(node: ast.AST) -> TypeGuard[ast.BinOp]:
+    return isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr)
 
 
 def _annotations(tree: ast.Module) -> Iterator[ast.expr]:
@@ -191,15 +252,12 @@ def _annotations(tree: ast.Module) -> Iterator[ast.expr]:
             yield node.annotation
 
 
-def _annotation_uses(tree: ast.Module, names: set[str]) -> Iterator[ast.Name]:
-    """Uses of `names` in annotations, outside the classes of those names."""
+def _annotations_outside(tree: ast.Module, names: set[str]) -> Iterator[ast.expr]:
+    """The annotations outside the classes of `names`."""
     for node in tree.body:
         if isinstance(node, ast.ClassDef) and node.name in names:
             continue
-        for annotation in _annotations(ast.Module(body=[node], type_ignores=[])):
-            for child in ast.walk(annotation):
-                if isinstance(child, ast.Name) and child.id in names:
-                    yield child
+        yield from _annotations(ast.Module(body=[node], type_ignores=[]))
 
 
 def _used_outside_annotations(tree: ast.Module, names: set[str]) -> set[str]:

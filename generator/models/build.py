@@ -104,7 +104,7 @@ from generator.spec.located import warn_at
 _log = logger()
 
 # Bump when anything here changes what the library is asked for (the cache key has it too).
-_MODELS_VERSION = "16"
+_MODELS_VERSION = "17"
 _CACHE_KIND = "models" + _MODELS_VERSION
 _RESTORED_KIND = "modelstext" + _MODELS_VERSION  # the module with its descriptions restored
 _KEYS_KIND = "modelkeys" + _MODELS_VERSION  # a known document's job key and texts
@@ -631,6 +631,7 @@ def _run(source: Path | str | Mapping[str, Any], options: Mapping[str, Any]) -> 
             ) from exc
         result = isolated
     from generator.models.fixes import (
+        builtin_generics,
         default_none_admits_none,
         listed_examples,
         parsed_defaults,
@@ -638,7 +639,7 @@ def _run(source: Path | str | Mapping[str, Any], options: Mapping[str, Any]) -> 
 
     # (`default: null` beside a type without null: OpenAPI 3.0's `strict_nullable`, and 3.1's
     # `const` objects and arrays, which the library types without `| None`)
-    return listed_examples(parsed_defaults(default_none_admits_none(result)))
+    return builtin_generics(listed_examples(parsed_defaults(default_none_admits_none(result))))
 
 
 def _library_run(source: Path | str | Mapping[str, Any], options: Mapping[str, Any]) -> str:

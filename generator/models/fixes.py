@@ -13,8 +13,18 @@ pydantic parses strings into, and the library writes the spec's string default a
 `mypy --strict`, and an instance built without the member holds the string. A default
 pydantic parses becomes `Field(default=..., validate_default=True)` (instances hold the
 parsed value); one it cannot parse (`"yesterday"`) is left out: `None`, which the type is
-made to admit (as `default_none_admits_none` does). A model's default written as data (`{"kind": "x"}`, which the library already
-has pydantic validate) becomes `Field(default=...)` too.
+made to admit (as `default_none_admits_none` does). A default written as data (a list, a map
+— a model's, `{"kind": "x"}`, which the library already has pydantic validate) becomes
+`Field(default=...)` too: pydantic copies such a default for each instance, and ruff's
+RUF012 ("mutable default value for class attribute"), which exempts only the direct subclasses
+of pydantic's `BaseModel`, then sees a pydantic field, not a shared class attribute (the
+client's models subclass its runtime's `BaseModel`, and ruff has no setting to name another
+pydantic base).
+
+`builtin_generics`: the library writes the typed extra members of a model
+(`additionalProperties` beside `properties`) as `__annotations__ = {"__pydantic_extra__":
+Dict[str, str]}`: `typing.Dict`, which ruff's default rules (UP006, UP035) refuse in a
+generated project, becomes `dict` (the writer's formatter drops the unused import).
 
 `listed_examples`: a schema's `examples` that is not an array (one value, or a map of
 Example Objects, as OpenAPI 3.0 specs write it) becomes the array JSON Schema wants, so the
@@ -438,11 +448,8 @@ def _admits_none(node: ast.expr) -> bool:
 def parsed_defaults(text: str) -> str:
     """`text` with each string default of a parsed type (see the module docstring) given as
     a validated `Field` default, or left out when pydantic cannot parse it."""
-    if _CANDIDATE.search(text) is None:  # (most modules: parsing Stripe's takes 1.3 s)
-        return text
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
+    tree = _parsed_if(_CANDIDATE, text)  # (most modules: parsing Stripe's takes 1.3 s)
+    if tree is None:
         return text
     lines = text.encode("utf-8", "surrogatepass").split(b"\n")
     edits: list[tuple[int, int, int, int, str]] = []
@@ -453,10 +460,13 @@ def parsed_defaults(text: str) -> str:
             if not isinstance(member, ast.AnnAssign) or member.value is None:
                 continue
             value = member.value
-            if isinstance(value, ast.Dict | ast.List) and "validate_default=True" in (
-                ast.get_source_segment(text, member.annotation) or ""
-            ):  # a model's default as data: pydantic validates it into the model
-                new = f"Field(default={ast.get_source_segment(text, value)}, validate_default=True)"
+            if isinstance(value, ast.Dict | ast.List | ast.Set):  # a default written as data
+                # (`validate_default=True`: a model's, which pydantic validates into the model)
+                validated = "validate_default=True" in (
+                    ast.get_source_segment(text, member.annotation) or ""
+                )
+                new = f"Field(default={ast.get_source_segment(text, value)}"
+                new += ", validate_default=True)" if validated else ")"
                 assert value.end_lineno is not None and value.end_col_offset is not None
                 edits.append(
                     (
@@ -494,17 +504,48 @@ _EXAMPLES = re.compile(r"\bexamples=(?!\[)")
 _EXAMPLE_OBJECT_KEYS = frozenset({"value", "externalValue", "summary", "description"})
 
 
+_TYPING_ALIASES = {
+    "Dict": "dict",
+    "List": "list",
+    "Set": "set",
+    "FrozenSet": "frozenset",
+    "Tuple": "tuple",
+    "Type": "type",
+}
+_TYPING_ALIAS = re.compile(r"\b(?:Dict|List|Set|FrozenSet|Tuple|Type)\[")
+
+
+def builtin_generics(text: str) -> str:
+    """`text` with each use of a `typing` alias of a builtin (`Dict[str, str]`) written as
+    the builtin (`dict[str, str]`)."""
+    tree = _parsed_if(_TYPING_ALIAS, text)
+    if tree is None:
+        return text
+    imported = {
+        alias.name
+        for node in tree.body
+        if isinstance(node, ast.ImportFrom) and node.module == "typing" and node.level == 0
+        for alias in node.names
+        if alias.name in _TYPING_ALIASES and alias.asname is None
+    }
+    lines = text.encode("utf-8", "surrogatepass").split(b"\n")
+    edits = [
+        _span(node, _TYPING_ALIASES[node.id])
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Name) and node.id in imported
+    ]
+    _apply(lines, edits)
+    return b"\n".join(lines).decode("utf-8", "surrogatepass")
+
+
 def listed_examples(text: str) -> str:
     """`text` with each `Field(examples=X)` whose X is not a list made the list JSON Schema
     (and so OpenAPI 3.1, pydantic and FastAPI) wants: OpenAPI 3.0 specs often write one value
     there, or a map of Example Objects as media types have, and the server's `/openapi.json`
     then fails to build. A map whose members are all Example Objects becomes their values
     (`externalValue`-only ones left out); anything else is one example: `[X]`."""
-    if _EXAMPLES.search(text) is None:
-        return text
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
+    tree = _parsed_if(_EXAMPLES, text)
+    if tree is None:
         return text
     from generator.render.escape import py_literal
 
@@ -540,6 +581,17 @@ def _example_list(data: Any) -> list[Any]:
     return [data]
 
 
+def _parsed_if(candidate: re.Pattern[str], text: str) -> ast.Module | None:
+    """`text` parsed when `candidate` finds a line a fix may change in it (else None, and
+    when it does not parse)."""
+    if candidate.search(text) is None:
+        return None
+    try:
+        return ast.parse(text)
+    except SyntaxError:
+        return None
+
+
 def _apply(lines: list[bytes], edits: list[tuple[int, int, int, int, str]]) -> None:
     """Replace each (line, column, end line, end column) span of `lines` (UTF-8 bytes, as
     `ast` counts columns) by its text, last first."""
@@ -549,8 +601,26 @@ def _apply(lines: list[bytes], edits: list[tuple[int, int, int, int, str]]) -> N
 
 
 def _import_field(tree: ast.Module, lines: list[bytes]) -> None:
-    """`from pydantic import Field` inserted into `lines` (of `tree`) unless imported."""
+    """`Field` added to `tree`'s `from pydantic import ...` in `lines` (or that import
+    inserted) unless imported: one statement, which the client's models rewrite to import
+    `BaseModel` from their runtime."""
     if _imports_field(tree):
+        return
+    pydantic = next(
+        (
+            n
+            for n in tree.body
+            if isinstance(n, ast.ImportFrom) and n.module == "pydantic" and n.level == 0
+        ),
+        None,
+    )
+    if pydantic is not None:
+        last = pydantic.names[-1]
+        assert last.end_lineno is not None and last.end_col_offset is not None
+        line = lines[last.end_lineno - 1]
+        lines[last.end_lineno - 1] = (
+            line[: last.end_col_offset] + b", Field" + line[last.end_col_offset :]
+        )
         return
     first = next((n.lineno - 1 for n in tree.body if isinstance(n, ast.ImportFrom | ast.Import)), 0)
     if isinstance(tree.body[0], ast.ImportFrom) and tree.body[0].module == "__future__":
@@ -568,12 +638,12 @@ def _imports_field(tree: ast.Module) -> bool:
 
 
 # a member line this fix may change: a parsed type with a string default, or a default
-# written as data beside `validate_default=True`
+# written as data (`= [` or `= {`)
 _CANDIDATE = re.compile(
     r"^ +\w+: .*\b(?:AwareDatetime|NaiveDatetime|datetime|date|time|timedelta|UUID|AnyUrl|"
     r"Decimal|IPv4Address|IPv6Address)\b.*\] = ['\"]|^ +\w+: [^\n]*\b(?:AwareDatetime|"
     r"NaiveDatetime|datetime|date|time|timedelta|UUID|AnyUrl|Decimal|IPv4Address|IPv6Address)"
-    r"(?: \| None)? = ['\"]|validate_default=True\)\] = [{\[]",
+    r"(?: \| None)? = ['\"]|^ +(?:\w+: [^\n]*|\]) = [{\[]",
     re.MULTILINE,
 )
 
@@ -618,4 +688,4 @@ def _parses(kind: Any, value: str) -> bool:
     return True
 
 
-__all__ = ["default_none_admits_none", "parsed_defaults"]
+__all__ = ["builtin_generics", "default_none_admits_none", "listed_examples", "parsed_defaults"]

@@ -1,4 +1,5 @@
-"""Generated clients for every example spec (and the hostile one), built once per session."""
+"""Generated clients for every example spec (and the hostile one, and the model shapes one),
+built once per session."""
 
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Generated]:
     base = tmp_path_factory.mktemp("clients")
     result = {spec.stem: generate(spec, base / spec.stem) for spec in SPECS}
     result["hostile"] = generate(HERE / "hostile.yaml", base / "hostile", validate=False)
+    result["shapes"] = generate(HERE / "model_shapes.yaml", base / "shapes")
     return result
 
 

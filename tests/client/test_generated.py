@@ -164,3 +164,25 @@ def test_readme_names_the_apis_own_version(tmp_path: Path) -> None:
             assert shown in first
         else:
             assert "API version" not in readme.split("\n## ", 1)[0]
+
+
+SHAPES = """
+from shapes_client._runtime._models import BaseModel
+from shapes_client.models import Hook
+first, second = Hook(), Hook.model_validate({"resolution": None, "version": None})
+first.events.append("pull")  # a default written as data: each instance its own copy
+assert second.events == ["push"] and second.labels == {"a": "b"}, second
+assert isinstance(first, BaseModel)  # the runtime's model (extra members kept), not pydantic's
+hook = Hook.model_validate({"permissions": {"issues": "read", "pages": "write"}, "x": 1})
+assert hook.permissions is not None and hook.permissions.model_extra == {"pages": "write"}
+assert hook.model_extra == {"x": 1}
+print("ok")
+"""
+
+
+def test_the_shapes_the_client_mends_still_behave(generated: dict[str, Generated]) -> None:
+    g = generated["shapes"]
+    run = subprocess.run(
+        [sys.executable, "-c", SHAPES], cwd=g.out, capture_output=True, text=True, check=False
+    )
+    assert run.stdout.strip() == "ok", run.stderr

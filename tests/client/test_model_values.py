@@ -133,7 +133,30 @@ def test_a_kept_wrapper_keeps_the_wrappers_it_names() -> None:
     unwrapped = unwrap_root_models(text, keep={"Outer"})
     assert "class Inner(RootModel[int])" in unwrapped  # `Outer`, which stays, names it
     assert "class Outer(RootModel[Inner | None])" in unwrapped
-    assert "n: int | None | None = None" in unwrapped
+    assert "n: int | None = None" in unwrapped  # `Outer` holds `int | None`: None once
+
+
+def test_an_unwrapped_union_does_not_repeat_its_members() -> None:
+    text = (
+        "from pydantic import BaseModel, Field, RootModel\n\n\n"
+        "class Source(RootModel[str | None]):\n    root: str | None\n\n\n"
+        "class Either(RootModel[Source | int | None]):\n    root: Source | int | None\n\n\n"
+        "class Card(BaseModel):\n    id: str\n\n\n"
+        "class User(BaseModel):\n"
+        "    a: Source | None = None\n"
+        "    b: Source | Card | None = None\n"
+        "    c: Annotated[Source | None, Field(description='c')] = None\n"
+        "    d: list[Source] | None = None\n"
+        "    e: Either | str\n"
+        "    f: Source | Either\n"
+    )
+    unwrapped = unwrap_root_models(text)
+    assert "    a: str | None = None\n" in unwrapped
+    assert "    b: str | Card | None = None\n" in unwrapped
+    assert "    c: Annotated[str | None, Field(description='c')] = None\n" in unwrapped
+    assert "    d: list[str | None] | None = None\n" in unwrapped  # another union: kept whole
+    assert "    e: int | None | str\n" in unwrapped  # `Either` holds `str | int | None`
+    assert "    f: str | None | int\n" in unwrapped
 
 
 def test_a_module_keeps_its_classes_trailing_comments() -> None:

@@ -168,3 +168,49 @@ def test_examples_that_are_not_a_list_become_one() -> None:
         "    shape: Annotated[dict[str, Any], Field(examples=[{'name': 'a'}])]\n"
         '    tags: Annotated[list[str], Field(examples=[["a"]])]\n'
     )
+
+
+def test_a_default_written_as_data_becomes_a_field_default_imported_once() -> None:
+    from generator.models.fixes import parsed_defaults
+
+    text = (
+        "from __future__ import annotations\n\n"
+        "from pydantic import (\n    BaseModel,\n    ConfigDict,\n)\n\n\n"
+        "class Hook(BaseModel):\n"
+        "    model_config = ConfigDict(populate_by_name=True)\n"
+        '    events: list[str] = ["push"]\n'
+        "    labels: Annotated[\n        dict[str, str],\n        Field(description='x'),\n"
+        '    ] = {"a": "b"}\n'
+        "    codes: set[int] = {1}\n"
+        "    name: str = 'x'\n"
+    )
+    fixed = parsed_defaults(text)
+    assert '    events: list[str] = Field(default=["push"])\n' in fixed
+    assert '    ] = Field(default={"a": "b"})\n' in fixed
+    assert "    codes: set[int] = Field(default={1})\n" in fixed
+    assert "    name: str = 'x'\n" in fixed
+    # `Field` joins the one pydantic import (the client's models rewrite that one)
+    assert "from pydantic import (\n    BaseModel,\n    ConfigDict, Field,\n)\n" in fixed
+    assert fixed.count("import") == 2
+
+
+def test_typing_aliases_become_builtins() -> None:
+    from generator.models.fixes import builtin_generics
+
+    text = (
+        "from typing import Annotated, Dict, List\n\n\n"
+        "class Permissions(BaseModel):\n"
+        '    __annotations__ = {"__pydantic_extra__": Dict[str, List[int]]}\n'
+        "    Dicts: Annotated[int, 'Dict[str, str]'] = 1\n"
+    )
+    assert builtin_generics(text) == (
+        "from typing import Annotated, Dict, List\n\n\n"  # (the formatter drops the unused)
+        "class Permissions(BaseModel):\n"
+        '    __annotations__ = {"__pydantic_extra__": dict[str, list[int]]}\n'
+        "    Dicts: Annotated[int, 'Dict[str, str]'] = 1\n"
+    )
+    for other in (
+        "from typing import Dict as D\n\nx: D[str, int]\ny: Dict[str, int]\n",
+        "from .common import List\n\nx: List[int]\n",
+    ):  # not typing's alias
+        assert builtin_generics(other) == other
