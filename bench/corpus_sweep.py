@@ -87,9 +87,12 @@ for d in (server_dir, client_dir):
         out["compiled"] = False
         out["errors"].append(f"compileall failed in {os.path.basename(d)}")
 def models(path):
+    # the server's models.py, or every module of the client's models/ package
+    files = [path] if os.path.isfile(path) else sorted(
+        os.path.join(path[:-3], f) for f in os.listdir(path[:-3]) if f.endswith(".py"))
     names = set()
-    tree = ast.parse(open(path, encoding="utf-8").read())
-    for node in tree.body:
+    body = [n for f in files for n in ast.parse(open(f, encoding="utf-8").read()).body]
+    for node in body:
         if isinstance(node, ast.ClassDef):
             names.add(node.name)
         elif isinstance(node, ast.Assign):

@@ -235,3 +235,12 @@ def stop_process_group(proc: subprocess.Popen[bytes], sig: int = signal.SIGTERM)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(10)
+
+
+def models_text(side: Path) -> str:
+    """The models of the one generated package in `side` (a server or client project folder)
+    as one text: the server's `models.py`, or every module of the client's `models/` package."""
+    (package,) = [p for p in side.iterdir() if (p / "__init__.py").is_file()]
+    if (package / "models.py").is_file():
+        return (package / "models.py").read_text()
+    return "".join(p.read_text() for p in sorted((package / "models").glob("*.py")))

@@ -16,6 +16,7 @@ from generator.spec.refs import Resolver
 from generator.spec.sourcemap import SourceMap
 from generator.spec.swagger2 import _VERSION as SWAGGER2_VERSION
 from generator.spec.swagger2 import convert
+from tests.support import models_text
 
 FIXTURES = Path(__file__).parent / "fixtures"
 ROOT = Path(__file__).resolve().parents[2]
@@ -301,7 +302,7 @@ def test_a_spec_naming_files_outside_its_folder_generates_models(tmp_path: Path)
         timeout=300,
     )
     assert proc.returncode == 0, proc.stderr
-    models = next((out / "client").glob("*/models.py")).read_text()
+    models = models_text(out / "client")
     assert "class Thing(BaseModel):" in models and "thing: Thing | None" in models
 
 

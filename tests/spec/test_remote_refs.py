@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import models_text
+
 ROOT = Path(__file__).resolve().parents[2]
 
 COMMON = b"""\
@@ -171,7 +173,7 @@ def test_fetched_once_then_read_from_the_cache(server: _Server, tmp_path: Path) 
     first = apiforge(tmp_path, "generate", "--allow-remote-refs", str(spec), "-o", str(out))
     assert first.returncode == 0, first.stderr
     assert server.hits == Counter({"/common.yaml": 1})
-    models = next((out / "client").glob("*/models.py")).read_text()
+    models = models_text(out / "client")
     assert "class Pet(BaseModel):" in models and "name: str | None" in models
     client = "".join(p.read_text() for p in sorted((out / "client").glob("*/resources/*.py")))
     assert "limit: int | None" in client  # the remote parameter reached the client

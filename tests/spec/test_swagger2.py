@@ -21,6 +21,7 @@ from generator.errors import ApiforgeError
 from generator.spec import load_spec
 from generator.spec.load import parse_document
 from generator.spec.swagger2 import ConvertedDocument, convert
+from tests.support import models_text
 
 ROOT = Path(__file__).resolve().parents[2]
 SWAGGER2 = ROOT.parent / "shared" / "corpus" / "swagger2"
@@ -496,7 +497,7 @@ def test_a_2_0_spec_of_several_files_generates_from_anywhere(tmp_path: Path) -> 
     )
     assert proc.returncode == 0, proc.stderr
     for side in ("server", "client"):
-        models = next((out / side).glob("*/models.py")).read_text()
+        models = models_text(out / side)
         assert "class A(BaseModel):" in models and "class B(BaseModel):" in models
 
 
@@ -651,7 +652,7 @@ def test_a_2_0_spec_with_common_types_generates_typed_code(tmp_path: Path) -> No
         timeout=300,
     )
     assert proc.returncode == 0, proc.stderr
-    models = next((out / "client").glob("*/models.py")).read_text()
+    models = models_text(out / "client")
     assert "class Error2(BaseModel):" in models and "code: str | None" in models
     client = "".join(p.read_text() for p in sorted((out / "client").glob("*/resources/*.py")))
     assert (
