@@ -48,12 +48,24 @@ _KIND = "clientmodules1"
 _memo: dict[str, dict[str, str]] = {}
 
 
+_LONGEST = 64  # a module's name, in characters: file systems bound a file's name
+
+
 def module_names(keep: Iterable[str]) -> dict[str, str]:
-    """Each named class's module (sorted order, collision-free, never a keyword)."""
+    """Each named class's module (sorted order, collision-free, never a keyword, at most
+    `_LONGEST` characters before its suffix)."""
     allocator = NameAllocator([*RESERVED, COMMON, "__init__"])
-    return {
-        name: allocator.allocate(name, snake_case(name, fallback="model")) for name in sorted(keep)
-    }
+    return {name: allocator.allocate(name, _module_name(name)) for name in sorted(keep)}
+
+
+def _module_name(name: str) -> str:
+    """`name` in snake_case; a long one cut, with a digest of the whole name to tell apart
+    the names that begin alike (`very_long_…_name_0123abcd`)."""
+    module = snake_case(name, fallback="model")
+    if len(module) <= _LONGEST:
+        return module
+    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{module[: _LONGEST - len(digest) - 1].rstrip('_')}_{digest}"
 
 
 @dataclass(frozen=True)
@@ -353,12 +365,12 @@ def _index(marker: str, homes: Mapping[str, str]) -> str:
         '"""The API\'s models: `models.Customer` (or `from .models import Customer`) imports',
         'the module of that class when it is first asked for, and nothing else."""',
         "",
-        "import importlib",
-        "from typing import TYPE_CHECKING, Any",
+        "import importlib as _importlib",
+        "import typing as _typing",
         "",
     ]
     if public:
-        lines.append("if TYPE_CHECKING:")
+        lines.append("if _typing.TYPE_CHECKING:")
         lines += [f"    from .{homes[n]} import {n} as {n}" for n in public]
         lines.append("")
     lines.append("_MODULES: dict[str, str] = {")
@@ -369,11 +381,11 @@ def _index(marker: str, homes: Mapping[str, str]) -> str:
         f"__all__ = [{', '.join(repr(n) for n in public)}]",
         "",
         "",
-        "def __getattr__(name: str) -> Any:",
+        "def __getattr__(name: str) -> _typing.Any:",
         "    module = _MODULES.get(name)",
         "    if module is None:",
         '        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")',
-        '    value = getattr(importlib.import_module(f".{module}", __name__), name)',
+        '    value = getattr(_importlib.import_module(f".{module}", __name__), name)',
         "    globals()[name] = value",
         "    return value",
         "",

@@ -4,6 +4,7 @@ repeat) generated, imported in a fresh interpreter and type-checked."""
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
@@ -11,7 +12,7 @@ import sys
 import pytest
 
 from generator.client.class_paths import is_numbered
-from generator.client.model_modules import split_models
+from generator.client.model_modules import module_names, split_models
 from generator.client.unwrap import unwrap_root_models
 
 from .conftest import HERE, Generated, generate
@@ -167,3 +168,30 @@ def test_a_module_keeps_its_classes_trailing_comments() -> None:
     )
     modules = split_models(text, {"A", "B"}, "# marker").modules
     assert "x: str  # type: ignore[assignment]" in modules["b"]
+
+
+def test_a_long_class_name_gets_a_bounded_stable_module_name() -> None:
+    long_a, long_b = "Very" * 100 + "A", "Very" * 100 + "B"
+    names = module_names({long_a, long_b, "Short"})
+    assert names["Short"] == "short"
+    assert len({names[long_a], names[long_b]}) == 2  # told apart by the digest
+    assert all(len(n) <= 64 and n.startswith("very_very_") for n in (names[long_a], names[long_b]))
+    assert module_names({long_a}) == {long_a: names[long_a]}  # the same name every time
+
+
+def test_the_index_binds_no_public_name_but_the_models() -> None:
+    text = (
+        "from typing import Any\n\nfrom pydantic import BaseModel\n\n\n"
+        "class Any(BaseModel):\n    x: int\n"
+    )
+    index = split_models(text, {"Any"}, "# marker").modules["__init__"]
+    tree = ast.parse(index)
+    bound = {
+        a.asname or a.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for a in node.names
+    }
+    bound |= {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+    assert {n for n in bound if not n.startswith("_")} == {"Any"}
+    assert "from .any_ import Any as Any" in index

@@ -2,10 +2,10 @@
 """The API's models: `models.Customer` (or `from .models import Customer`) imports
 the module of that class when it is first asked for, and nothing else."""
 
-import importlib
-from typing import TYPE_CHECKING, Any
+import importlib as _importlib
+import typing as _typing
 
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     from .animal import Animal as Animal
     from .new_pet import NewPet as NewPet
     from .new_pet import Species as Species
@@ -25,11 +25,11 @@ _MODULES: dict[str, str] = {
 __all__ = ["Animal", "NewPet", "Pet", "Problem", "Species", "UploadPhotoRequest"]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _typing.Any:
     module = _MODULES.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    value = getattr(_importlib.import_module(f".{module}", __name__), name)
     globals()[name] = value
     return value
 
