@@ -104,7 +104,7 @@ from generator.spec.located import warn_at
 _log = logger()
 
 # Bump when anything here changes what the library is asked for (the cache key has it too).
-_MODELS_VERSION = "17"
+_MODELS_VERSION = "18"
 _CACHE_KIND = "models" + _MODELS_VERSION
 _RESTORED_KIND = "modelstext" + _MODELS_VERSION  # the module with its descriptions restored
 _KEYS_KIND = "modelkeys" + _MODELS_VERSION  # a known document's job key and texts

@@ -445,6 +445,19 @@ def _admits_none(node: ast.expr) -> bool:
     return False
 
 
+def _typed_as_written(member: ast.AnnAssign) -> bool:
+    """Whether a data default must stay as written for mypy: enum members in a type that
+    admits None. The client makes such enums open (`X | str`); mypy then matches a plain
+    `[X.A]` to `list[X | str] | None`, but not `Field(default=[X.A])`, whose type it takes
+    from the list alone."""
+    value = member.value
+    assert value is not None
+    members = value.values if isinstance(value, ast.Dict) else getattr(value, "elts", [])
+    return any(isinstance(m, ast.Attribute) for m in members) and _admits_none(
+        _type_of(member.annotation)
+    )
+
+
 def parsed_defaults(text: str) -> str:
     """`text` with each string default of a parsed type (see the module docstring) given as
     a validated `Field` default, or left out when pydantic cannot parse it."""
@@ -460,6 +473,12 @@ def parsed_defaults(text: str) -> str:
             if not isinstance(member, ast.AnnAssign) or member.value is None:
                 continue
             value = member.value
+            if isinstance(value, ast.Dict | ast.List | ast.Set) and _typed_as_written(member):
+                # pydantic copies the default for each instance; ruff cannot tell that the
+                # client's BaseModel is pydantic's
+                end = (value.end_lineno or value.lineno) - 1, value.end_col_offset or 0
+                edits.append((*end, *end, "  # noqa: RUF012"))
+                continue
             if isinstance(value, ast.Dict | ast.List | ast.Set):  # a default written as data
                 # (`validate_default=True`: a model's, which pydantic validates into the model)
                 validated = "validate_default=True" in (
@@ -495,7 +514,7 @@ def parsed_defaults(text: str) -> str:
                     edits.append((*end, *end, " | None"))
             edits.append(_span(value, new))
     _apply(lines, edits)
-    if edits:
+    if any("Field(" in edit[4] for edit in edits):
         _import_field(tree, lines)
     return b"\n".join(lines).decode("utf-8", "surrogatepass")
 

@@ -194,6 +194,22 @@ def test_a_default_written_as_data_becomes_a_field_default_imported_once() -> No
     assert fixed.count("import") == 2
 
 
+def test_enum_members_in_a_nullable_type_stay_a_plain_default() -> None:
+    """The client opens enums (`X | str`): mypy matches `[X.A]` to `list[X | str] | None` but
+    not `Field(default=[X.A])`, so that default stays as written, marked for ruff."""
+    from generator.models.fixes import parsed_defaults
+
+    text = (
+        "from pydantic import BaseModel\n\n\n"
+        "class Request(BaseModel):\n"
+        "    grains: list[Grain] | None = [Grain.SEGMENT]\n"
+        "    names: list[str] | None = ['a']\n"
+    )
+    fixed = parsed_defaults(text)
+    assert "    grains: list[Grain] | None = [Grain.SEGMENT]  # noqa: RUF012\n" in fixed
+    assert "    names: list[str] | None = Field(default=['a'])\n" in fixed
+
+
 def test_typing_aliases_become_builtins() -> None:
     from generator.models.fixes import builtin_generics
 
